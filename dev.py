@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Set up a local virtual environment and run the demo or the whole test suite.
+
+    python3 dev.py demo    # install, then run muse on the bundled sample book
+    python3 dev.py test    # install, then ruff + mypy + pytest
+    python3 dev.py bench   # install, then every benchmark under benchmarks/
+
+Only the standard library is used here, so this works on a fresh clone with Python >= 3.11.
+The install is pinned by constraints.txt and skipped when nothing it depends on has changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+STAMP = VENV / ".novelmuse-install"
+SAMPLE = ROOT / "examples" / "sanguo"
+
+
+def _run(*args: str | Path, env: dict[str, str] | None = None) -> int:
+    print("+", " ".join(str(a) for a in args), flush=True)
+    return subprocess.call([str(a) for a in args], cwd=ROOT, env=env)
+
+
+def _install_fingerprint() -> str:
+    h = hashlib.sha256()
+    for name in ("pyproject.toml", "constraints.txt"):
+        h.update((ROOT / name).read_bytes())
+    return h.hexdigest()
+
+
+def ensure_venv() -> None:
+    """Create .venv and install novelmuse with its pinned dependencies, once per change of pins."""
+    if sys.version_info < (3, 11):  # noqa: UP036 — dev.py itself may be run by an older python3
+        sys.exit(f"error[PYTHON_VERSION]: Python {sys.version.split()[0]} found — novelmuse needs Python >= 3.11")
+    if not (BIN / "python").exists():
+        print(f"creating virtual environment in {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    fingerprint = _install_fingerprint()
+    if STAMP.exists() and STAMP.read_text() == fingerprint:
+        return
+    pip = [BIN / "python", "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    rc = _run(*pip, "-c", ROOT / "constraints.txt", "-e", f"{ROOT}[dev]")
+    if rc != 0:
+        sys.exit(f"error[INSTALL]: pip install failed (exit {rc}) — check the network access to PyPI and retry")
+    STAMP.write_text(fingerprint)
+
+
+def demo() -> int:
+    muse = BIN / "muse"
+    steps: list[tuple[str | Path, ...]] = [
+        (muse, "rules", "show", "--book", SAMPLE),
+        (muse, "check", "--book", SAMPLE),
+    ]
+    worst = 0
+    for step in steps:
+        rc = _run(*step)
+        if rc not in (0, 1):  # 1 = the check found error-severity findings, which is a result, not a failure
+            return rc
+        worst = max(worst, rc)
+    return 0
+
+
+def test() -> int:
+    py = BIN / "python"
+    for step in (
+        (py, "-m", "ruff", "check", "src", "tests", "benchmarks", "dev.py"),
+        (py, "-m", "ruff", "format", "--check", "src", "tests", "benchmarks", "dev.py"),
+        (py, "-m", "mypy"),
+        (py, "-m", "pytest", *sys.argv[2:]),
+    ):
+        rc = _run(*step)
+        if rc != 0:
+            return rc
+    return 0
+
+
+def bench() -> int:
+    return _run(BIN / "python", ROOT / "benchmarks" / "run_all.py", *sys.argv[2:])
+
+
+def main() -> int:
+    commands = {"demo": demo, "test": test, "bench": bench}
+    if len(sys.argv) < 2 or sys.argv[1] not in commands:
+        print(__doc__)
+        return 2
+    ensure_venv()
+    return commands[sys.argv[1]]()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,5 @@
+"""`python -m novelmuse` is `muse`."""
+
+from novelmuse.cli import entry
+
+entry()

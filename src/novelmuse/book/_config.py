@@ -1,0 +1,220 @@
+"""book.toml: the typed configuration of a book project (and of the user-level config file).
+
+Every table is a pydantic model with unknown keys rejected, so a typo is an error naming the key
+instead of a setting silently ignored. Secrets never live here: a provider names the environment
+variable that holds its key (`api_key_env`).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..errors import InputError
+
+ROLE_NAMES = ("writer", "reviewer", "editor", "arbiter", "extractor", "normalizer", "detector", "judge")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BookMeta(_Strict):
+    title: str = "untitled"
+    language: str = "zh"
+    author: str = ""
+
+
+class ChapterLimits(_Strict):
+    """Chapter length limits, in characters excluding whitespace (`text.count_chars`)."""
+
+    min_chars: int | None = Field(default=None, ge=0)
+    max_chars: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ChapterLimits:
+        if self.min_chars is not None and self.max_chars is not None and self.min_chars > self.max_chars:
+            raise ValueError(f"min_chars ({self.min_chars}) is greater than max_chars ({self.max_chars})")
+        return self
+
+
+class _ProviderBase(_Strict):
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_concurrency: int = Field(default=4, ge=1)
+
+
+class OpenAIProviderConfig(_ProviderBase):
+    """Any OpenAI-compatible endpoint through the official openai SDK."""
+
+    kind: Literal["openai"]
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    structured: Literal["json_schema", "json_object"] = "json_schema"  # endpoints without json_schema: json_object
+
+
+class AnthropicProviderConfig(_ProviderBase):
+    kind: Literal["anthropic"]
+    base_url: str | None = None
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    max_tokens: int = Field(default=8192, ge=1)
+
+
+class ClaudeCliProviderConfig(_ProviderBase):
+    """The isolated Claude CLI subprocess (seed 003): pinned path, sha256 and version."""
+
+    kind: Literal["claude-cli"]
+    path: str
+    sha256: str
+    version: str
+    api_key_env: str | None = "ANTHROPIC_API_KEY"
+    require_sandbox: bool = False
+    effort: str | None = None
+
+
+class ScriptedProviderConfig(_ProviderBase):
+    """Deterministic responses read from a file: for tests and demos; every receipt says so."""
+
+    kind: Literal["scripted"]
+    script: str  # path, relative to the book root
+
+
+ProviderConfig = Annotated[
+    OpenAIProviderConfig | AnthropicProviderConfig | ClaudeCliProviderConfig | ScriptedProviderConfig,
+    Field(discriminator="kind"),
+]
+
+
+class Price(_Strict):
+    """Price per million tokens, in the book's currency unit (pinned: a receipt records the table's hash)."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_read: float | None = Field(default=None, ge=0)
+    cache_write: float | None = Field(default=None, ge=0)
+
+
+class Budget(_Strict):
+    """Per-run limits; a request that could exceed one is not sent (BUDGET_EXCEEDED)."""
+
+    max_cost: float | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=0)
+    deadline_s: float | None = Field(default=None, gt=0)
+
+
+class CallPolicy(_Strict):
+    """The bound on model requests per logical call (format corrections and transient retries share it)."""
+
+    max_attempts: int = Field(default=3, ge=1, le=10)
+    max_output_tokens: int = Field(default=8192, ge=16)
+
+
+class ReviewConfig(_Strict):
+    """Bounds of the editorial loop (seed 004): every loop is finite."""
+
+    repair_rounds: int = Field(default=1, ge=0, le=5)
+    rereview_rounds: int = Field(default=1, ge=0, le=5)
+    rewrite_rounds: int = Field(default=1, ge=0, le=5)
+    arbiter_rounds: int = Field(default=1, ge=0, le=5)
+    neutral_foreshadow_chapters: int = Field(default=3, ge=0)
+
+
+class MemoryConfig(_Strict):
+    max_plants_per_chapter: int = Field(default=3, ge=0)
+    chunk_max_chars: int = Field(default=400, ge=50)
+    overdue_default_age: int | None = Field(default=None, ge=1)
+
+
+class BookConfig(_Strict):
+    """The whole of book.toml."""
+
+    book: BookMeta = BookMeta()
+    chapters: ChapterLimits = ChapterLimits()
+    providers: dict[str, ProviderConfig] = {}
+    roles: dict[str, str] = {}
+    prices: dict[str, Price] = {}
+    budget: Budget = Budget()
+    calls: CallPolicy = CallPolicy()
+    review: ReviewConfig = ReviewConfig()
+    memory: MemoryConfig = MemoryConfig()
+
+    @model_validator(mode="after")
+    def _roles_valid(self) -> BookConfig:
+        for role, target in self.roles.items():
+            if role != "default" and role not in ROLE_NAMES:
+                raise ValueError(f"unknown role {role!r} in [roles] (known: default, {', '.join(ROLE_NAMES)})")
+            provider, sep, model = target.partition(":")
+            if not sep or not provider or not model:
+                raise ValueError(f"role {role!r} = {target!r} must be 'provider:full-model-id'")
+            if provider not in self.providers:
+                raise ValueError(f"role {role!r} names provider {provider!r}, which is not in [providers]")
+        return self
+
+    def role_target(self, role: str) -> tuple[str, str] | None:
+        """(provider name, full model id) for a role, falling back to `default`; None if unconfigured."""
+        target = self.roles.get(role) or self.roles.get("default")
+        if not target:
+            return None
+        provider, _, model = target.partition(":")
+        return provider, model
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(
+            "CONFIG_READ", f"cannot read {path.name} ({exc.strerror})", str(path), "check the file"
+        ) from exc
+    try:
+        return tomllib.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            "CONFIG_SYNTAX", f"not UTF-8 at byte {exc.start}", str(path), "save the file as UTF-8"
+        ) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError("CONFIG_SYNTAX", f"invalid TOML ({exc})", str(path), "fix the TOML syntax") from exc
+
+
+def user_config_path() -> Path:
+    """The user-level config: $MUSE_CONFIG, else $XDG_CONFIG_HOME/novelmuse/config.toml."""
+    if env := os.environ.get("MUSE_CONFIG"):
+        return Path(env)
+    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return base / "novelmuse" / "config.toml"
+
+
+_USER_TABLES = ("providers", "roles", "prices", "budget", "calls")
+
+
+def load_config(path: Path, *, user_config: Path | None = None) -> BookConfig:
+    """Load book.toml, layered over the user-level config's model tables (the book wins per key)."""
+    data = _read_toml(path)
+    user = user_config if user_config is not None else user_config_path()
+    if user.is_file():
+        user_data = _read_toml(user)
+        unknown = set(user_data) - set(_USER_TABLES)
+        if unknown:
+            raise InputError(
+                "CONFIG_INVALID",
+                f"the user config may only hold {', '.join(_USER_TABLES)}; found {', '.join(sorted(unknown))}",
+                str(user),
+                "move book settings into book.toml",
+            )
+        for table in _USER_TABLES:
+            if table in user_data:
+                data[table] = {**user_data[table], **data.get(table, {})}
+    try:
+        return BookConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise InputError(
+            "CONFIG_INVALID",
+            f"{first['msg']} at {loc}" + (f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""),
+            str(path),
+            "fix book.toml (see README: configuration)",
+        ) from exc

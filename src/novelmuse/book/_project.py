@@ -1,0 +1,197 @@
+"""A book project on disk: find it, load its configuration, list and read its chapters."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from ..errors import InputError
+from ..store import ChapterRecord, connect, registered_chapters, utc_now
+from ..text import count_chars, sha256_hex, split_paragraphs
+from ._config import BookConfig, load_config
+
+BOOK_FILE = "book.toml"
+_CHAPTER_NAME = re.compile(r"^(\d{1,6})\.md$")
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter file: ``chapters/NNNN.md``.
+
+    The file's first line is the heading when it starts with ``# `` (e.g. ``# 第一回　宴桃园豪杰三结义``);
+    everything after that line is the body, which is what rules, reviews and judges read. Offsets
+    reported anywhere are offsets into `body`.
+    """
+
+    number: int
+    path: Path
+    heading: str  # without the leading "# "; "" when the file has no heading line
+    body: str
+    sha256: str  # of the whole file's bytes
+
+    @property
+    def title(self) -> str:
+        """The heading line's text (or ``第N章`` when the file has none)."""
+        return self.heading or f"第{self.number}章"
+
+
+def parse_chapter_file(number: int, path: Path, data: bytes) -> Chapter:
+    """Split a chapter file's bytes into heading and body (UTF-8, BOM tolerated)."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            "CHAPTER_ENCODING", f"chapter file is not UTF-8 (byte {exc.start})", str(path), "save it as UTF-8"
+        ) from exc
+    heading, body = "", text
+    if text.startswith("# "):
+        first, _, rest = text.partition("\n")
+        heading, body = first[2:].strip(), rest
+    return Chapter(number, path, heading, body, sha256_hex(data))
+
+
+@dataclass
+class Book:
+    """An opened book project: its root directory and configuration."""
+
+    root: Path
+    config: BookConfig
+
+    @property
+    def chapters_dir(self) -> Path:
+        return self.root / "chapters"
+
+    @property
+    def outlines_dir(self) -> Path:
+        return self.root / "outlines"
+
+    @property
+    def cards_dir(self) -> Path:
+        return self.root / "cards"
+
+    @property
+    def rules_path(self) -> Path:
+        return self.root / "rules.txt"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / ".muse"
+
+    @property
+    def db_path(self) -> Path:
+        return self.state_dir / "muse.db"
+
+    @property
+    def vault_dir(self) -> Path:
+        return self.state_dir / "vault"
+
+    @cached_property
+    def db(self) -> sqlite3.Connection:
+        """The book's database, opened (and migrated) on first use."""
+        return connect(self.db_path)
+
+    def chapter_paths(self) -> dict[int, Path]:
+        """Chapter number → file, for every ``chapters/NNNN.md`` (other files are ignored)."""
+        if not self.chapters_dir.is_dir():
+            return {}
+        out: dict[int, Path] = {}
+        for p in self.chapters_dir.iterdir():
+            m = _CHAPTER_NAME.match(p.name)
+            if m and p.is_file():
+                n = int(m.group(1))
+                if n in out:
+                    raise InputError(
+                        "CHAPTER_DUPLICATE",
+                        f"two files for chapter {n}: {out[n].name} and {p.name}",
+                        str(self.chapters_dir),
+                        "remove or renumber one of them",
+                    )
+                out[n] = p
+        return dict(sorted(out.items()))
+
+    def chapter_numbers(self) -> list[int]:
+        return list(self.chapter_paths())
+
+    def chapter_path(self, number: int) -> Path:
+        """Where chapter `number` lives (whether or not it exists yet)."""
+        return self.chapter_paths().get(number) or self.chapters_dir / f"{number:04d}.md"
+
+    def read_chapter(self, number: int) -> Chapter:
+        """Read one chapter; a missing number is a clear error listing what exists."""
+        paths = self.chapter_paths()
+        if number not in paths:
+            have = f"{min(paths)}–{max(paths)}" if paths else "none"
+            raise InputError(
+                "CHAPTER_NOT_FOUND",
+                f"chapter {number} does not exist (chapters present: {have})",
+                str(self.chapters_dir),
+                "pick an existing chapter number or import the book first",
+            )
+        path = paths[number]
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise InputError("CHAPTER_READ", f"cannot read ({exc.strerror})", str(path), "check the file") from exc
+        return parse_chapter_file(number, path, data)
+
+    def select_chapters(self, chapter: int | None = None, span: tuple[int, int] | None = None) -> list[int]:
+        """Chapter numbers for `--chapter N` / `--range A-B` / everything; unknown numbers are errors."""
+        have = self.chapter_numbers()
+        if chapter is not None:
+            if chapter not in have:
+                self.read_chapter(chapter)  # raises CHAPTER_NOT_FOUND with what exists
+            return [chapter]
+        if span is not None:
+            a, b = span
+            picked = [n for n in have if a <= n <= b]
+            if not picked:
+                raise InputError(
+                    "CHAPTER_NOT_FOUND",
+                    f"no chapter in range {a}-{b} (chapters present: "
+                    + (f"{min(have)}–{max(have)})" if have else "none)"),
+                    str(self.chapters_dir),
+                    "pick a range that exists",
+                )
+            return picked
+        return have
+
+    def chapter_record(self, chapter: Chapter) -> ChapterRecord:
+        """The registry row for a chapter as it is on disk now."""
+        return ChapterRecord(
+            number=chapter.number,
+            path=str(chapter.path.relative_to(self.root)),
+            sha256=chapter.sha256,
+            chars=count_chars(chapter.body),
+            paragraphs=len(split_paragraphs(chapter.body)),
+            registered_at=utc_now(),
+        )
+
+    def registered(self) -> dict[int, ChapterRecord]:
+        return registered_chapters(self.db)
+
+
+def find_book(explicit: Path | None = None, start: Path | None = None) -> Book:
+    """Open the book at `explicit` (``--book DIR``), else the nearest directory upward holding book.toml."""
+    if explicit is not None:
+        root = explicit.expanduser().resolve()
+        if not (root / BOOK_FILE).is_file():
+            raise InputError(
+                "BOOK_NOT_FOUND",
+                f"no {BOOK_FILE} in this directory",
+                str(root),
+                "run `muse init DIR` to create a book, or pass the book's directory with --book",
+            )
+        return Book(root, load_config(root / BOOK_FILE))
+    here = (start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / BOOK_FILE).is_file():
+            return Book(candidate, load_config(candidate / BOOK_FILE))
+    raise InputError(
+        "BOOK_NOT_FOUND",
+        f"no {BOOK_FILE} here or in any parent directory",
+        str(here),
+        "run `muse init DIR` to create a book, or pass --book DIR",
+    )

@@ -1,0 +1,62 @@
+"""The `muse` command line: thin — parse arguments, call one service, render the result."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import typer
+
+from ..errors import EXIT_BAD_INPUT, MuseError
+
+__all__ = ["main"]
+
+EXIT_INTERNAL = 4
+
+
+def _wants_json(argv: list[str]) -> bool:
+    return "--json" in argv
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run `muse`: every MuseError becomes one `error[CODE]: …` line and its documented exit code."""
+    from ._app import app
+    from ._common import emit_json
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        rc = app(args=args, prog_name="muse", standalone_mode=False)
+    except MuseError as exc:
+        if _wants_json(args):
+            emit_json({"ok": False, "error": exc.to_json()})
+        print(exc.render(), file=sys.stderr)
+        return exc.exit_code
+    except typer.Exit as exc:
+        return int(exc.exit_code or 0)
+    except typer.TyperException as exc:  # usage errors: unknown option, missing argument, bad value
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            app(args=["--help"], prog_name="muse", standalone_mode=False)
+            return EXIT_BAD_INPUT
+        print(f"error[USAGE]: {exc.format_message()} — see `muse --help`", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (KeyboardInterrupt, typer.Abort):
+        print("error[INTERRUPTED]: stopped by the user — rerun the command to resume", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug, not a user error: say so plainly
+        if os.environ.get("MUSE_DEBUG"):
+            traceback.print_exc()
+        print(
+            f"error[INTERNAL]: {type(exc).__name__}: {exc} — this is a novelmuse bug; rerun with MUSE_DEBUG=1 "
+            "and report the traceback",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+    return rc if isinstance(rc, int) else 0
+
+
+def entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,25 @@
+"""The Typer application; each command group lives in its own module and registers itself here."""
+
+from __future__ import annotations
+
+import typer
+
+from .. import __version__
+
+app = typer.Typer(
+    name="muse",
+    help="novelmuse — an AI editorial room for long Chinese web novels.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+@app.command()
+def version() -> None:
+    """Print the novelmuse version."""
+    typer.echo(__version__)
+
+
+# Command modules register their commands on `app` when imported (one line per module, below).

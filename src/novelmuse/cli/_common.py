@@ -1,0 +1,58 @@
+"""Shared CLI plumbing: the --book/--json options, chapter ranges, JSON output, the console."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import BaseModel
+from rich.console import Console
+
+from ..book import Book, find_book
+from ..errors import InputError
+
+#: Human output goes to stdout; progress bars and notes go to stderr so --json stays one document.
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+BookOpt = Annotated[
+    Path | None,
+    typer.Option("--book", help="Book directory (default: the nearest parent holding book.toml).", show_default=False),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document to stdout.")]
+
+
+def open_book(book: Path | None) -> Book:
+    """The book named by --book, else the one found upward from the current directory."""
+    return find_book(book)
+
+
+def parse_range(value: str | None) -> tuple[int, int] | None:
+    """Parse ``A-B`` (inclusive) for --range; a single number N means N-N."""
+    if value is None:
+        return None
+    text = value.strip()
+    a, sep, b = text.partition("-")
+    try:
+        lo = int(a)
+        hi = int(b) if sep else lo
+    except ValueError:
+        raise InputError(
+            "USAGE_RANGE", f"--range {value!r} is not A-B", "command line", "write it like --range 3-10"
+        ) from None
+    if lo < 0 or hi < lo:
+        raise InputError("USAGE_RANGE", f"--range {value!r} is empty or negative", "command line", "use A-B, A ≤ B")
+    return lo, hi
+
+
+def emit_json(doc: BaseModel | dict[str, Any] | list[Any]) -> None:
+    """Print one JSON document (a pydantic model or plain data) to stdout."""
+    if isinstance(doc, BaseModel):
+        sys.stdout.write(doc.model_dump_json(indent=2))
+    else:
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2))
+    sys.stdout.write("\n")
+    sys.stdout.flush()

@@ -1,0 +1,1 @@
+"""editorial (see DESIGN.md layers)."""

@@ -1,0 +1,1 @@
+"""judging (see DESIGN.md layers)."""

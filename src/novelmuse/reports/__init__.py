@@ -1,0 +1,1 @@
+"""reports (see DESIGN.md layers)."""

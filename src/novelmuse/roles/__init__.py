@@ -1,0 +1,1 @@
+"""roles (see DESIGN.md layers)."""

@@ -1,0 +1,1 @@
+"""rules (see DESIGN.md layers)."""

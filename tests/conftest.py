@@ -1,0 +1,61 @@
+"""Shared fixtures: the public-domain corpus, running `muse` in-process and as a real subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("MUSE_SHARED", ROOT.parent / "shared"))
+CORPUS = SHARED / "corpus"
+SANGUO = CORPUS / "sanguo_yanyi.txt"
+HONGLOU = CORPUS / "hongloumeng.txt"
+SAMPLE_BOOK = ROOT / "examples" / "sanguo"
+
+
+@dataclass
+class Result:
+    """What a `muse` run printed and returned."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def muse(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """Run `muse ARGS…` in-process (fast); returns exit code, stdout and stderr."""
+    from novelmuse.cli import main
+
+    monkeypatch.setenv("MUSE_CONFIG", str(tmp_path / "no-user-config.toml"))
+
+    def run(*args: str | Path, cwd: Path | None = None) -> Result:
+        capsys.readouterr()
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        code = main([str(a) for a in args])
+        out = capsys.readouterr()
+        return Result(code, out.out, out.err)
+
+    return run
+
+
+def muse_subprocess(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> Result:
+    """Run `muse` as a real subprocess (`python -m novelmuse`)."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("MUSE_")}
+    full_env["MUSE_CONFIG"] = "/nonexistent/novelmuse-user-config.toml"
+    full_env.update(env or {})
+    proc = subprocess.run(
+        [sys.executable, "-m", "novelmuse", *map(str, args)],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
