@@ -1,0 +1,115 @@
+"""The model layer's types: messages, one provider request/response, the provider interface, codes.
+
+A *logical call* (one question to a role, with an output schema and contract checks) makes at most
+`calls.max_attempts` *attempts*; each attempt is exactly one provider request and one receipt row.
+Providers only translate one request into one response and classify their own failures; the call
+policy (retry, correction, budget, receipts, vault) lives above them in `_call.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel
+
+Finish = Literal["stop", "length", "filtered", "tool_use", "error", "other"]
+
+
+class Message(BaseModel):
+    """One chat message."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class ProviderRequest:
+    """Exactly what one attempt sends: model, messages, the output JSON schema and limits."""
+
+    provider: str  # the provider's name in [providers]
+    model: str  # the requested full model id
+    messages: list[Message]
+    schema_name: str
+    json_schema: dict[str, Any]
+    max_output_tokens: int
+    timeout_s: float
+
+    def canonical(self) -> dict[str, Any]:
+        """The request as hashed into the receipt (no secrets are ever part of a request)."""
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "messages": [m.model_dump() for m in self.messages],
+            "schema_name": self.schema_name,
+            "json_schema": self.json_schema,
+            "max_output_tokens": self.max_output_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+@dataclass
+class ProviderResponse:
+    """What one attempt got back, before the policy judges it.
+
+    `text` is the model's structured output as JSON text (parsed and validated by the policy).
+    `raw` is the transport-level body as received, for the vault and the response hash.
+    """
+
+    text: str | None
+    raw: bytes
+    resolved_model: str | None
+    finish: Finish
+    usage: Usage | None
+    is_error: bool = False
+    sandbox: str | None = None  # claude-cli: "bwrap" / "sandbox-exec" / "none"
+    extra: dict[str, Any] = field(default_factory=dict)  # non-sensitive facts worth a receipt (e.g. exit code)
+
+
+class ProviderError(Exception):
+    """A failed attempt classified by the provider.
+
+    `code` is a stable code (MODEL_TRANSIENT, MODEL_TIMEOUT, MODEL_AUTH, MODEL_INVALID_REQUEST, …);
+    `transient` says whether resending the same input may succeed; `cost_known` whether the failed
+    attempt's cost is accounted (a transient error is only retried when it is).
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        transient: bool = False,
+        cost_known: bool = True,
+        raw: bytes = b"",
+        status: int | None = None,
+    ):
+        super().__init__(message)
+        self.code = code
+        self.transient = transient
+        self.cost_known = cost_known
+        self.raw = raw
+        self.status = status
+
+
+class Provider(Protocol):
+    """One way of reaching a model. `send` makes exactly one request (the SDK's own retries are off)."""
+
+    name: str
+    kind: str
+    max_concurrency: int
+
+    async def send(self, request: ProviderRequest) -> ProviderResponse:
+        """Send one request; raise ProviderError for a classified failure."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections and temporary resources."""
+        ...
