@@ -73,6 +73,9 @@ class ClaudeCliProviderConfig(_ProviderBase):
     api_key_env: str | None = "ANTHROPIC_API_KEY"
     require_sandbox: bool = False
     effort: str | None = None
+    max_turns: int = Field(default=3, ge=1, le=10)  # structured output takes a tool turn: 1 is too few
+    max_budget_usd: float | None = Field(default=None, gt=0)  # the CLI's own spend cap (--max-budget-usd)
+    sandbox_read_paths: list[str] = []  # extra read-only paths the sandbox exposes (e.g. the CLI's runtime)
 
 
 class ScriptedProviderConfig(_ProviderBase):
