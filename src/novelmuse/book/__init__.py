@@ -18,7 +18,18 @@ from ._config import (
     user_config_path,
 )
 from ._files import atomic_write_bytes, atomic_write_text
+from ._outline import (
+    FineOutline,
+    ForeshadowDecl,
+    HardEvent,
+    NewSetting,
+    load_outline,
+    load_outlines,
+    outline_paths,
+    parse_outline,
+)
 from ._project import BOOK_FILE, Book, Chapter, find_book, parse_chapter_file
+from ._yamlfile import LineDict, LineList, line_of, load_yaml_lines, validate_located
 
 __all__ = [
     "BOOK_FILE",
@@ -31,7 +42,13 @@ __all__ = [
     "Chapter",
     "ChapterLimits",
     "ClaudeCliProviderConfig",
+    "FineOutline",
+    "ForeshadowDecl",
+    "HardEvent",
+    "LineDict",
+    "LineList",
     "MemoryConfig",
+    "NewSetting",
     "OpenAIProviderConfig",
     "Price",
     "ProviderConfig",
@@ -40,7 +57,14 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "find_book",
+    "line_of",
     "load_config",
+    "load_outline",
+    "load_outlines",
+    "load_yaml_lines",
+    "outline_paths",
     "parse_chapter_file",
+    "parse_outline",
     "user_config_path",
+    "validate_located",
 ]
