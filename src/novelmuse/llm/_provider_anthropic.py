@@ -1,0 +1,143 @@
+"""The `anthropic` provider: the Messages API through the official anthropic SDK.
+
+One `send` is exactly one HTTP request: the SDK's retries are off (`max_retries=0`) and the timeout is the
+request's `timeout_s` (passed explicitly, which also keeps the SDK from computing its own non-streaming timeout).
+The key comes only from the configured environment variable and is passed explicitly, so the SDK consults no
+other credential source (ANTHROPIC_AUTH_TOKEN, profiles); `base_url` none → https://api.anthropic.com.
+
+Structured output uses the Messages API's own mechanism in the installed SDK (anthropic 2.x):
+`output_config={"format": {"type": "json_schema", "schema": …}}`, the schema passed through the SDK's public
+`anthropic.transform_schema` (which closes objects and moves unsupported constraints such as `minimum` into
+descriptions — the policy above still validates the full pydantic schema). The answer is the text of the
+content blocks, which is the JSON document. System messages go to the `system` parameter, in order.
+
+Finish: `end_turn`/`stop_sequence` → stop, `max_tokens`/`model_context_window_exceeded` → length,
+`refusal` → filtered, `tool_use` → tool_use, anything else → other. Usage: `input_tokens` (already excludes
+cached input), `output_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anthropic
+
+from ..book import AnthropicProviderConfig
+from ._provider_http import as_int, bad_response, read_api_key, scrub, status_error, transport_error
+from ._types import Finish, ProviderRequest, ProviderResponse, Usage
+
+ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+_FINISH: dict[str, Finish] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "filtered",
+    "tool_use": "tool_use",
+}
+
+
+class AnthropicProvider:
+    """One configured Anthropic Messages endpoint (see the module docstring)."""
+
+    kind = "anthropic"
+
+    def __init__(self, name: str, config: AnthropicProviderConfig, book_root: Path) -> None:
+        self.name = name
+        self.config = config
+        self.book_root = book_root
+        self.max_concurrency = config.max_concurrency
+        self._client: anthropic.AsyncAnthropic | None = None
+        self._client_key: str | None = None
+
+    def _client_for(self, key: str) -> anthropic.AsyncAnthropic:
+        if self._client is None or self._client_key != key:
+            self._client = anthropic.AsyncAnthropic(
+                api_key=key,
+                base_url=self.config.base_url or ANTHROPIC_DEFAULT_BASE_URL,
+                max_retries=0,  # one attempt = one request: retries belong to the call policy
+                timeout=self.config.timeout_s,
+            )
+            self._client_key = key
+        return self._client
+
+    def build_params(self, request: ProviderRequest) -> dict[str, Any]:
+        """The Messages API parameters for one request (pure: no key, no I/O)."""
+        system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        params: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": min(request.max_output_tokens, self.config.max_tokens),
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"],
+            "output_config": {
+                "format": {"type": "json_schema", "schema": anthropic.transform_schema(request.json_schema)}
+            },
+        }
+        if system:
+            params["system"] = system
+        return params
+
+    async def send(self, request: ProviderRequest) -> ProviderResponse:
+        """Send one Messages request; raise ProviderError for a classified failure."""
+        key = read_api_key(self.name, self.config.api_key_env)
+        client = self._client_for(key)
+        params = self.build_params(request)
+        try:
+            raw_response = await client.messages.with_raw_response.create(**params, timeout=request.timeout_s)
+        except anthropic.APIStatusError as exc:
+            raise status_error(self.name, exc.status_code, exc.response.content, key) from None
+        except anthropic.APITimeoutError as exc:
+            raise transport_error(self.name, exc, timeout=True) from None
+        except anthropic.APIConnectionError as exc:
+            raise transport_error(self.name, exc, timeout=False) from None
+        raw = scrub(raw_response.http_response.content, key)
+        return parse_message(self.name, raw, key)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+def parse_message(provider: str, raw: bytes, key: str | None = None) -> ProviderResponse:
+    """Read a Messages API body: the text blocks, stop reason, model and usage (absent → None)."""
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise bad_response(provider, raw, key, "the response body is not JSON") from None
+    if not isinstance(body, dict) or not isinstance(body.get("content"), list):
+        raise bad_response(provider, raw, key, "the response is not a message with content blocks")
+    texts = [
+        block["text"]
+        for block in body["content"]
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+    ]
+    stop_reason = str(body.get("stop_reason"))
+    model = body.get("model")
+    return ProviderResponse(
+        text="".join(texts) if texts else None,
+        raw=raw,
+        resolved_model=model if isinstance(model, str) else None,
+        finish=_FINISH.get(stop_reason, "other"),
+        usage=_usage(body.get("usage")),
+        is_error=body.get("type") == "error",
+        extra={"stop_reason": stop_reason},
+    )
+
+
+def _usage(usage: object) -> Usage | None:
+    if not isinstance(usage, dict):
+        return None
+    n_in = as_int(usage.get("input_tokens"))
+    n_out = as_int(usage.get("output_tokens"))
+    if n_in is None or n_out is None:
+        return None
+    return Usage(
+        input_tokens=n_in,
+        output_tokens=n_out,
+        cache_read_tokens=as_int(usage.get("cache_read_input_tokens")) or 0,
+        cache_write_tokens=as_int(usage.get("cache_creation_input_tokens")) or 0,
+    )

@@ -1,0 +1,103 @@
+"""What the two HTTP providers (openai, anthropic) share: the API key, failure classification, scrubbing.
+
+Classification of one failed HTTP attempt (the policy above decides what to do with it):
+
+| what happened                                  | code                   | transient | cost known |
+|------------------------------------------------|------------------------|-----------|------------|
+| API key variable unset or empty (never sent)   | MODEL_KEY_MISSING      | no        | yes (0)    |
+| 429                                            | MODEL_RATE_LIMITED     | yes       | yes (0)    |
+| 500–599 (incl. 529 overloaded)                 | MODEL_SERVER_ERROR     | yes       | yes (0)    |
+| 408 / 409 (the server says: try again)         | MODEL_SERVER_ERROR     | yes       | yes (0)    |
+| 401                                            | MODEL_AUTH             | no        | yes (0)    |
+| 403                                            | MODEL_PERMISSION       | no        | yes (0)    |
+| 402                                            | MODEL_BILLING          | no        | yes (0)    |
+| 400 / 404 / 413 / 422 / any other 4xx          | MODEL_INVALID_REQUEST  | no        | yes (0)    |
+| connection refused / connect timeout / pool    | MODEL_CONNECTION / MODEL_TIMEOUT | yes | yes (0: nothing was sent) |
+| read timeout after the request was sent        | MODEL_TIMEOUT          | yes       | NO         |
+| connection reset / closed after sending        | MODEL_CONNECTION       | yes       | NO         |
+| 200 whose body is not the API's JSON           | MODEL_BAD_RESPONSE     | no        | NO         |
+
+An error *status* is an answer: the provider billed nothing for it, so its cost is known (0) and a transient one
+may be resent. A timeout or a reset after the request went out may have been billed by the server: the cost is
+unknown, so the policy does not resend it (the issue: "a transient API error whose cost is known → resend";
+"never retried: … unknown cost").
+
+Secrets: the key is read from `os.environ[api_key_env]` at each attempt and handed only to the SDK client. Error
+messages are written here (never the SDK's text, which quotes the response body), and any raw body is scrubbed
+of the key before it leaves the provider (a 401 body may echo the key back).
+"""
+
+from __future__ import annotations
+
+import os
+
+import httpx2  # the HTTP library both official SDKs are built on (a dependency of openai and anthropic)
+
+from ._types import ProviderError
+
+REDACTED = b"[REDACTED]"
+
+
+def read_api_key(provider: str, env_name: str) -> str:
+    """The provider's API key from its configured environment variable; MODEL_KEY_MISSING when unset or empty."""
+    key = os.environ.get(env_name, "").strip()
+    if not key:
+        raise ProviderError(
+            "MODEL_KEY_MISSING",
+            f"provider {provider!r}: the environment variable {env_name} is not set (nothing was sent)",
+            transient=False,
+            cost_known=True,
+        )
+    return key
+
+
+def scrub(raw: bytes, secret: str | None) -> bytes:
+    """`raw` with every occurrence of the secret replaced (bodies may echo a key back)."""
+    if not secret:
+        return raw
+    return raw.replace(secret.encode("utf-8"), REDACTED)
+
+
+def status_error(provider: str, status: int, raw: bytes, secret: str | None) -> ProviderError:
+    """Classify an HTTP error status (see the module table)."""
+    body = scrub(raw, secret)
+    where = f"provider {provider!r}: HTTP {status}"
+    if status == 429:
+        return ProviderError("MODEL_RATE_LIMITED", f"{where} (rate limited)", transient=True, raw=body, status=status)
+    if status >= 500 or status in (408, 409):
+        return ProviderError("MODEL_SERVER_ERROR", f"{where} (server error)", transient=True, raw=body, status=status)
+    if status == 401:
+        return ProviderError("MODEL_AUTH", f"{where} (authentication failed)", raw=body, status=status)
+    if status == 403:
+        return ProviderError("MODEL_PERMISSION", f"{where} (permission denied)", raw=body, status=status)
+    if status == 402:
+        return ProviderError("MODEL_BILLING", f"{where} (payment required)", raw=body, status=status)
+    return ProviderError("MODEL_INVALID_REQUEST", f"{where} (request refused)", raw=body, status=status)
+
+
+def transport_error(provider: str, exc: BaseException, *, timeout: bool) -> ProviderError:
+    """Classify an SDK connection/timeout error by its httpx cause: did the request possibly reach the server?"""
+    cause = exc.__cause__
+    nothing_sent = isinstance(cause, httpx2.ConnectError | httpx2.ConnectTimeout | httpx2.PoolTimeout)
+    if timeout or isinstance(cause, httpx2.TimeoutException):
+        what = "connect timed out (nothing was sent)" if nothing_sent else "timed out waiting for the response"
+        return ProviderError("MODEL_TIMEOUT", f"provider {provider!r}: {what}", transient=True, cost_known=nothing_sent)
+    what = "connection refused (nothing was sent)" if nothing_sent else "connection lost after the request was sent"
+    return ProviderError("MODEL_CONNECTION", f"provider {provider!r}: {what}", transient=True, cost_known=nothing_sent)
+
+
+def bad_response(provider: str, raw: bytes, secret: str | None, why: str) -> ProviderError:
+    """A 200 whose body is not the API's JSON: never retried (the server may have billed the attempt)."""
+    return ProviderError(
+        "MODEL_BAD_RESPONSE",
+        f"provider {provider!r}: {why}",
+        transient=False,
+        cost_known=False,
+        raw=scrub(raw, secret),
+        status=200,
+    )
+
+
+def as_int(value: object) -> int | None:
+    """A token count from a JSON body (ints only; bools and anything else are 'absent')."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

@@ -1,0 +1,197 @@
+"""The `openai` provider: any OpenAI-compatible chat-completions endpoint through the official openai SDK.
+
+DeepSeek, Qwen, Kimi, GLM, Ollama, vLLM and OpenAI itself speak this API; `base_url` in the provider config
+points at the endpoint (none → https://api.openai.com/v1, never the SDK's `OPENAI_BASE_URL` variable).
+
+One `send` is exactly one HTTP request: the SDK's own retries are off (`max_retries=0`) and the timeout is the
+request's `timeout_s`. Structured output: `response_format={"type": "json_schema", "json_schema": {name, schema,
+strict: true}}` (the schema made strict-mode friendly: closed objects, every property required), or, when the
+config says `structured = "json_object"` (endpoints without json_schema support), JSON mode plus a system
+message carrying the schema; either way the policy above validates the JSON against the pydantic schema.
+
+The response is read from the raw body bytes (kept, scrubbed of the key, for the vault and the response hash)
+rather than from the SDK's parsed object, so an odd body is seen exactly as it came. Token counts follow one
+convention across providers: `input_tokens` excludes cached input, which is counted in `cache_read_tokens`
+(OpenAI's `prompt_tokens` includes `prompt_tokens_details.cached_tokens`; it is split here).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import openai
+
+from ..book import OpenAIProviderConfig
+from ._provider_http import as_int, bad_response, read_api_key, scrub, status_error, transport_error
+from ._types import Finish, ProviderRequest, ProviderResponse, Usage
+
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+_FINISH: dict[str, Finish] = {
+    "stop": "stop",
+    "length": "length",
+    "content_filter": "filtered",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+}
+
+
+class OpenAIProvider:
+    """One configured OpenAI-compatible endpoint (see the module docstring)."""
+
+    kind = "openai"
+
+    def __init__(self, name: str, config: OpenAIProviderConfig, book_root: Path) -> None:
+        self.name = name
+        self.config = config
+        self.book_root = book_root
+        self.max_concurrency = config.max_concurrency
+        self._client: openai.AsyncOpenAI | None = None
+        self._client_key: str | None = None
+
+    def _client_for(self, key: str) -> openai.AsyncOpenAI:
+        if self._client is None or self._client_key != key:
+            self._client = openai.AsyncOpenAI(
+                api_key=key,
+                base_url=self.config.base_url or OPENAI_DEFAULT_BASE_URL,
+                max_retries=0,  # one attempt = one request: retries belong to the call policy
+                timeout=self.config.timeout_s,
+            )
+            self._client_key = key
+        return self._client
+
+    def build_params(self, request: ProviderRequest) -> dict[str, Any]:
+        """The chat-completions parameters for one request (pure: no key, no I/O)."""
+        messages: list[dict[str, Any]] = [{"role": m.role, "content": m.content} for m in request.messages]
+        params: dict[str, Any] = {"model": request.model}
+        if self.config.structured == "json_schema":
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": schema_name(request.schema_name),
+                    "schema": strict_schema(request.json_schema),
+                    "strict": True,
+                },
+            }
+        else:
+            schema_text = json.dumps(request.json_schema, ensure_ascii=False, sort_keys=True)
+            instruction = f"Answer with one JSON object only, valid against this JSON schema:\n{schema_text}"
+            messages.insert(0, {"role": "system", "content": instruction})
+            params["response_format"] = {"type": "json_object"}
+        params["messages"] = messages
+        # api.openai.com wants max_completion_tokens (its reasoning models reject max_tokens); compatible
+        # endpoints (DeepSeek, Ollama, vLLM, …) all understand max_tokens.
+        token_field = "max_completion_tokens" if self.config.base_url is None else "max_tokens"
+        params[token_field] = request.max_output_tokens
+        return params
+
+    async def send(self, request: ProviderRequest) -> ProviderResponse:
+        """Send one chat-completions request; raise ProviderError for a classified failure."""
+        key = read_api_key(self.name, self.config.api_key_env)
+        client = self._client_for(key)
+        params = self.build_params(request)
+        try:
+            raw_response = await client.chat.completions.with_raw_response.create(**params, timeout=request.timeout_s)
+        except openai.APIStatusError as exc:
+            raise status_error(self.name, exc.status_code, exc.response.content, key) from None
+        except openai.APITimeoutError as exc:
+            raise transport_error(self.name, exc, timeout=True) from None
+        except openai.APIConnectionError as exc:
+            raise transport_error(self.name, exc, timeout=False) from None
+        raw = scrub(raw_response.http_response.content, key)
+        return parse_chat_completion(self.name, raw, key)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+def parse_chat_completion(provider: str, raw: bytes, key: str | None = None) -> ProviderResponse:
+    """Read a chat.completion body: first choice's content, finish, model and usage (absent → None)."""
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise bad_response(provider, raw, key, "the response body is not JSON") from None
+    if not isinstance(body, dict):
+        raise bad_response(provider, raw, key, "the response body is not a JSON object")
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise bad_response(provider, raw, key, "the response has no choices")
+    choice = choices[0]
+    message_obj = choice.get("message")
+    message: dict[str, Any] = message_obj if isinstance(message_obj, dict) else {}
+    content = message.get("content")
+    finish: Finish = _FINISH.get(str(choice.get("finish_reason")), "other")
+    if message.get("refusal"):
+        finish = "filtered"
+    model = body.get("model")
+    return ProviderResponse(
+        text=content if isinstance(content, str) else None,
+        raw=raw,
+        resolved_model=model if isinstance(model, str) else None,
+        finish=finish,
+        usage=_usage(body.get("usage")),
+        extra={"finish_reason": str(choice.get("finish_reason"))},
+    )
+
+
+def _usage(usage: object) -> Usage | None:
+    if not isinstance(usage, dict):
+        return None
+    prompt = as_int(usage.get("prompt_tokens"))
+    completion = as_int(usage.get("completion_tokens"))
+    if prompt is None or completion is None:
+        return None
+    details = usage.get("prompt_tokens_details")
+    cached = as_int(details.get("cached_tokens")) if isinstance(details, dict) else None
+    cached = min(cached or 0, prompt)
+    return Usage(input_tokens=prompt - cached, output_tokens=completion, cache_read_tokens=cached)
+
+
+_NAME_BAD = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def schema_name(name: str) -> str:
+    """The json_schema `name` the API accepts (^[A-Za-z0-9_-]{1,64}$)."""
+    return (_NAME_BAD.sub("_", name) or "output")[:64]
+
+
+def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `schema` fit for strict mode: every object closed, every property required.
+
+    Idempotent: a schema already made strict by the call layer passes through unchanged.
+    """
+    out = copy.deepcopy(schema)
+    _strict_in_place(out)
+    return out
+
+
+def _strict_in_place(node: object) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _strict_in_place(item)
+        return
+    if not isinstance(node, dict):
+        return
+    props = node.get("properties")
+    if node.get("type") == "object" or isinstance(props, dict):
+        node.setdefault("additionalProperties", False)
+        if isinstance(props, dict):
+            node["required"] = list(props)
+    if "default" in node and node["default"] is None:
+        del node["default"]
+    for key, value in node.items():
+        if key in _SCHEMA_MAPS and isinstance(value, dict):  # name → schema maps: recurse into the schemas only
+            for sub in value.values():
+                _strict_in_place(sub)
+        elif key not in ("enum", "const", "default", "examples", "required"):
+            _strict_in_place(value)
+
+
+_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
