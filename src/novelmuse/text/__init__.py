@@ -4,23 +4,47 @@ The lowest layer: pure functions on strings, no I/O except what `decode`/`split`
 """
 
 from ._count import count_chars
+from ._decode import DecodedText, decode_text
 from ._hash import canonical_json, sha256_hex, sha256_json
+from ._headings import (
+    ChapterPart,
+    Heading,
+    HeadingLine,
+    SplitText,
+    find_headings,
+    parse_heading,
+    rejoin,
+    split_chapters,
+)
 from ._normalize import NormalizedText, normalize_for_match, normalize_quote
+from ._numerals import parse_chinese_numeral, parse_number
 from ._paragraphs import Paragraph, paragraph_at, split_paragraphs
 from ._quote import QUOTE_ERROR_CODES, QuoteMatch, locate_quote
 
 __all__ = [
     "QUOTE_ERROR_CODES",
+    "ChapterPart",
+    "DecodedText",
+    "Heading",
+    "HeadingLine",
     "NormalizedText",
     "Paragraph",
     "QuoteMatch",
+    "SplitText",
     "canonical_json",
     "count_chars",
+    "decode_text",
+    "find_headings",
     "locate_quote",
     "normalize_for_match",
     "normalize_quote",
     "paragraph_at",
+    "parse_chinese_numeral",
+    "parse_heading",
+    "parse_number",
+    "rejoin",
     "sha256_hex",
     "sha256_json",
+    "split_chapters",
     "split_paragraphs",
 ]

@@ -1,0 +1,197 @@
+"""Chapter heading lines and splitting a whole novel into prologue + chapters, byte-exact.
+
+The rule that tells a heading from prose (tested on all 240 headings of 三国演义 and 红楼梦, with no
+false positive):
+
+1. A heading is a whole line. After stripping whitespace (ASCII, U+3000, ``\\r``) the line is
+   ``第<number><unit><title?>`` with unit 章 / 回 / 节, or ``Chapter <digits><title?>`` (any case).
+   The number is Arabic, full-width or Chinese (see `parse_number`); spaces around it are allowed.
+2. The title is optional. It may follow the unit directly (``第一章风起``) or after a separator: spaces,
+   U+3000, a colon (``:``/``：``), ``.``, ``、``, ``-`` or a dash.
+3. The title is at most `MAX_TITLE_CHARS` characters (counted without whitespace), contains no 。,
+   does not end in sentence punctuation that continues or ends prose (``。，、；：…`` and their ASCII
+   forms), and does not end in a closing quote right after sentence punctuation (``好！”``).
+   A title ending in ！ or ？ alone is allowed: web-novel titles do that.
+
+``第N卷`` (a volume) is recognised explicitly but is *not* a chapter: the line stays in the body of the
+chapter (or prologue) it falls in and is listed separately, so the author can see it.
+
+Splitting uses one unit: the unit of the first 章/回/Chapter heading, else 节. Heading lines of another
+unit (e.g. 第一节 inside chapters) stay in the body and are listed too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from ._count import count_chars
+from ._numerals import CHINESE_NUMERAL_CHARS, parse_number
+
+HeadingUnit = Literal["章", "回", "节", "卷", "Chapter"]
+
+MAX_TITLE_CHARS: Final = 40
+MAX_CHAPTER_NUMBER: Final = 99_999
+
+_NUM = rf"[0-9０-９]+|[{CHINESE_NUMERAL_CHARS}]+"
+_SEP = r"[\s:：.．、\-—–]"
+_CN_HEADING = re.compile(rf"第[ \t\u3000]*(?P<num>{_NUM})[ \t\u3000]*(?P<unit>[章回节卷])(?P<rest>.*)", re.DOTALL)
+_EN_HEADING = re.compile(rf"(?i:chapter)[ \t\u3000]*(?P<num>[0-9０-９]+)(?P<rest>(?:{_SEP}.*)?)", re.DOTALL)
+_BAD_END: Final = frozenset("。，、；：…,;:.")
+_SENTENCE_END: Final = frozenset("。！？!?…")
+_CLOSING_QUOTES: Final = frozenset("”」』\"'’")
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    """A recognised heading line: its unit, number, the number as written, and the title (may be "")."""
+
+    unit: HeadingUnit
+    number: int
+    numeral: str
+    title: str
+    text: str  # the whole line, stripped
+
+    @property
+    def is_volume(self) -> bool:
+        return self.unit == "卷"
+
+
+def _title_ok(title: str) -> bool:
+    if not title:
+        return True
+    if count_chars(title) > MAX_TITLE_CHARS or "。" in title:
+        return False
+    last = title[-1]
+    if last in _BAD_END:
+        return False
+    return not (last in _CLOSING_QUOTES and len(title) > 1 and title[-2] in _SENTENCE_END)
+
+
+def parse_heading(line: str) -> Heading | None:
+    """The heading on this line (whole line, see the module rules), or None when it is prose."""
+    stripped = line.strip()
+    if not stripped or len(stripped) > 200:
+        return None
+    unit: HeadingUnit
+    m = _CN_HEADING.fullmatch(stripped)
+    if m:
+        unit = m.group("unit")  # type: ignore[assignment]
+    else:
+        m = _EN_HEADING.fullmatch(stripped)
+        if not m:
+            return None
+        unit = "Chapter"
+    numeral = m.group("num")
+    number = parse_number(numeral)
+    if number is None or number > MAX_CHAPTER_NUMBER:
+        return None
+    rest = m.group("rest")
+    title = rest.strip().lstrip(":：.．、-—–").strip()
+    if not _title_ok(title):
+        return None
+    return Heading(unit, number, numeral, title, stripped)
+
+
+@dataclass(frozen=True, slots=True)
+class HeadingLine:
+    """A heading found in a text: 1-based line number and the [start, end) span of the raw line
+    (end includes the line's ``\\n`` when there is one)."""
+
+    line_no: int
+    start: int
+    end: int
+    heading: Heading
+
+    def raw(self, text: str) -> str:
+        """The line exactly as in the text, with its line break."""
+        return text[self.start : self.end]
+
+
+@dataclass(frozen=True, slots=True)
+class ChapterPart:
+    """One chapter of a split text: its heading line and the body that follows it, verbatim."""
+
+    heading_line: HeadingLine
+    body: str
+
+    @property
+    def number(self) -> int:
+        return self.heading_line.heading.number
+
+
+@dataclass(frozen=True)
+class SplitText:
+    """A novel split by heading lines: prologue (text before the first heading) + chapters.
+
+    ``prologue + "".join(raw heading line + body)`` is the input exactly (see `rejoin`).
+    """
+
+    prologue: str
+    chapters: list[ChapterPart]
+    unit: HeadingUnit | None
+    volumes: list[HeadingLine] = field(default_factory=list)  # 第N卷 lines (kept in bodies)
+    other_headings: list[HeadingLine] = field(default_factory=list)  # other units (kept in bodies)
+
+
+def find_headings(text: str) -> list[HeadingLine]:
+    """Every heading line of `text`, in order, with line numbers and raw spans (lines end at ``\\n``)."""
+    out: list[HeadingLine] = []
+    pos = 0
+    line_no = 0
+    n = len(text)
+    while pos < n:
+        line_no += 1
+        nl = text.find("\n", pos)
+        end = n if nl < 0 else nl + 1
+        # Cheap pre-filter: a heading line starts (after blanks) with 第 or C/c.
+        first = pos
+        while first < end and text[first] in " \t\u3000\ufeff":
+            first += 1
+        if first < end and text[first] in "第Cc":
+            h = parse_heading(text[pos:end])
+            if h is not None:
+                out.append(HeadingLine(line_no, pos, end, h))
+        pos = end
+    return out
+
+
+def _choose_unit(found: list[HeadingLine]) -> HeadingUnit | None:
+    for hl in found:
+        if hl.heading.unit in ("章", "回", "Chapter"):
+            return hl.heading.unit
+    return "节" if any(hl.heading.unit == "节" for hl in found) else None
+
+
+def split_chapters(text: str) -> SplitText:
+    """Split a novel into prologue + chapters at its heading lines; bodies are kept verbatim."""
+    found = find_headings(text)
+    unit = _choose_unit(found)
+    chapter_lines = [hl for hl in found if hl.heading.unit == unit]
+    volumes = [hl for hl in found if hl.heading.is_volume]
+    others = [hl for hl in found if not hl.heading.is_volume and hl.heading.unit != unit]
+    if not chapter_lines:
+        return SplitText(text, [], None, volumes, others)
+    parts: list[ChapterPart] = []
+    for i, hl in enumerate(chapter_lines):
+        body_end = chapter_lines[i + 1].start if i + 1 < len(chapter_lines) else len(text)
+        parts.append(ChapterPart(hl, text[hl.end : body_end]))
+    return SplitText(text[: chapter_lines[0].start], parts, unit, volumes, others)
+
+
+def rejoin(split: SplitText, source: str | None = None) -> str:
+    """Put a split text back together: prologue + each chapter's heading line + body.
+
+    With `source` (the text that was split) the raw heading lines are used and the result is `source`
+    exactly. Without it, each heading line is its normalised form (`Heading.text` + ``\\n``), which is
+    what the chapter files hold.
+    """
+    pieces = [split.prologue]
+    for part in split.chapters:
+        if source is not None:
+            pieces.append(part.heading_line.raw(source))
+        else:
+            pieces.append(part.heading_line.heading.text + "\n")
+        pieces.append(part.body)
+    return "".join(pieces)
