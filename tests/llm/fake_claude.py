@@ -19,6 +19,7 @@ A response object:
     subtype, stop_reason
     sleep_s           for mode "sleep": spawn a child that writes its pid to `child_pid_file`, then sleep
     child_pid_file    where the spawned child writes its pid
+    probe_paths       answer {"readable": {path: bool}} instead (what a sandbox lets the process read)
 """
 
 from __future__ import annotations
@@ -48,6 +49,17 @@ def _mode_of(path: str) -> str | None:
         return oct(stat.S_IMODE(os.stat(path).st_mode))
     except OSError:
         return None
+
+
+def _readable(path: str) -> bool:
+    try:
+        if os.path.isdir(path):
+            os.listdir(path)
+        else:
+            Path(path).read_bytes()
+    except OSError:
+        return False
+    return True
 
 
 def _record(control: dict, argv: list[str], stdin: str, n: int) -> None:
@@ -83,8 +95,11 @@ def main() -> int:
         return 0
     stdin = sys.stdin.read()
     n = int(COUNTER.read_text()) + 1 if COUNTER.exists() else 1
-    COUNTER.write_text(str(n))
-    _record(control, argv, stdin, n)
+    try:  # inside a sandbox this directory is read-only: then every run is run 1 and nothing is recorded
+        COUNTER.write_text(str(n))
+        _record(control, argv, stdin, n)
+    except OSError as exc:
+        sys.stderr.write(f"fake claude: cannot record ({exc})\n")
     responses = control.get("responses") or [{}]
     resp = responses[min(n, len(responses)) - 1]
     mode = resp.get("mode", "ok")
@@ -123,6 +138,8 @@ def main() -> int:
         doc["usage"] = usage
     if mode != "no_structured" and not is_error:
         doc["structured_output"] = resp.get("output", {"ok": True})
+        if resp.get("probe_paths"):  # what the process can read (for the manual sandbox check)
+            doc["structured_output"] = {"readable": {p: _readable(p) for p in resp["probe_paths"]}}
     sys.stdout.write(json.dumps(doc, ensure_ascii=False))
     return 0
 
