@@ -1,1 +1,57 @@
-"""llm (see DESIGN.md layers)."""
+"""The model layer: structured calls to roles under a fail-closed policy, with receipts, vault and budgets.
+
+Services reach models only through `ModelSession` (by role and output schema); they never import a
+provider. See `_policy` for the call policy, `_receipts` for what is recorded, `_vault` for the raw
+vault, `_budget` for limits and the token estimator, `_provider_scripted` for the scripted format.
+"""
+
+from ._budget import RunBudget, estimate_input_tokens
+from ._policy import (
+    Contract,
+    ModelCallFailed,
+    NotConfigured,
+    StructuredResult,
+    Violation,
+    correction_message,
+    judge_response,
+)
+from ._prices import PriceTable
+from ._providers import PROVIDER_CLASSES, create_provider
+from ._receipts import Receipt, list_receipts
+from ._schema import schema_sha256, strict_json_schema
+from ._session import ModelSession, recover_vault, run_is_running
+from ._types import Finish, Message, Provider, ProviderError, ProviderRequest, ProviderResponse, Usage
+from ._vault import RecoveryReport, Vault, VaultError, check_object_name
+
+__all__ = [
+    "PROVIDER_CLASSES",
+    "Contract",
+    "Finish",
+    "Message",
+    "ModelCallFailed",
+    "ModelSession",
+    "NotConfigured",
+    "PriceTable",
+    "Provider",
+    "ProviderError",
+    "ProviderRequest",
+    "ProviderResponse",
+    "Receipt",
+    "RecoveryReport",
+    "RunBudget",
+    "StructuredResult",
+    "Usage",
+    "Vault",
+    "VaultError",
+    "Violation",
+    "check_object_name",
+    "correction_message",
+    "create_provider",
+    "estimate_input_tokens",
+    "judge_response",
+    "list_receipts",
+    "recover_vault",
+    "run_is_running",
+    "schema_sha256",
+    "strict_json_schema",
+]

@@ -3,7 +3,7 @@
 A *logical call* (one question to a role, with an output schema and contract checks) makes at most
 `calls.max_attempts` *attempts*; each attempt is exactly one provider request and one receipt row.
 Providers only translate one request into one response and classify their own failures; the call
-policy (retry, correction, budget, receipts, vault) lives above them in `_call.py`.
+policy (retry, correction, budget, receipts, vault) lives above them in `_policy.py`/`_session.py`.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ class ProviderRequest:
     json_schema: dict[str, Any]
     max_output_tokens: int
     timeout_s: float
+    role: str = ""  # the role asking (not sent on the wire; the scripted provider serves per role)
 
     def canonical(self) -> dict[str, Any]:
         """The request as hashed into the receipt (no secrets are ever part of a request)."""

@@ -1,0 +1,154 @@
+"""Receipts: one row per attempt in table `receipts`, one row per logical call in `model_calls`.
+
+A receipt binds what was asked (request, prompt template and schema hashes) to what came back
+(response hash, resolved model, usage, cost from a pinned price table). It never holds content:
+raw requests and responses live in the vault under their sha256, and diagnostics hold only codes
+and counts. Each receipt is written in its own transaction as its attempt ends, so a crash loses
+nothing already done.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
+
+from ..store import transaction
+
+Outcome = Literal["ok", "failed", "refused"]
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """One attempt: sent (`ok` / `failed`) or refused before sending (`refused`, e.g. BUDGET_EXCEEDED)."""
+
+    id: str
+    call_id: str
+    attempt: int
+    run_id: str
+    role: str
+    provider: str
+    provider_kind: str
+    requested_model: str
+    resolved_model: str | None
+    outcome: Outcome
+    error_code: str | None
+    request_sha256: str
+    response_sha256: str | None
+    prompt_sha256: str | None
+    schema_sha256: str
+    input_tokens: int | None
+    output_tokens: int | None
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
+    cost: float | None  # None = unknown (never shown as 0)
+    price_table_sha256: str
+    latency_ms: float | None
+    started_at: str
+    ended_at: str
+    sandbox: str | None = None
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON-able form (the shape of `muse calls --json` rows)."""
+        return asdict(self)
+
+
+_COLUMNS = [f.name for f in fields(Receipt) if f.name != "diagnostics"] + ["diagnostics_json"]
+
+
+def write_receipt(conn: sqlite3.Connection, receipt: Receipt) -> None:
+    """Insert one receipt in its own transaction."""
+    values = [getattr(receipt, c) for c in _COLUMNS[:-1]]
+    values.append(json.dumps(receipt.diagnostics, sort_keys=True))
+    placeholders = ", ".join("?" for _ in _COLUMNS)
+    with transaction(conn):
+        conn.execute(f"INSERT INTO receipts ({', '.join(_COLUMNS)}) VALUES ({placeholders})", values)
+
+
+def _row_to_receipt(row: sqlite3.Row) -> Receipt:
+    data = {c: row[c] for c in _COLUMNS[:-1]}
+    return Receipt(**data, diagnostics=json.loads(row["diagnostics_json"]))
+
+
+def list_receipts(conn: sqlite3.Connection, run_id: str | None = None, *, call_id: str | None = None) -> list[Receipt]:
+    """Receipts in the order they happened, optionally of one run or one logical call."""
+    sql = f"SELECT {', '.join(_COLUMNS)} FROM receipts"
+    where: list[str] = []
+    args: list[str] = []
+    if run_id is not None:
+        where.append("run_id = ?")
+        args.append(run_id)
+    if call_id is not None:
+        where.append("call_id = ?")
+        args.append(call_id)
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY id"
+    conn.row_factory = sqlite3.Row
+    return [_row_to_receipt(r) for r in conn.execute(sql, args)]
+
+
+def start_call_row(
+    conn: sqlite3.Connection,
+    *,
+    call_id: str,
+    run_id: str,
+    role: str,
+    provider: str,
+    provider_kind: str,
+    requested_model: str,
+    schema_name: str,
+    schema_sha256: str,
+    prompt_sha256: str | None,
+    started_at: str,
+) -> None:
+    """Record that a logical call began (status `running` until `end_call_row`)."""
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO model_calls (id, run_id, role, provider, provider_kind, requested_model, schema_name,"
+            " schema_sha256, prompt_sha256, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                call_id,
+                run_id,
+                role,
+                provider,
+                provider_kind,
+                requested_model,
+                schema_name,
+                schema_sha256,
+                prompt_sha256,
+                started_at,
+            ),
+        )
+
+
+def end_call_row(
+    conn: sqlite3.Connection,
+    *,
+    call_id: str,
+    status: Literal["ok", "failed"],
+    error_code: str | None,
+    attempts: int,
+    final_receipt_id: str | None,
+    output_sha256: str | None,
+    diagnostics: dict[str, Any],
+    ended_at: str,
+) -> None:
+    """Record a logical call's final outcome, binding the accepted output to its receipt."""
+    with transaction(conn):
+        conn.execute(
+            "UPDATE model_calls SET status = ?, error_code = ?, attempts = ?, final_receipt_id = ?,"
+            " output_sha256 = ?, diagnostics_json = ?, ended_at = ? WHERE id = ?",
+            (
+                status,
+                error_code,
+                attempts,
+                final_receipt_id,
+                output_sha256,
+                json.dumps(diagnostics, sort_keys=True),
+                ended_at,
+                call_id,
+            ),
+        )

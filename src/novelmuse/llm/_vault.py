@@ -1,0 +1,364 @@
+"""The raw vault `.muse/vault/`: exact model requests and responses, content-addressed, private.
+
+Layout::
+
+    vault/               0700
+      leases/            0700  one lease per attempt: <call_id>-<attempt>.lease (JSON lines)
+      raw/ab/            0700  objects named by their sha256: raw/<first two hex>/<sha256>  (files 0600)
+
+Protocol of one attempt (seed 003: 先写非敏感 lease，再写 0700/0600 raw):
+
+1. the lease is created exclusively and holds only call id, attempt, run id, pid and time;
+2. before each object is created, an ``{"intent": sha}`` line is appended to the lease;
+3. the object is created with ``O_CREAT|O_EXCL|O_NOFOLLOW`` relative to an already-opened directory
+   (never through a path that could contain a planted symlink), ``fchmod``-ed to 0600 and its mode
+   checked after writing (umask cannot loosen it);
+4. a ``{"done": time}`` line completes the lease.
+
+A lease without ``done`` whose holder is gone (pid not alive, or its run no longer running) belongs
+to a crashed attempt: `recover` removes the objects it intended (unless a completed lease also
+references them — objects are shared by content) and renames the lease to ``*.recovered``.
+
+Names are validated against ``^[0-9a-f]{64}$`` (objects) and ``^[A-Za-z0-9_]+-\\d+$`` (leases), so
+``..``, absolute names and separators are refused before any file system call. Secrets never enter the
+vault because they are never part of a request (keys live only in provider clients).
+Raw files are not fsync-ed: the vault survives process crashes (what recovery handles), and the
+receipts in SQLite hold the hashes that later verify any raw file.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import FailedClosed
+from ..store import utc_now
+from ..text import sha256_hex
+
+_OBJECT_NAME = re.compile(r"^[0-9a-f]{64}$")
+_LEASE_NAME = re.compile(r"^[A-Za-z0-9_]+-\d+$")
+_DIR_MODE = 0o700
+_FILE_MODE = 0o600
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+
+class VaultError(FailedClosed):
+    """The vault refused an operation (unsafe path, wrong mode, corrupt object, I/O error)."""
+
+
+def _unsafe(what: str, where: str) -> VaultError:
+    return VaultError(
+        "VAULT_UNSAFE_PATH", what, where, "remove the offending file or link inside .muse/vault and rerun"
+    )
+
+
+def check_object_name(name: str) -> str:
+    """Return `name` if it is a content address (64 lowercase hex); refuse anything else."""
+    if not isinstance(name, str) or not _OBJECT_NAME.fullmatch(name):
+        raise _unsafe(f"not a vault object name: {name!r}", ".muse/vault")
+    return name
+
+
+def _check_component(name: str) -> None:
+    if not name or name in (".", "..") or "/" in name or "\0" in name or os.sep in name:
+        raise _unsafe(f"refused path component {name!r}", ".muse/vault")
+
+
+def _open_dir(parent_fd: int | None, name: str, where: str) -> int:
+    """Open (creating 0700 if missing) directory `name` under `parent_fd`, refusing symlinks."""
+    if parent_fd is not None:
+        _check_component(name)
+    try:
+        os.mkdir(name, _DIR_MODE, dir_fd=parent_fd)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise VaultError("VAULT_IO", f"cannot create a vault directory ({exc.strerror})", where) from exc
+    try:
+        fd = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=parent_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            raise _unsafe("a symlink or non-directory stands where a vault directory belongs", where) from exc
+        raise VaultError("VAULT_IO", f"cannot open a vault directory ({exc.strerror})", where) from exc
+    st = os.fstat(fd)
+    if not stat.S_ISDIR(st.st_mode):
+        os.close(fd)
+        raise _unsafe("not a directory", where)
+    if stat.S_IMODE(st.st_mode) != _DIR_MODE:
+        os.fchmod(fd, _DIR_MODE)
+        if stat.S_IMODE(os.fstat(fd).st_mode) != _DIR_MODE:
+            os.close(fd)
+            raise VaultError("VAULT_MODE", "cannot make a vault directory private (0700)", where)
+    return fd
+
+
+def _write_exclusive(dir_fd: int, name: str, data: bytes, where: str) -> bool:
+    """Create `name` with exactly `data`, mode 0600. False if an identical object already exists."""
+    _check_component(name)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
+    try:
+        fd = os.open(name, flags, _FILE_MODE, dir_fd=dir_fd)
+    except FileExistsError:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode):
+            raise _unsafe("a symlink or special file stands where a vault object belongs", where) from None
+        return False
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _unsafe("a symlink stands where a vault file belongs", where) from exc
+        raise VaultError("VAULT_IO", f"cannot write to the vault ({exc.strerror})", where) from exc
+    try:
+        os.fchmod(fd, _FILE_MODE)
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        if stat.S_IMODE(os.fstat(fd).st_mode) != _FILE_MODE:
+            raise VaultError("VAULT_MODE", "a vault file is not private (0600) after writing", where)
+    finally:
+        os.close(fd)
+    return True
+
+
+def _read_at(dir_fd: int, name: str, where: str) -> bytes:
+    try:
+        fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _unsafe("a symlink stands where a vault file belongs", where) from exc
+        raise VaultError("VAULT_IO", f"cannot read from the vault ({exc.strerror})", where) from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _unsafe("not a regular file", where)
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (signal 0; a permission error means it does)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass
+class RecoveryReport:
+    """What one recovery pass found and did (counts only)."""
+
+    leases: int = 0  # lease files scanned
+    completed: int = 0
+    active: int = 0  # open leases whose holder is still alive
+    crashed: int = 0  # open leases of dead holders, now recovered
+    orphans_removed: int = 0  # raw objects removed
+    recovered_calls: list[str] = field(default_factory=list)  # call ids (not sensitive)
+
+    def to_json(self) -> dict[str, Any]:
+        """The shape of `muse vault recover --json`."""
+        return {
+            "leases": self.leases,
+            "completed": self.completed,
+            "active": self.active,
+            "crashed": self.crashed,
+            "orphans_removed": self.orphans_removed,
+            "recovered_calls": self.recovered_calls,
+        }
+
+
+class Lease:
+    """An open attempt lease: objects are `put` under it, then it is `complete`d."""
+
+    def __init__(self, vault: Vault, name: str):
+        self._vault = vault
+        self.name = name
+        self.objects: list[str] = []
+        self.done = False
+
+    def _append(self, record: dict[str, Any]) -> None:
+        line = (json.dumps(record, sort_keys=True) + "\n").encode()
+        with self._vault._dirs() as (_root, leases, _raw):
+            flags = os.O_WRONLY | os.O_APPEND | _NOFOLLOW | _CLOEXEC
+            try:
+                fd = os.open(self.name + ".lease", flags, dir_fd=leases)
+            except OSError as exc:
+                raise VaultError("VAULT_IO", f"cannot append to a lease ({exc.strerror})", self.name) from exc
+            try:
+                os.write(fd, line)
+            finally:
+                os.close(fd)
+
+    def put(self, data: bytes) -> str:
+        """Store `data` under its sha256 (recording the intent in the lease first); return the sha256."""
+        digest = sha256_hex(data)
+        self._append({"intent": digest})
+        self._vault._store(digest, data)
+        self.objects.append(digest)
+        return digest
+
+    def complete(self) -> None:
+        """Mark the lease completed: its objects are no longer orphans if the process dies later."""
+        if not self.done:
+            self._append({"done": utc_now()})
+            self.done = True
+
+
+class Vault:
+    """The raw vault of one book (`.muse/vault`)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    @contextmanager
+    def _dirs(self) -> Iterator[tuple[int, int, int]]:
+        parent = self.root.parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise VaultError("VAULT_IO", f"cannot create {parent} ({exc.strerror})", str(parent)) from exc
+        pfd = os.open(parent, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+        opened: list[int] = []
+        try:
+            root = _open_dir(pfd, self.root.name, str(self.root))
+            opened.append(root)
+            leases = _open_dir(root, "leases", str(self.root / "leases"))
+            opened.append(leases)
+            raw = _open_dir(root, "raw", str(self.root / "raw"))
+            opened.append(raw)
+            yield root, leases, raw
+        finally:
+            for fd in reversed(opened):
+                os.close(fd)
+            os.close(pfd)
+
+    def _store(self, digest: str, data: bytes) -> None:
+        check_object_name(digest)
+        where = f"{self.root}/raw/{digest[:2]}/{digest}"
+        with self._dirs() as (_root, _leases, raw):
+            sub = _open_dir(raw, digest[:2], where)
+            try:
+                created = _write_exclusive(sub, digest, data, where)
+                if not created and sha256_hex(_read_at(sub, digest, where)) != digest:
+                    raise VaultError(
+                        "VAULT_CORRUPT", "a vault object does not match its name", where, "move the file aside"
+                    )
+            finally:
+                os.close(sub)
+
+    def lease(self, call_id: str, attempt: int, run_id: str) -> Lease:
+        """Write a new lease for one attempt (exclusively: a lease is never reused)."""
+        name = f"{call_id}-{attempt}"
+        if not _LEASE_NAME.fullmatch(name):
+            raise _unsafe(f"refused lease name {name!r}", str(self.root))
+        record = {"call_id": call_id, "attempt": attempt, "run_id": run_id, "pid": os.getpid(), "at": utc_now()}
+        data = (json.dumps(record, sort_keys=True) + "\n").encode()
+        with self._dirs() as (_root, leases, _raw):
+            if not _write_exclusive(leases, name + ".lease", data, str(self.root / "leases")):
+                raise VaultError("VAULT_LEASE_EXISTS", f"lease {name} already exists", str(self.root / "leases"))
+        return Lease(self, name)
+
+    def read(self, digest: str) -> bytes:
+        """The object stored under `digest` (a content address); refuses unsafe names and links."""
+        check_object_name(digest)
+        where = f"{self.root}/raw/{digest[:2]}/{digest}"
+        with self._dirs() as (_root, _leases, raw):
+            sub = _open_dir(raw, digest[:2], where)
+            try:
+                return _read_at(sub, digest, where)
+            finally:
+                os.close(sub)
+
+    def has(self, digest: str) -> bool:
+        """Whether an object with this content address exists."""
+        try:
+            self.read(digest)
+        except VaultError as exc:
+            if exc.code == "VAULT_IO":
+                return False
+            raise
+        return True
+
+    def recover(self, run_running: Callable[[str], bool]) -> RecoveryReport:
+        """Remove the orphans of crashed attempts (see the module docstring); return what was done."""
+        report = RecoveryReport()
+        if not self.root.exists() and not self.root.is_symlink():
+            return report
+        with self._dirs() as (_root, leases_fd, raw_fd):
+            parsed: dict[str, list[dict[str, Any]]] = {}
+            for entry in sorted(os.listdir(leases_fd)):
+                if not entry.endswith(".lease") or not _LEASE_NAME.fullmatch(entry.removesuffix(".lease")):
+                    continue
+                try:
+                    text = _read_at(leases_fd, entry, str(self.root / "leases" / entry)).decode()
+                except (VaultError, UnicodeDecodeError):
+                    continue
+                records = []
+                for line in text.splitlines():
+                    try:
+                        value = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue  # a torn last line of a crashed writer
+                    if isinstance(value, dict):
+                        records.append(value)
+                parsed[entry] = records
+            report.leases = len(parsed)
+            crashed: list[str] = []
+            keep: set[str] = set()
+            for entry, records in parsed.items():
+                intents = {str(r["intent"]) for r in records if "intent" in r}
+                header = records[0] if records else {}
+                if any("done" in r for r in records):
+                    report.completed += 1
+                    keep |= intents
+                    continue
+                pid = header.get("pid")
+                run_id = header.get("run_id")
+                alive = isinstance(pid, int) and pid_alive(pid) and isinstance(run_id, str) and run_running(run_id)
+                if alive:
+                    report.active += 1
+                    keep |= intents
+                else:
+                    crashed.append(entry)
+            for entry in crashed:
+                records = parsed[entry]
+                for digest in {str(r["intent"]) for r in records if "intent" in r} - keep:
+                    if not _OBJECT_NAME.fullmatch(digest):
+                        continue
+                    try:
+                        sub = os.open(digest[:2], os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=raw_fd)
+                    except OSError:
+                        continue
+                    try:
+                        st = os.stat(digest, dir_fd=sub, follow_symlinks=False)
+                        if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                            os.unlink(digest, dir_fd=sub)
+                            report.orphans_removed += 1
+                    except FileNotFoundError:
+                        pass
+                    finally:
+                        os.close(sub)
+                os.rename(
+                    entry, entry.removesuffix(".lease") + ".recovered", src_dir_fd=leases_fd, dst_dir_fd=leases_fd
+                )
+                report.crashed += 1
+                header = records[0] if records else {}
+                report.recovered_calls.append(str(header.get("call_id", entry.removesuffix(".lease"))))
+        return report
