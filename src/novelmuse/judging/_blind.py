@@ -1,0 +1,370 @@
+"""The blind input builder: random-but-reproducible candidate ids, exact orders, expected counts, quote hints.
+
+Everything is derived from `item_id:seed` with HMAC-SHA256, so the same item and seed give the same ids,
+the same blind order and the same quote hints on any machine, while nothing in the input reveals which
+arm a candidate came from. The arm map (candidate id → arm) is kept apart and sealed (hashed) before any
+judge runs; it is opened only after the panel ends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..book import FineOutline
+from ..errors import InputError
+from ..llm._types import Message
+from ..roles import load_prompt
+from ..roles.judge import EVIDENCE_TYPES
+from ..text import canonical_json, locate_quote, normalize_quote, sha256_hex, sha256_json
+from ._rubrics import SCENE_TYPES, Rubric
+
+SCHEMA_VERSION = "judge-input-v1"
+#: A candidateQuote must have at least this many characters after normalisation (NFC, width folding,
+#: whitespace removed), so that "found exactly once" locates a real passage rather than a common phrase.
+QUOTE_MIN_CHARS = 8
+QUOTE_HINTS_PER_CANDIDATE = 3
+_HINT_MAX_CHARS = 40  # longer sentences are cut to a window of this many characters
+_SENTENCE = re.compile(r"[^。！？!?…\n]+[。！？!?…」”』]*")
+
+
+def _mac(key: str, message: str) -> str:
+    return hmac.new(key.encode("utf-8"), message.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AnchorIn(_Model):
+    score: float
+    text: str
+
+
+class DimensionIn(_Model):
+    id: str
+    name: str
+    question: str
+    critical: bool
+    threshold: float | None
+    criteria: list[str]
+    anchors: list[AnchorIn]
+
+
+class CandidateIn(_Model):
+    candidateId: str
+    text: str
+    quoteHints: list[str]
+
+
+class TargetIn(_Model):
+    id: str
+    text: str
+
+
+class ScaleIn(_Model):
+    min: float
+    max: float
+    step: float
+
+
+class PolicyIn(_Model):
+    """The full scoring policy metadata the judge works under (the judge executes it, never invents it)."""
+
+    profile: str
+    rubricId: str
+    rubricVersion: int
+    rubricSha256: str
+    scale: ScaleIn
+    sceneType: str | None
+    quoteMinChars: int
+    evidenceTypes: list[str]
+    verdictValues: list[str]
+    rankingRule: str
+    maxCallsPerJudge: int
+    aggregation: dict[str, str]
+
+
+class ExpectedIn(_Model):
+    """The exact array sizes a complete report has (the checker recomputes them independently)."""
+
+    scores: int
+    rankings: int
+    rankingLength: int
+    verdicts: int
+
+
+class BlindInput(_Model):
+    """What one judge sees: no arm names, no cards, only random candidate ids and the policy."""
+
+    schemaVersion: str = SCHEMA_VERSION
+    itemRef: str
+    policy: PolicyIn
+    candidates: list[CandidateIn]
+    dimensions: list[DimensionIn]
+    fineOutline: list[TargetIn] = Field(default_factory=list)
+    assertions: list[TargetIn] = Field(default_factory=list)
+    constraints: list[TargetIn] = Field(default_factory=list)
+    expected: ExpectedIn
+
+    @property
+    def candidate_ids(self) -> list[str]:
+        return [c.candidateId for c in self.candidates]
+
+    @property
+    def dimension_ids(self) -> list[str]:
+        return [d.id for d in self.dimensions]
+
+    @property
+    def target_ids(self) -> list[str]:
+        """Oracle assertion ids then hard constraint ids: each candidate needs a verdict on each."""
+        return [t.id for t in self.assertions] + [t.id for t in self.constraints]
+
+    def text_of(self, candidate_id: str) -> str:
+        for c in self.candidates:
+            if c.candidateId == candidate_id:
+                return c.text
+        raise KeyError(candidate_id)
+
+    def in_order(self, order: Sequence[str]) -> BlindInput:
+        """The same input with candidates in `order` (a permutation of the ids); nothing else changes."""
+        if sorted(order) != sorted(self.candidate_ids):
+            raise ValueError("order must be a permutation of the candidate ids")
+        by_id = {c.candidateId: c for c in self.candidates}
+        return self.model_copy(update={"candidates": [by_id[i] for i in order]})
+
+    def sha256(self) -> str:
+        """sha256 of the canonical JSON of this input (order included)."""
+        return sha256_json(self.model_dump(mode="json"))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A candidate text and the arm it came from (the arm never reaches a judge)."""
+
+    arm: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Target:
+    """An oracle assertion or hard constraint every candidate gets a verdict on."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class SealedArmMap:
+    """Candidate id → arm, serialised canonically and hashed before any judge runs."""
+
+    payload: str  # canonical JSON
+    sha256: str
+
+    def open(self, expect_sha256: str) -> dict[str, str]:
+        """The map, after checking it still hashes to the value sealed into the report."""
+        if sha256_hex(self.payload) != expect_sha256 or self.sha256 != expect_sha256:
+            raise InputError(
+                "JUDGE_ARM_MAP_TAMPERED",
+                "the sealed arm map does not match its recorded sha256",
+                "judge_arm_maps",
+                "the panel's unblinding cannot be trusted: rerun the panel",
+            )
+        arms: dict[str, str] = json.loads(self.payload)["arms"]
+        return arms
+
+
+@dataclass(frozen=True)
+class BlindItem:
+    """A built item: the blind input (candidates in blind order), the sealed arm map and per-candidate hashes."""
+
+    item_id: str
+    blind: BlindInput
+    arm_map: SealedArmMap
+    candidate_sha256: dict[str, str]
+
+
+def candidate_ids(item_id: str, seed: str, count: int) -> list[str]:
+    """`count` distinct ids like ``c_7f3a`` derived from `item_id:seed` (longer only on a collision)."""
+    key = f"{item_id}:{seed}"
+    for width in (4, 6, 8, 12, 16):
+        ids = [f"c_{_mac(key, f'candidate:{i}')[:width]}" for i in range(count)]
+        if len(set(ids)) == count:
+            return ids
+    raise AssertionError("sha256 collision in 64 bits")  # pragma: no cover
+
+
+def blind_order(item_id: str, seed: str, ids: Sequence[str]) -> list[str]:
+    """The order judge 1 sees: a permutation of `ids` fixed by `item_id:seed` (arm order never shows)."""
+    key = f"{item_id}:{seed}"
+    return sorted(ids, key=lambda i: _mac(key, f"order:{i}"))
+
+
+def quote_hints(text: str, key: str, *, count: int = QUOTE_HINTS_PER_CANDIDATE) -> list[str]:
+    """Verbatim passages cut deterministically from `text`, each verified to occur exactly once in it.
+
+    Sentences are ranked by HMAC(key, sentence); a sentence longer than the window is cut to a window at
+    an HMAC-chosen offset. A hint is kept only if `locate_quote` finds it exactly once with the contract's
+    minimum length, so a judge that copies one has a quote the checker accepts.
+    """
+    pool: list[tuple[str, str]] = []
+    for m in _SENTENCE.finditer(text):
+        sentence = m.group(0).strip()
+        if len(normalize_quote(sentence)) < QUOTE_MIN_CHARS:
+            continue
+        if len(sentence) > _HINT_MAX_CHARS:
+            offset = int(_mac(key, f"cut:{sentence}")[:8], 16) % (len(sentence) - _HINT_MAX_CHARS + 1)
+            sentence = sentence[offset : offset + _HINT_MAX_CHARS].strip()
+        pool.append((_mac(key, f"hint:{sentence}"), sentence))
+    hints: list[str] = []
+    for _, sentence in sorted(pool):
+        if sentence in hints:
+            continue
+        if locate_quote(text, sentence, min_chars=QUOTE_MIN_CHARS).ok:
+            hints.append(sentence)
+            if len(hints) == count:
+                break
+    return hints
+
+
+def outline_items(outline: FineOutline | None) -> list[Target]:
+    """A fine outline as a flat list of citable items (goal, hard events, beats, foreshadows, hook, settings)."""
+    if outline is None:
+        return []
+    items: list[Target] = []
+    if outline.goal:
+        items.append(Target("goal", outline.goal))
+    items += [Target(e.id, e.text) for e in outline.hard_events]
+    items += [Target(f"beat-{i}", b) for i, b in enumerate(outline.beats, 1)]
+    for f in outline.foreshadows:
+        items.append(Target(f"{f.op}:{f.id}", f.description or f.note or f.op))
+    if outline.hook:
+        items.append(Target("hook", outline.hook))
+    items += [Target(f"setting-{i}", s.text) for i, s in enumerate(outline.new_settings, 1)]
+    if outline.entities:
+        items.append(Target("entities", "、".join(outline.entities)))
+    return items
+
+
+def build_blind_item(
+    *,
+    item_id: str,
+    seed: str,
+    rubric: Rubric,
+    candidates: Sequence[Candidate],
+    scene_type: str | None = None,
+    outline: FineOutline | None = None,
+    assertions: Sequence[Target] = (),
+    constraints: Sequence[Target] = (),
+    max_calls_per_judge: int = 3,
+) -> BlindItem:
+    """Build the blind input for one item (candidates in blind order) and seal its arm map."""
+    if not candidates:
+        raise InputError("JUDGE_NO_CANDIDATES", "no candidate to judge", "item " + item_id, "pass candidate files")
+    arms = [c.arm for c in candidates]
+    if len(set(arms)) != len(arms):
+        raise InputError("JUDGE_ARM_DUPLICATE", "two candidates share an arm name", "item " + item_id)
+    for c in candidates:
+        if len(normalize_quote(c.text)) < QUOTE_MIN_CHARS:
+            raise InputError(
+                "JUDGE_CANDIDATE_EMPTY",
+                f"candidate of arm {c.arm} has fewer than {QUOTE_MIN_CHARS} characters",
+                "item " + item_id,
+                "a judge needs text it can quote",
+            )
+    if rubric.needs_scene_type:
+        if scene_type not in SCENE_TYPES:
+            raise InputError(
+                "JUDGE_SCENE_TYPE",
+                f"profile {rubric.profile} needs a pre-registered scene type (got {scene_type!r})",
+                "--scene-type",
+                f"use one of {', '.join(SCENE_TYPES)}",
+            )
+    elif scene_type is not None:
+        raise InputError(
+            "JUDGE_SCENE_TYPE", f"profile {rubric.profile} has no scene dimension", "--scene-type", "omit it"
+        )
+    target_ids = [t.id for t in (*assertions, *constraints)]
+    if len(set(target_ids)) != len(target_ids):
+        raise InputError("JUDGE_TARGET_DUPLICATE", "an assertion/constraint id is used twice", "item " + item_id)
+
+    key = f"{item_id}:{seed}"
+    ids = candidate_ids(item_id, seed, len(candidates))
+    by_id = dict(zip(ids, candidates, strict=True))
+    order = blind_order(item_id, seed, ids)
+    blind_candidates = [
+        CandidateIn(candidateId=i, text=by_id[i].text, quoteHints=quote_hints(by_id[i].text, f"{key}:{i}"))
+        for i in order
+    ]
+    dims: list[DimensionIn] = []
+    for d in rubric.dimensions:
+        question, criteria, anchors = d.question, [], d.anchors
+        if d.layer == "scene" and scene_type is not None:
+            scene = rubric.scene_types[scene_type]
+            question, criteria, anchors = scene.question, scene.criteria, scene.anchors
+        dims.append(
+            DimensionIn(
+                id=d.id,
+                name=d.name,
+                question=question,
+                critical=d.critical,
+                threshold=d.threshold,
+                criteria=list(criteria),
+                anchors=[AnchorIn(score=a.score, text=a.text) for a in anchors],
+            )
+        )
+    n_c, n_d, n_t = len(candidates), len(dims), len(target_ids)
+    policy = PolicyIn(
+        profile=rubric.profile,
+        rubricId=rubric.id,
+        rubricVersion=rubric.version,
+        rubricSha256=rubric.sha256,
+        scale=ScaleIn(min=rubric.scale.min, max=rubric.scale.max, step=rubric.scale.step),
+        sceneType=scene_type,
+        quoteMinChars=QUOTE_MIN_CHARS,
+        evidenceTypes=list(EVIDENCE_TYPES),
+        verdictValues=["pass", "fail"],
+        rankingRule="per dimension, every candidateId exactly once, best first",
+        maxCallsPerJudge=max_calls_per_judge,
+        aggregation={"general": rubric.aggregation.general, "scene": rubric.aggregation.scene},
+    )
+    blind = BlindInput(
+        itemRef="item_" + _mac(key, "item")[:12],
+        policy=policy,
+        candidates=blind_candidates,
+        dimensions=dims,
+        fineOutline=[TargetIn(id=t.id, text=t.text) for t in outline_items(outline)],
+        assertions=[TargetIn(id=t.id, text=t.text) for t in assertions],
+        constraints=[TargetIn(id=t.id, text=t.text) for t in constraints],
+        expected=ExpectedIn(scores=n_c * n_d, rankings=n_d, rankingLength=n_c, verdicts=n_c * n_t),
+    )
+    payload = canonical_json({"itemId": item_id, "seed": seed, "arms": {i: by_id[i].arm for i in ids}})
+    return BlindItem(
+        item_id=item_id,
+        blind=blind,
+        arm_map=SealedArmMap(payload, sha256_hex(payload)),
+        candidate_sha256={i: sha256_hex(by_id[i].text) for i in ids},
+    )
+
+
+def judge_messages(blind: BlindInput) -> tuple[list[Message], str]:
+    """The messages one fresh judge gets for `blind` (in its order) and the prompt template's sha256."""
+    template = load_prompt("judge", blind.policy.profile)
+    system = template.render(
+        scale_min=_num(blind.policy.scale.min),
+        scale_max=_num(blind.policy.scale.max),
+        scale_step=_num(blind.policy.scale.step),
+        quote_min_chars=blind.policy.quoteMinChars,
+    )
+    user = "盲评输入 (blind input, JSON):\n" + blind.model_dump_json(indent=1)
+    return [Message(role="system", content=system), Message(role="user", content=user)], template.sha256
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)

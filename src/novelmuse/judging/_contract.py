@@ -1,0 +1,210 @@
+"""The judge report contract, checked locally whatever the model claims.
+
+The checker recomputes the expected cartesian products itself (candidates × dimensions for scores,
+dimensions for rankings, candidates × assertions/constraints for verdicts) from the blind input, and
+counts, per array: entries *missing* (an expected key with no entry), *duplicate* (entries beyond the
+first for one key) and *out-of-range* (an entry whose key is not in the expected product — an unknown id).
+Score values outside the scale or off its step are counted apart. Every problem is one `Finding`
+(stable code + detail); the detail goes only into the correction message, diagnostics keep codes and counts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ..roles.judge import EVIDENCE_TYPES, JudgeReport
+from ..text import locate_quote, normalize_for_match
+from ._blind import QUOTE_MIN_CHARS, BlindInput
+from ._rubrics import Rubric
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One contract problem: a stable code and a human detail (for the correction only)."""
+
+    code: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class ArrayCounts:
+    """Coverage of one array against its expected product."""
+
+    expected: int
+    missing: int
+    duplicate: int
+    out_of_range: int
+
+
+@dataclass
+class ContractResult:
+    """The outcome of checking one report: findings, counts per array and the located quotes."""
+
+    findings: list[Finding]
+    scores: ArrayCounts
+    rankings: ArrayCounts
+    verdicts: ArrayCounts
+    score_value_out_of_range: int = 0
+    score_off_step: int = 0
+    rankings_incomplete: int = 0
+    verdict_value_invalid: int = 0
+    #: (candidateId, dimensionId) → (start, end) of the quote in that candidate's text.
+    quotes: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def code_counts(self) -> dict[str, int]:
+        """Finding code → count: what diagnostics may record (never the details)."""
+        return dict(sorted(Counter(f.code for f in self.findings).items()))
+
+
+def _coverage(keys: Iterable[tuple[str, ...]], expected: Sequence[tuple[str, ...]]) -> tuple[ArrayCounts, set[int]]:
+    """Counts for `keys` against `expected`, and the indexes of entries that are first for an expected key."""
+    expected_set = set(expected)
+    seen: set[tuple[str, ...]] = set()
+    firsts: set[int] = set()
+    duplicate = out_of_range = 0
+    for i, key in enumerate(keys):
+        if key not in expected_set:
+            out_of_range += 1
+        elif key in seen:
+            duplicate += 1
+        else:
+            seen.add(key)
+            firsts.add(i)
+    missing = len(expected_set - seen)
+    return ArrayCounts(len(expected_set), missing, duplicate, out_of_range), firsts
+
+
+def check_report(report: JudgeReport, blind: BlindInput, rubric: Rubric) -> ContractResult:
+    """Check one judge report against the blind input it answered and the rubric's scale."""
+    cids, dids, tids = blind.candidate_ids, blind.dimension_ids, blind.target_ids
+    findings: list[Finding] = []
+    known_ids = set(cids) | set(dids) | set(tids) | {t.id for t in blind.fineOutline}
+    evidence_ids = {
+        "candidate": set(cids),
+        "fine_outline": {t.id for t in blind.fineOutline},
+        "oracle_assertion": set(tids),
+        "judge_inference": known_ids,
+    }
+    texts = {c.candidateId: normalize_for_match(c.text) for c in blind.candidates}
+
+    # Scores: candidates × dimensions.
+    score_keys = [(s.candidateId, s.dimensionId) for s in report.scores]
+    expected_scores = [(c, d) for c in cids for d in dids]
+    score_counts, firsts = _coverage(score_keys, expected_scores)
+    present = {score_keys[i] for i in firsts}
+    expected_score_set = set(expected_scores)
+    for c, d in expected_scores:
+        if (c, d) not in present:
+            findings.append(Finding("CONTRACT_SCORE_MISSING", f"no score for candidate {c} on dimension {d}"))
+    value_oor = off_step = 0
+    quotes: dict[tuple[str, str], tuple[int, int]] = {}
+    for i, s in enumerate(report.scores):
+        where = f"score for candidate {s.candidateId} on dimension {s.dimensionId}"
+        key = score_keys[i]
+        if key not in expected_score_set:
+            findings.append(Finding("CONTRACT_SCORE_UNKNOWN_ID", f"{where}: unknown candidate or dimension id"))
+            continue
+        if i not in firsts:
+            findings.append(Finding("CONTRACT_SCORE_DUPLICATE", f"{where}: given more than once"))
+            continue
+        if not rubric.scale.contains(s.score):
+            value_oor += 1
+            findings.append(
+                Finding(
+                    "CONTRACT_SCORE_OUT_OF_RANGE",
+                    f"{where}: {s.score} is outside {rubric.scale.min}–{rubric.scale.max}",
+                )
+            )
+        elif not rubric.scale.on_step(s.score):
+            off_step += 1
+            findings.append(
+                Finding("CONTRACT_SCORE_OFF_STEP", f"{where}: {s.score} is not a multiple of {rubric.scale.step}")
+            )
+        if not s.reason.strip():
+            findings.append(Finding("CONTRACT_REASON_EMPTY", f"{where}: the reason is empty"))
+        match = locate_quote(texts[s.candidateId], s.candidateQuote, min_chars=QUOTE_MIN_CHARS)
+        if match.ok:
+            quotes[key] = (match.start, match.end)
+        else:
+            explain = {
+                "empty": "candidateQuote is empty",
+                "too_short": f"candidateQuote has fewer than {QUOTE_MIN_CHARS} characters",
+                "not_found": "candidateQuote is not found verbatim in this candidate's text",
+                "not_unique": f"candidateQuote occurs {match.occurrences}+ times in this candidate; quote more",
+            }[match.status]
+            findings.append(Finding(match.error_code or "CONTRACT_QUOTE_NOT_FOUND", f"{where}: {explain}"))
+        if not s.evidenceRefs:
+            findings.append(Finding("CONTRACT_EVIDENCE_MISSING", f"{where}: evidenceRefs is empty"))
+        for ref in s.evidenceRefs:
+            if ref.type == "card_index":
+                findings.append(
+                    Finding("CONTRACT_EVIDENCE_CARD_INDEX", f"{where}: the blind input has no cards (card_index)")
+                )
+            elif ref.type not in EVIDENCE_TYPES:
+                findings.append(
+                    Finding("CONTRACT_EVIDENCE_TYPE", f"{where}: evidence type {ref.type!r} is not allowed")
+                )
+            elif ref.id not in evidence_ids[ref.type]:
+                findings.append(
+                    Finding("CONTRACT_EVIDENCE_UNKNOWN_ID", f"{where}: {ref.type} id {ref.id!r} is not in this input")
+                )
+
+    # Rankings: one complete permutation per dimension.
+    rank_keys = [(r.dimensionId,) for r in report.rankings]
+    rank_counts, rank_firsts = _coverage(rank_keys, [(d,) for d in dids])
+    present_dims = {rank_keys[i][0] for i in rank_firsts}
+    for d in dids:
+        if d not in present_dims:
+            findings.append(Finding("CONTRACT_RANKING_MISSING", f"no ranking for dimension {d}"))
+    incomplete = 0
+    for i, r in enumerate(report.rankings):
+        if r.dimensionId not in dids:
+            findings.append(Finding("CONTRACT_RANKING_UNKNOWN_ID", f"ranking for unknown dimension {r.dimensionId}"))
+        elif i not in rank_firsts:
+            findings.append(Finding("CONTRACT_RANKING_DUPLICATE", f"dimension {r.dimensionId} is ranked twice"))
+        elif sorted(r.order) != sorted(cids):
+            incomplete += 1
+            findings.append(
+                Finding(
+                    "CONTRACT_RANKING_INCOMPLETE",
+                    f"ranking for {r.dimensionId} must list every candidate id exactly once ({len(cids)} ids)",
+                )
+            )
+
+    # Verdicts: candidates × (assertions + constraints).
+    verdict_keys = [(v.candidateId, v.targetId) for v in report.verdicts]
+    expected_verdicts = [(c, t) for c in cids for t in tids]
+    verdict_counts, v_firsts = _coverage(verdict_keys, expected_verdicts)
+    present_v = {verdict_keys[i] for i in v_firsts}
+    for c, t in expected_verdicts:
+        if (c, t) not in present_v:
+            findings.append(Finding("CONTRACT_VERDICT_MISSING", f"no verdict for candidate {c} on {t}"))
+    bad_value = 0
+    expected_v_set = set(expected_verdicts)
+    for i, v in enumerate(report.verdicts):
+        where = f"verdict for candidate {v.candidateId} on {v.targetId}"
+        if verdict_keys[i] not in expected_v_set:
+            findings.append(Finding("CONTRACT_VERDICT_UNKNOWN_ID", f"{where}: unknown candidate or target id"))
+        elif i not in v_firsts:
+            findings.append(Finding("CONTRACT_VERDICT_DUPLICATE", f"{where}: given more than once"))
+        elif v.verdict not in ("pass", "fail"):
+            bad_value += 1
+            findings.append(Finding("CONTRACT_VERDICT_VALUE", f"{where}: verdict must be pass or fail"))
+
+    return ContractResult(
+        findings=findings,
+        scores=score_counts,
+        rankings=rank_counts,
+        verdicts=verdict_counts,
+        score_value_out_of_range=value_oor,
+        score_off_step=off_step,
+        rankings_incomplete=incomplete,
+        verdict_value_invalid=bad_value,
+        quotes=quotes,
+    )
