@@ -1,0 +1,328 @@
+"""The fail-closed call policy over real HTTP: ModelSession → openai/anthropic provider → loopback server.
+
+For each case the server's request counter, the receipts written and the outcome are asserted exactly, for both
+the OpenAI chat-completions server and the Anthropic messages server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from novelmuse.book import find_book
+from novelmuse.llm import Message, ModelCallFailed, ModelSession, StructuredResult, Violation, list_receipts
+from novelmuse.store import connect
+
+from .loopback import Kind, LoopbackServer, Reply
+
+KEY = "sk-policy-test-KEY-9f8e7d6c5b4a"
+MODEL = {"openai": "deepseek-chat", "anthropic": "claude-test-model-1"}
+TEXT = "却说张飞拍马赶到关下，关上矢石如雨，不得进而回。"
+
+
+class Quote(BaseModel):
+    """A tiny schema with a contract: the quote must occur in TEXT."""
+
+    quote: str
+
+
+def quote_found(value: Quote) -> list[Violation]:
+    if value.quote and value.quote in TEXT:
+        return []
+    return [Violation("CONTRACT_QUOTE_NOT_FOUND", f"quote {value.quote!r} is not in the text")]
+
+
+GOOD = {"quote": "张飞拍马赶到关下"}
+BAD = {"quote": "关羽温酒斩华雄"}
+
+
+def write_book(
+    root: Path, kind: Kind, base_url: str, *, timeout_s: float = 5.0, extra: str = "", model: str | None = None
+) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "book.toml").write_text(
+        f"""[book]
+title = "policy"
+
+[providers.p]
+kind = "{kind}"
+base_url = "{base_url}"
+api_key_env = "MUSE_TEST_HTTP_KEY"
+timeout_s = {timeout_s}
+
+[roles]
+default = "p:{model or MODEL[kind]}"
+{extra}
+""",
+        encoding="utf-8",
+    )
+    return root
+
+
+@dataclass
+class Outcome:
+    result: StructuredResult[Quote] | None = None
+    error: ModelCallFailed | None = None
+    receipts: list[tuple[int, str, str | None]] = field(default_factory=list)  # (attempt, outcome, code)
+
+
+def call_once(root: Path) -> Outcome:
+    book = find_book(root)
+    out = Outcome()
+
+    async def go() -> None:
+        async with ModelSession.open(book, run_kind="test") as session:
+            try:
+                out.result = await session.call(
+                    "reviewer",
+                    Quote,
+                    [Message(role="system", content="引用原文。"), Message(role="user", content=TEXT)],
+                    contracts=[quote_found],
+                    prompt_sha256="0" * 64,
+                )
+            except ModelCallFailed as exc:
+                out.error = exc
+
+    asyncio.run(go())
+    conn = connect(book.db_path)
+    try:
+        out.receipts = [(r.attempt, r.outcome, r.error_code) for r in list_receipts(conn)]
+    finally:
+        conn.close()
+    return out
+
+
+@pytest.fixture(params=["openai", "anthropic"])
+def kind(request: pytest.FixtureRequest) -> Kind:
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def server(kind: Kind):
+    with LoopbackServer(kind, default=Reply(content=GOOD)) as srv:
+        yield srv
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MUSE_TEST_HTTP_KEY", KEY)
+    monkeypatch.setenv("MUSE_CONFIG", str(tmp_path / "no-user-config.toml"))
+
+
+@pytest.fixture
+def book_root(tmp_path: Path, kind: Kind, server: LoopbackServer) -> Path:
+    return write_book(tmp_path / "book", kind, server.base_url)
+
+
+def ok(out: Outcome) -> StructuredResult[Quote]:
+    assert out.error is None, (out.error.code, out.error.diagnostics) if out.error else None
+    assert out.result is not None
+    return out.result
+
+
+def failed(out: Outcome, code: str) -> ModelCallFailed:
+    assert out.result is None
+    assert out.error is not None
+    assert out.error.code == code, (out.error.code, out.error.diagnostics)
+    assert out.error.exit_code == 3
+    return out.error
+
+
+def test_success_first_time(server: LoopbackServer, book_root: Path) -> None:
+    result = ok(call_once(book_root))
+    assert result.value == Quote(**GOOD)
+    assert server.count == 1
+    assert result.attempts == 1
+
+
+def test_500_then_success_resends_the_same_input(server: LoopbackServer, book_root: Path) -> None:
+    server.queue(Reply(status=500))
+    out = call_once(book_root)
+    ok(out)
+    assert server.count == 2
+    assert out.receipts == [(1, "failed", "MODEL_SERVER_ERROR"), (2, "ok", None)]
+    assert server.requests[0].raw == server.requests[1].raw  # no correction: the same request again
+
+
+def test_429_then_success(server: LoopbackServer, book_root: Path) -> None:
+    server.queue(Reply(status=429))
+    out = call_once(book_root)
+    ok(out)
+    assert server.count == 2
+    assert out.receipts == [(1, "failed", "MODEL_RATE_LIMITED"), (2, "ok", None)]
+
+
+def test_429_three_times_fails_closed_at_the_bound(server: LoopbackServer, book_root: Path) -> None:
+    server.queue(Reply(status=429), Reply(status=429), Reply(status=429))
+    out = call_once(book_root)
+    err = failed(out, "MODEL_RATE_LIMITED")
+    assert server.count == 3
+    assert [r[2] for r in out.receipts] == ["MODEL_RATE_LIMITED"] * 3
+    assert err.diagnostics["bound_reached"] is True
+
+
+def test_timeout_is_not_resent_because_its_cost_is_unknown(server: LoopbackServer, tmp_path: Path, kind: Kind) -> None:
+    root = write_book(tmp_path / "slow", kind, server.base_url, timeout_s=0.3)
+    server.queue(Reply(delay_s=3.0))
+    out = call_once(root)
+    failed(out, "MODEL_TIMEOUT")
+    assert server.count == 1
+    assert out.receipts == [(1, "failed", "MODEL_TIMEOUT")]
+
+
+def test_connection_reset_after_sending_is_not_resent(server: LoopbackServer, book_root: Path) -> None:
+    server.queue(Reply(drop=True))
+    out = call_once(book_root)
+    failed(out, "MODEL_CONNECTION")
+    assert server.count == 1
+
+
+def test_401_is_never_retried(server: LoopbackServer, book_root: Path) -> None:
+    server.queue(Reply(status=401))
+    out = call_once(book_root)
+    failed(out, "MODEL_AUTH")
+    assert server.count == 1
+    assert out.receipts == [(1, "failed", "MODEL_AUTH")]
+
+
+def test_400_invalid_request_is_never_retried(server: LoopbackServer, book_root: Path) -> None:
+    server.queue(Reply(status=400))
+    failed(call_once(book_root), "MODEL_INVALID_REQUEST")
+    assert server.count == 1
+
+
+def test_invalid_json_output_then_corrected(server: LoopbackServer, book_root: Path) -> None:
+    server.queue(Reply(content='{"quote": "张飞'))
+    out = call_once(book_root)
+    ok(out)
+    assert server.count == 2
+    assert out.receipts == [(1, "failed", "MODEL_OUTPUT_NOT_JSON"), (2, "ok", None)]
+    second = json.dumps(server.requests[1].json, ensure_ascii=False)
+    assert '{\\"quote\\": \\"张飞' in second  # the draft is carried back
+    assert "MODEL_OUTPUT_NOT_JSON" in second  # with the exact reason
+
+
+def test_invalid_json_response_body_fails_closed_at_once(server: LoopbackServer, book_root: Path) -> None:
+    server.queue(Reply(invalid_json=True))
+    out = call_once(book_root)
+    failed(out, "MODEL_BAD_RESPONSE")
+    assert server.count == 1
+
+
+def test_truncated_by_length_then_corrected(server: LoopbackServer, book_root: Path, kind: Kind) -> None:
+    server.queue(Reply(content='{"quote": "张', finish="length" if kind == "openai" else "max_tokens"))
+    out = call_once(book_root)
+    ok(out)
+    assert server.count == 2
+    assert out.receipts == [(1, "failed", "MODEL_TRUNCATED"), (2, "ok", None)]
+
+
+def test_truncated_three_times_fails_closed(server: LoopbackServer, book_root: Path, kind: Kind) -> None:
+    cut = Reply(content='{"quote": "张', finish="length" if kind == "openai" else "max_tokens")
+    server.queue(cut, cut, cut)
+    out = call_once(book_root)
+    failed(out, "MODEL_TRUNCATED")
+    assert server.count == 3
+
+
+def test_wrong_model_is_never_retried(server: LoopbackServer, book_root: Path) -> None:
+    server.queue(Reply(content=GOOD, model="some-other-model"))
+    out = call_once(book_root)
+    failed(out, "MODEL_MISMATCH")
+    assert server.count == 1
+    assert out.receipts == [(1, "failed", "MODEL_MISMATCH")]
+
+
+def test_missing_usage_is_never_retried(server: LoopbackServer, book_root: Path) -> None:
+    server.queue(Reply(content=GOOD, usage=False))
+    out = call_once(book_root)
+    failed(out, "MODEL_USAGE_MISSING")
+    assert server.count == 1
+    assert out.receipts == [(1, "failed", "MODEL_USAGE_MISSING")]
+
+
+def test_schema_invalid_then_corrected(server: LoopbackServer, book_root: Path) -> None:
+    server.queue(Reply(content={"text": "张飞"}))
+    out = call_once(book_root)
+    ok(out)
+    assert out.receipts == [(1, "failed", "MODEL_SCHEMA_INVALID"), (2, "ok", None)]
+    assert server.count == 2
+
+
+def test_contract_failure_then_corrected(server: LoopbackServer, book_root: Path) -> None:
+    server.queue(Reply(content=BAD), Reply(content=GOOD))
+    out = call_once(book_root)
+    result = ok(out)
+    assert result.value.quote == GOOD["quote"]
+    assert server.count == 2
+    assert out.receipts == [(1, "failed", "CONTRACT_QUOTE_NOT_FOUND"), (2, "ok", None)]
+    second = json.dumps(server.requests[1].json, ensure_ascii=False)
+    assert "关羽温酒斩华雄" in second  # the draft and the violation's detail go into the correction
+
+
+def test_three_contract_failures_fail_closed_after_exactly_three_requests(
+    server: LoopbackServer, book_root: Path
+) -> None:
+    server.queue(Reply(content=BAD), Reply(content=BAD), Reply(content=BAD), Reply(content=GOOD))
+    out = call_once(book_root)
+    err = failed(out, "CONTRACT_QUOTE_NOT_FOUND")
+    assert server.count == 3
+    assert server.pending == 1  # the good fourth answer was never asked for
+    assert out.receipts == [(i, "failed", "CONTRACT_QUOTE_NOT_FOUND") for i in (1, 2, 3)]
+    assert err.diagnostics["bound_reached"] is True
+    assert "关羽" not in json.dumps(err.diagnostics, ensure_ascii=False)  # codes and counts only
+
+
+def test_missing_key_sends_nothing(server: LoopbackServer, book_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MUSE_TEST_HTTP_KEY")
+    out = call_once(book_root)
+    failed(out, "MODEL_KEY_MISSING")
+    assert server.count == 0
+
+
+def test_budget_without_price_refuses_before_sending(server: LoopbackServer, tmp_path: Path, kind: Kind) -> None:
+    extra = "\n[budget]\nmax_cost = 1.0\n"
+    root = write_book(tmp_path / "budget", kind, server.base_url, extra=extra, model="unpriced-model-x")
+    out = call_once(root)
+    failed(out, "MODEL_COST_UNKNOWN")
+    assert server.count == 0
+    assert out.receipts == [(1, "refused", "MODEL_COST_UNKNOWN")]
+
+
+def test_priced_call_records_cost_and_hashes(server: LoopbackServer, tmp_path: Path, kind: Kind) -> None:
+    model = MODEL[kind]
+    extra = f'\n[prices."{model}"]\ninput = 1.0\noutput = 2.0\n\n[budget]\nmax_cost = 1.0\n'
+    root = write_book(tmp_path / "priced", kind, server.base_url, extra=extra)
+    usage = (
+        {"prompt_tokens": 1000, "completion_tokens": 500}
+        if kind == "openai"
+        else {"input_tokens": 1000, "output_tokens": 500}
+    )
+    server.queue(Reply(content=GOOD, usage=usage))
+    result = ok(call_once(root))
+    receipt = result.final_receipt
+    assert (receipt.input_tokens, receipt.output_tokens) == (1000, 500)
+    assert receipt.cost == pytest.approx((1000 * 1.0 + 500 * 2.0) / 1_000_000)
+    assert receipt.provider_kind == kind
+    assert receipt.resolved_model == model
+    assert receipt.response_sha256 is not None and len(receipt.response_sha256) == 64
+
+
+def test_the_key_never_reaches_db_vault_or_receipts(server: LoopbackServer, book_root: Path) -> None:
+    echo = {"error": {"message": f"Incorrect API key provided: {KEY}"}}
+    server.queue(Reply(status=500, error_body=echo), Reply(status=401, error_body=echo))
+    out = call_once(book_root)
+    err = failed(out, "MODEL_AUTH")
+    assert server.count == 2
+    assert server.requests[0].headers.get("authorization", "").endswith(KEY)  # it was used on the wire
+    needle = KEY.encode()
+    files = [p for p in (book_root / ".muse").rglob("*") if p.is_file()]
+    assert any("vault" in p.parts for p in files)
+    for path in files:
+        assert needle not in path.read_bytes(), path
+    assert KEY not in str(err) and KEY not in json.dumps(err.diagnostics)
