@@ -18,6 +18,8 @@ from ._config import (
     user_config_path,
 )
 from ._files import atomic_write_bytes, atomic_write_text
+from ._import import Gap, HeadingNote, ImportedChapter, ImportReport, check_numbering, import_novel
+from ._init import InitResult, book_toml_text, init_book, rules_txt_text
 from ._outline import (
     FineOutline,
     ForeshadowDecl,
@@ -44,7 +46,12 @@ __all__ = [
     "ClaudeCliProviderConfig",
     "FineOutline",
     "ForeshadowDecl",
+    "Gap",
     "HardEvent",
+    "HeadingNote",
+    "ImportReport",
+    "ImportedChapter",
+    "InitResult",
     "LineDict",
     "LineList",
     "MemoryConfig",
@@ -56,7 +63,11 @@ __all__ = [
     "ScriptedProviderConfig",
     "atomic_write_bytes",
     "atomic_write_text",
+    "book_toml_text",
+    "check_numbering",
     "find_book",
+    "import_novel",
+    "init_book",
     "line_of",
     "load_config",
     "load_outline",
@@ -65,6 +76,7 @@ __all__ = [
     "outline_paths",
     "parse_chapter_file",
     "parse_outline",
+    "rules_txt_text",
     "user_config_path",
     "validate_located",
 ]

@@ -23,3 +23,4 @@ def version() -> None:
 
 
 # Command modules register their commands on `app` when imported (one line per module, below).
+from . import _cmd_book  # noqa: E402,F401  muse init, muse import

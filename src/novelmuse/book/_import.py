@@ -1,0 +1,310 @@
+"""`muse import FILE --into DIR`: split an existing novel into chapter files, byte-exact.
+
+- Chapter numbers come from the heading lines (see `text.split_chapters` for the heading rule).
+- ``chapters/NNNN.md`` = ``# <heading line as in the source, stripped>\\n`` + the body exactly as in the
+  source (the text between this heading line and the next), re-encoded as UTF-8 when the source was
+  GB18030.
+- Text before the first heading is the prologue: ``chapters/0000.md`` (chapter 0) with the heading
+  ``# 序``, which is novelmuse's, not the source's. A prologue of only whitespace is not written (noted).
+- Numbering problems are reported with line numbers. A duplicate number or a number lower than the one
+  before it is always refused (IMPORT_DUPLICATE_CHAPTERS / IMPORT_CHAPTER_ORDER): two chapters cannot share
+  a file and guessing a renumbering would change the author's chapters. Missing numbers are refused
+  (IMPORT_CHAPTER_GAPS) unless `allow_gaps`, which imports and lists them (``gaps`` and a note).
+- Nothing existing is overwritten: a chapter file that already exists refuses the whole import
+  (IMPORT_CHAPTER_EXISTS, naming the first conflict). Everything is checked before anything is written; if
+  a write still fails, the files written so far are removed again (and a book created by this import too).
+- Every written chapter is registered in the store's chapter registry (sha256, chars, paragraphs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ..errors import InputError, MuseError
+from ..store import register_chapters
+from ..text import ChapterPart, HeadingLine, SplitText, decode_text, sha256_hex, split_chapters
+from ._files import atomic_write_bytes
+from ._init import init_book, remove_created
+from ._project import BOOK_FILE, find_book
+
+PROLOGUE_HEADING = "序"
+_MAX_LISTED = 8
+
+
+class ImportedChapter(BaseModel):
+    """One chapter file written by the import."""
+
+    number: int
+    title: str  # the heading's title after the number ("" when the heading has none)
+    heading: str  # the heading line as written into the file (after "# ")
+    line: int  # 1-based line of the heading in the source (0 for the prologue)
+    chars: int
+    paragraphs: int
+    path: str  # relative to the book root
+    sha256: str
+
+
+class Gap(BaseModel):
+    """Numbers missing between two consecutive headings."""
+
+    missing_from: int
+    missing_to: int
+    after_number: int
+    after_line: int
+    before_number: int
+    before_line: int
+
+
+class Duplicate(BaseModel):
+    """A chapter number used by more than one heading."""
+
+    number: int
+    lines: list[int]
+
+
+class OutOfOrder(BaseModel):
+    """A heading whose number is lower than the previous heading's (and not a duplicate)."""
+
+    number: int
+    line: int
+    previous_number: int
+    previous_line: int
+
+
+class HeadingNote(BaseModel):
+    """A heading-like line kept inside a body (a volume line, or a heading of another unit)."""
+
+    line: int
+    text: str
+
+
+class ImportReport(BaseModel):
+    """The result of `muse import` (also its --json document, under "ok": true)."""
+
+    book: str
+    source: str
+    source_sha256: str
+    encoding: str
+    unit: str
+    initialised: bool  # the book was created by this import
+    prologue: ImportedChapter | None
+    chapters: list[ImportedChapter]
+    gaps: list[Gap]  # only with --allow-gaps (else the import is refused); duplicates are always refused
+    volumes: list[HeadingNote]
+    other_headings: list[HeadingNote]
+    notes: list[str]
+
+
+def check_numbering(chapters: list[ChapterPart]) -> tuple[list[Gap], list[Duplicate], list[OutOfOrder]]:
+    """Gaps, duplicates and out-of-order numbers in the headings' order, each with line numbers."""
+    seen: dict[int, list[int]] = {}
+    gaps: list[Gap] = []
+    disorder: list[OutOfOrder] = []
+    prev: HeadingLine | None = None
+    for part in chapters:
+        hl = part.heading_line
+        n = hl.heading.number
+        seen.setdefault(n, []).append(hl.line_no)
+        if prev is not None:
+            p = prev.heading.number
+            if n > p + 1:
+                gaps.append(
+                    Gap(
+                        missing_from=p + 1,
+                        missing_to=n - 1,
+                        after_number=p,
+                        after_line=prev.line_no,
+                        before_number=n,
+                        before_line=hl.line_no,
+                    )
+                )
+            elif n <= p and len(seen[n]) == 1:
+                disorder.append(OutOfOrder(number=n, line=hl.line_no, previous_number=p, previous_line=prev.line_no))
+        prev = hl
+    dups = [Duplicate(number=n, lines=lines) for n, lines in sorted(seen.items()) if len(lines) > 1]
+    return gaps, dups, disorder
+
+
+def _listed(items: list[str]) -> str:
+    more = f" (+{len(items) - _MAX_LISTED} more)" if len(items) > _MAX_LISTED else ""
+    return "; ".join(items[:_MAX_LISTED]) + more
+
+
+def _gap_text(g: Gap) -> str:
+    missing = str(g.missing_from) if g.missing_from == g.missing_to else f"{g.missing_from}–{g.missing_to}"
+    return f"missing {missing} between line {g.after_line} (ch. {g.after_number}) and line {g.before_line} (ch. {g.before_number})"  # noqa: E501
+
+
+def _read_source(source: Path) -> bytes:
+    if not source.exists():
+        raise InputError("IMPORT_SOURCE_NOT_FOUND", "no such file", str(source), "check the path of the novel file")
+    if source.is_dir():
+        raise InputError("IMPORT_SOURCE_NOT_FOUND", "this is a directory, not a file", str(source), "pass a .txt file")
+    try:
+        return source.read_bytes()
+    except OSError as exc:
+        raise InputError("IMPORT_SOURCE_READ", f"cannot read ({exc.strerror})", str(source), "check the file") from exc
+
+
+def _validate(split: SplitText, source: Path, allow_gaps: bool) -> list[Gap]:
+    where = str(source)
+    if not split.chapters:
+        raise InputError(
+            "IMPORT_NO_HEADINGS",
+            "no chapter heading line found",
+            where,
+            "headings must be whole lines such as `第一章 标题`, `第12回`, `第一百零一章：标题` or `Chapter 3`",
+        )
+    gaps, dups, disorder = check_numbering(split.chapters)
+    if dups:
+        raise InputError(
+            "IMPORT_DUPLICATE_CHAPTERS",
+            "duplicate chapter numbers: "
+            + _listed([f"{d.number} at lines {', '.join(map(str, d.lines))}" for d in dups]),
+            where,
+            "renumber or merge those chapters in the source file (duplicates are never guessed)",
+        )
+    if disorder:
+        backwards = [
+            f"{o.number} at line {o.line} after {o.previous_number} at line {o.previous_line}" for o in disorder
+        ]
+        raise InputError(
+            "IMPORT_CHAPTER_ORDER",
+            "chapter numbers go backwards: " + _listed(backwards),
+            where,
+            "fix the numbering in the source file",
+        )
+    if gaps and not allow_gaps:
+        raise InputError(
+            "IMPORT_CHAPTER_GAPS",
+            "chapter numbers are missing: " + _listed([_gap_text(g) for g in gaps]),
+            where,
+            "fix the source, or pass --allow-gaps to import anyway",
+        )
+    if split.chapters[0].number == 0 and split.prologue.strip():
+        raise InputError(
+            "IMPORT_PROLOGUE_CONFLICT",
+            f"a chapter numbered 0 (line {split.chapters[0].heading_line.line_no}) and a prologue both need "
+            "chapters/0000.md",
+            where,
+            "give the prologue text its own heading or renumber chapter 0",
+        )
+    return gaps
+
+
+def _chapter_bytes(heading: str, body: str) -> bytes:
+    return f"# {heading}\n{body}".encode()
+
+
+def import_novel(source: Path, into: Path, *, allow_gaps: bool = False, title: str | None = None) -> ImportReport:
+    """Import the novel file `source` into the book at `into` (created and initialised if not a book yet)."""
+    data = _read_source(source)
+    decoded = decode_text(data, str(source))
+    split = split_chapters(decoded.text)
+    gaps = _validate(split, source, allow_gaps)
+    notes = list(decoded.notes)
+
+    files: list[tuple[int, str, str, int, bytes]] = []  # number, title, heading, line, bytes
+    has_prologue = bool(split.prologue.strip())
+    if has_prologue:
+        files.append((0, PROLOGUE_HEADING, PROLOGUE_HEADING, 0, _chapter_bytes(PROLOGUE_HEADING, split.prologue)))
+        notes.append(f"text before the first heading kept as the prologue, chapter 0 (heading `# {PROLOGUE_HEADING}`)")
+    elif split.prologue:
+        notes.append(f"{len(split.prologue)} whitespace character(s) before the first heading were not kept")
+    for part in split.chapters:
+        h = part.heading_line.heading
+        files.append((h.number, h.title, h.text, part.heading_line.line_no, _chapter_bytes(h.text, part.body)))
+    if gaps:
+        notes.append("imported with --allow-gaps: " + _listed([_gap_text(g) for g in gaps]))
+    for v in split.volumes:
+        notes.append(f"line {v.line_no}: volume heading `{v.heading.text}` kept inside the text, not a chapter")
+    for o in split.other_headings:
+        notes.append(f"line {o.line_no}: `{o.heading.text}` kept inside the text (chapters are split by {split.unit})")
+
+    into = into.expanduser().absolute()
+    initialised = not (into / BOOK_FILE).is_file()
+    created: list[str] = []
+    if initialised:
+        default_title = title if title is not None else source.stem
+        created = init_book(into, title=default_title).created
+    try:
+        book = find_book(into)
+        existing = book.chapter_paths()
+        for number, *_ in files:
+            target = book.chapters_dir / f"{number:04d}.md"
+            conflict = existing.get(number) or (target if target.exists() else None)
+            if conflict is not None:
+                raise InputError(
+                    "IMPORT_CHAPTER_EXISTS",
+                    f"chapter {number} already exists; novelmuse never overwrites an author's file",
+                    str(conflict),
+                    "import into a new directory, or move the existing chapter files away first",
+                )
+        conn = book.db  # opened (and created) before any chapter is written: a store error writes nothing
+        written: list[Path] = []
+        try:
+            for number, *_, payload in files:
+                target = book.chapters_dir / f"{number:04d}.md"
+                atomic_write_bytes(target, payload)
+                written.append(target)
+            chapters = [book.read_chapter(number) for number, *_ in files]
+            register_chapters(conn, [book.chapter_record(ch) for ch in chapters], remove_others=False)
+        except BaseException:
+            for p in written:
+                with contextlib.suppress(OSError):
+                    p.unlink()
+            raise
+    except (MuseError, OSError) as exc:
+        if initialised:
+            _undo_init(into, created)
+        if isinstance(exc, OSError):
+            raise InputError(
+                "BOOK_WRITE", f"cannot write the book ({exc.strerror or exc})", str(into), "check it is writable"
+            ) from exc
+        raise
+
+    out: list[ImportedChapter] = []
+    for (number, ch_title, heading, line, payload), ch in zip(files, chapters, strict=True):
+        rec = book.chapter_record(ch)
+        out.append(
+            ImportedChapter(
+                number=number,
+                title=ch_title,
+                heading=heading,
+                line=line,
+                chars=rec.chars,
+                paragraphs=rec.paragraphs,
+                path=rec.path,
+                sha256=sha256_hex(payload),
+            )
+        )
+    prologue = out.pop(0) if has_prologue else None
+    return ImportReport(
+        book=str(book.root),
+        source=str(source),
+        source_sha256=sha256_hex(data),
+        encoding=decoded.encoding,
+        unit=split.unit or "",
+        initialised=initialised,
+        prologue=prologue,
+        chapters=out,
+        gaps=gaps,
+        volumes=[HeadingNote(line=v.line_no, text=v.heading.text) for v in split.volumes],
+        other_headings=[HeadingNote(line=o.line_no, text=o.heading.text) for o in split.other_headings],
+        notes=notes,
+    )
+
+
+def _undo_init(root: Path, created: list[str]) -> None:
+    """Remove a book this import created (its store too), leaving the directory as it was."""
+    state = root / ".muse"
+    if state.is_dir():
+        for p in sorted(state.rglob("*"), key=lambda q: len(q.parts), reverse=True):
+            with contextlib.suppress(OSError):
+                p.rmdir() if p.is_dir() else p.unlink()
+        with contextlib.suppress(OSError):
+            state.rmdir()
+    remove_created(root, created)

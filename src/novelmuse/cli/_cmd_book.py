@@ -1,0 +1,62 @@
+"""`muse init DIR` and `muse import FILE --into DIR`: create a book project, split a novel into it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..book import import_novel, init_book
+from ..reports._book import render_import, render_init
+from ._app import app
+from ._common import JsonOpt, console, emit_json, err_console
+
+
+@app.command("init")
+def init_cmd(
+    directory: Annotated[Path, typer.Argument(help="Directory of the new book (created if missing).")],
+    title: Annotated[str | None, typer.Option("--title", help="Book title (default: the directory name).")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Create a book project: book.toml, rules.txt, chapters/, outlines/, cards/ and .gitignore.
+
+    Refuses (exit 2, BOOK_EXISTS) to overwrite an existing book.toml; existing files are kept.
+    """
+    result = init_book(directory, title=title)
+    if json_out:
+        emit_json(
+            {
+                "ok": True,
+                "book": str(result.root),
+                "created": result.created,
+                "kept": result.kept,
+                "notes": result.notes,
+            }
+        )
+    else:
+        render_init(result, console)
+
+
+@app.command("import")
+def import_cmd(
+    file: Annotated[Path, typer.Argument(help="The novel as one text file (UTF-8 or GB18030).")],
+    into: Annotated[Path, typer.Option("--into", help="Book directory (created and initialised if not a book).")],
+    allow_gaps: Annotated[
+        bool, typer.Option("--allow-gaps", help="Import even when chapter numbers are missing (listed as warnings).")
+    ] = False,
+    title: Annotated[
+        str | None, typer.Option("--title", help="Title for a newly created book (default: the file name).")
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Split a novel into chapters/NNNN.md by its heading lines (第N章 / 第N回 / 第N节 / Chapter N).
+
+    Bodies are kept byte-exact; text before the first heading becomes chapters/0000.md (`# 序`).
+    Never overwrites an existing chapter file. Exit 2 on bad input, duplicates or (without --allow-gaps) gaps.
+    """
+    report = import_novel(file, into, allow_gaps=allow_gaps, title=title)
+    if json_out:
+        emit_json({"ok": True, **report.model_dump(mode="json")})
+    else:
+        render_import(report, console, err_console)
