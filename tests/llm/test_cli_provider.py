@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import shutil
+import sqlite3
 import stat
 import sys
 import time
@@ -17,9 +18,10 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
-from novelmuse.book import ClaudeCliProviderConfig
-from novelmuse.llm import _provider_cli
+from novelmuse.book import Book, ClaudeCliProviderConfig, find_book
+from novelmuse.llm import Message, ModelCallFailed, ModelSession, StructuredResult, Violation, _provider_cli
 from novelmuse.llm._provider_cli import (
     EMPTY_MCP_CONFIG,
     FIXED_ENV,
@@ -36,7 +38,7 @@ from novelmuse.llm._sandbox import (
     sandbox_exec_profile,
     wrap_command,
 )
-from novelmuse.llm._types import Message, ProviderError, ProviderRequest
+from novelmuse.llm._types import ProviderError, ProviderRequest
 
 FAKE_SOURCE = Path(__file__).with_name("fake_claude.py")
 MODEL = "claude-sonnet-4-5-20250929"
@@ -529,3 +531,156 @@ def test_fake_is_installed_executable(fake: FakeCli) -> None:
     assert mode & 0o111
     assert fake.path.read_text().startswith(f"#!{sys.executable}")
     assert shutil.which("claude", path=str(fake.dir)) == str(fake.path)
+
+
+# ── end to end: a book whose role runs on the pinned fake CLI, through ModelSession ─────────────
+
+
+class Verdict(BaseModel):
+    ok: bool
+    note: str
+
+
+def needs_note(v: Verdict) -> list[Violation]:
+    return [] if v.note else [Violation("CONTRACT_NOTE_EMPTY", "note must say why")]
+
+
+def cli_book(fake: FakeCli, root: Path, **config: Any) -> Book:
+    """A book whose every role goes to the fake CLI, pinned by its real sha256 (computed here)."""
+    root.mkdir(parents=True, exist_ok=True)
+    lines = [
+        "[providers.cli]",
+        'kind = "claude-cli"',
+        f'path = "{fake.path}"',
+        f'sha256 = "{hashlib.sha256(fake.path.read_bytes()).hexdigest()}"',
+        'version = "2.1.211"',
+        'api_key_env = "MUSE_TEST_CLI_KEY"',
+        *(f"{k} = {json.dumps(v)}" for k, v in config.items()),
+        "",
+        "[roles]",
+        f'default = "cli:{MODEL}"',
+    ]
+    (root / "book.toml").write_text('[book]\ntitle = "测试"\n\n' + "\n".join(lines) + "\n", encoding="utf-8")
+    return find_book(root)
+
+
+def call_verdict(book: Book) -> tuple[StructuredResult[Verdict] | ModelCallFailed, str]:
+    async def go() -> tuple[StructuredResult[Verdict] | ModelCallFailed, str]:
+        async with ModelSession.open(book, run_kind="test") as session:
+            try:
+                result: StructuredResult[Verdict] | ModelCallFailed = await session.call(
+                    role="reviewer",
+                    schema=Verdict,
+                    messages=[Message(role="system", content="审稿。"), Message(role="user", content=PROMPT_MARKER)],
+                    contracts=[needs_note],
+                    prompt_sha256="a" * 64,
+                )
+            except ModelCallFailed as exc:
+                result = exc
+            return result, session.run_id
+
+    return asyncio.run(go())
+
+
+def receipt_rows(book: Book) -> list[sqlite3.Row]:
+    conn = sqlite3.connect(book.db_path)
+    conn.row_factory = sqlite3.Row
+    try:
+        return conn.execute("SELECT * FROM receipts ORDER BY call_id, attempt").fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def isolated_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MUSE_CONFIG", str(tmp_path / "no-user-config.toml"))
+
+
+@pytest.mark.usefixtures("isolated_user_config")
+def test_end_to_end_structured_call_through_the_pinned_cli(fake: FakeCli, tmp_path: Path) -> None:
+    fake.control(responses=[{"output": {"ok": True, "note": "无矛盾"}}])
+    book = cli_book(fake, tmp_path / "book")
+    result, _ = call_verdict(book)
+    assert isinstance(result, StructuredResult)
+    assert result.value == Verdict(ok=True, note="无矛盾")
+    (row,) = receipt_rows(book)
+    assert row["provider_kind"] == "claude-cli"
+    assert row["sandbox"] == "none"
+    assert row["outcome"] == "ok"
+    assert row["requested_model"] == row["resolved_model"] == MODEL
+    assert (row["input_tokens"], row["output_tokens"]) == (120, 30)
+
+
+@pytest.mark.usefixtures("isolated_user_config")
+def test_end_to_end_contract_correction_goes_through_stdin_as_a_second_fresh_process(
+    fake: FakeCli, tmp_path: Path
+) -> None:
+    fake.control(responses=[{"output": {"ok": True, "note": ""}}, {"output": {"ok": True, "note": "改好了"}}])
+    book = cli_book(fake, tmp_path / "book")
+    result, _ = call_verdict(book)
+    assert isinstance(result, StructuredResult)
+    assert result.value.note == "改好了"
+    rows = receipt_rows(book)
+    assert [(r["attempt"], r["outcome"], r["error_code"]) for r in rows] == [
+        (1, "failed", "CONTRACT_NOTE_EMPTY"),
+        (2, "ok", None),
+    ]
+    first, second = fake.records()
+    assert first["pid"] != second["pid"]
+    assert "### ASSISTANT" in second["stdin"] and "CONTRACT_NOTE_EMPTY" in second["stdin"]
+    assert all("CONTRACT_NOTE_EMPTY" not in a for a in second["argv"])
+
+
+@pytest.mark.usefixtures("isolated_user_config")
+@pytest.mark.parametrize(
+    ("response", "code"),
+    [
+        ({"model": "claude-haiku-4-5-20251001"}, "MODEL_MISMATCH"),
+        ({"usage": False}, "MODEL_USAGE_MISSING"),
+        ({"mode": "error_flag"}, "MODEL_ERROR_FLAG"),
+        ({"mode": "exit", "exit_code": 2}, "MODEL_CLI_EXIT"),
+        ({"mode": "not_json"}, "MODEL_OUTPUT_NOT_JSON"),
+    ],
+)
+def test_end_to_end_failures_are_never_retried(
+    fake: FakeCli, tmp_path: Path, response: dict[str, Any], code: str
+) -> None:
+    fake.control(responses=[response, {"output": {"ok": True, "note": "不该被用到"}}])
+    book = cli_book(fake, tmp_path / "book")
+    result, _ = call_verdict(book)
+    assert isinstance(result, ModelCallFailed)
+    assert result.code == code
+    assert fake.runs() == 1
+    (row,) = receipt_rows(book)
+    assert row["error_code"] == code and row["provider_kind"] == "claude-cli"
+
+
+@pytest.mark.usefixtures("isolated_user_config")
+def test_end_to_end_pin_mismatch_fails_closed_without_running(fake: FakeCli, tmp_path: Path) -> None:
+    book = cli_book(fake, tmp_path / "book")
+    fake.control(version="2.0.0 (Claude Code)")
+    result, _ = call_verdict(book)
+    assert isinstance(result, ModelCallFailed)
+    assert result.code == "MODEL_CLI_PIN_MISMATCH"
+    assert result.exit_code == 3
+    assert fake.runs() == 0
+    assert [r["error_code"] for r in receipt_rows(book)] == ["MODEL_CLI_PIN_MISMATCH"]
+
+
+@pytest.mark.usefixtures("isolated_user_config")
+def test_end_to_end_key_never_reaches_database_vault_or_output(
+    fake: FakeCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = "sk-ant-secret-value-93c1f"
+    monkeypatch.setenv("MUSE_TEST_CLI_KEY", secret)
+    fake.control(responses=[{"output": {"ok": False, "note": "有问题"}}])
+    book = cli_book(fake, tmp_path / "book")
+    result, _ = call_verdict(book)
+    assert isinstance(result, StructuredResult)
+    (rec,) = fake.records()
+    assert rec["env"]["MUSE_TEST_CLI_KEY"] == secret  # the CLI got its key…
+    for path in book.state_dir.rglob("*"):  # …and nothing novelmuse keeps contains it
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    out = capsys.readouterr()
+    assert secret not in out.out and secret not in out.err
