@@ -1,0 +1,240 @@
+"""The hard-rule check: compile an effective rule set once, then check any number of chapters with it."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from ..book import Book, Chapter
+from ..errors import MuseError
+from ..store import ChapterRecord, register_chapters, utc_now
+from ..text import count_chars, split_paragraphs
+from ._defaults import load_defaults
+from ._effective import EffectiveRule, EffectiveRuleSet, LengthLimits, build_effective
+from ._length import LENGTH_ORIGIN, check_length
+from ._match import IntArray, PhraseMatcher
+from ._model import RuleSet, Severity
+from ._parse import parse_rules, read_rules_file
+from ._report import (
+    ChapterOut,
+    CheckReport,
+    FindingOut,
+    HitOut,
+    RegistryOut,
+    RulesFileState,
+    RulesInfo,
+    SummaryOut,
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A violated phrase rule in one text: counts and every kept occurrence (arrays, cheap to build)."""
+
+    rule: Literal["forbidden", "fatigue"]
+    target: str
+    limit: int | None
+    actual: int
+    severity: Severity
+    origin: str
+    starts: IntArray
+    ends: IntArray
+    paragraphs: IntArray
+
+    def hits(self) -> list[tuple[int, int, int]]:
+        """(paragraph, start, end) of every occurrence, in text order."""
+        return list(zip(self.paragraphs.tolist(), self.starts.tolist(), self.ends.tolist(), strict=True))
+
+
+class CompiledRules:
+    """An effective rule set with its automaton built once; `check_texts` reuses it for every chapter."""
+
+    def __init__(self, effective: EffectiveRuleSet):
+        self.effective = effective
+        self.rules: tuple[EffectiveRule, ...] = effective.rules
+        self.matcher = PhraseMatcher([r.phrase for r in self.rules])
+
+    def check_texts(self, texts: Sequence[str]) -> list[list[Finding]]:
+        """Phrase findings for each text: forbidden with ≥ 1 occurrence (error), fatigue above its limit
+        (warning). Counts have `str.count` semantics; positions index into each text."""
+        scan = self.matcher.scan(texts)
+        out: list[list[Finding]] = []
+        for t, text in enumerate(texts):
+            found: list[Finding] = []
+            para_starts: IntArray | None = None
+            for p, n in sorted(scan.counts(t).items()):
+                rule = self.rules[p]
+                if rule.kind == "fatigue" and rule.limit is not None and n <= rule.limit:
+                    continue
+                if para_starts is None:
+                    para_starts = np.array([q.start for q in split_paragraphs(text)], dtype=np.int64)
+                starts = scan.match_starts(t, p)
+                found.append(
+                    Finding(
+                        rule=rule.kind,
+                        target=rule.phrase,
+                        limit=rule.limit,
+                        actual=n,
+                        severity=rule.severity,
+                        origin=rule.origin.label,
+                        starts=starts,
+                        ends=starts + len(rule.phrase),
+                        # a phrase holds no whitespace, so each occurrence lies inside one non-blank line
+                        paragraphs=np.searchsorted(para_starts, starts, side="right") - 1,
+                    )
+                )
+            out.append(found)
+        return out
+
+
+@dataclass(frozen=True)
+class LoadedRules:
+    """A book's rules: the file's state, what it says, and the effective set (defaults + book + length)."""
+
+    path: Path
+    file: RulesFileState
+    ruleset: RuleSet
+    effective: EffectiveRuleSet
+
+
+def load_book_rules(book: Book) -> LoadedRules:
+    """Parse the book's rules.txt and merge it over the defaults; RULES_SYNTAX / RULES_CONTRADICTION raise.
+
+    A missing rules.txt means the defaults only (`file` = "missing"); a file with no rule, preference or
+    unparsed line is "empty"."""
+    text = read_rules_file(book.rules_path)
+    state: RulesFileState = "missing" if text is None else "present"
+    ruleset = parse_rules(text or "")
+    if state == "present" and not (ruleset.forbidden or ruleset.fatigue or ruleset.preferences or ruleset.unparsed):
+        state = "empty"
+    limits = LengthLimits(min_chars=book.config.chapters.min_chars, max_chars=book.config.chapters.max_chars)
+    effective = build_effective(ruleset, load_defaults(), limits, str(book.rules_path))
+    return LoadedRules(book.rules_path, state, ruleset, effective)
+
+
+def _finding_out(f: Finding) -> FindingOut:
+    return FindingOut(
+        rule=f.rule,
+        target=f.target,
+        limit=f.limit,
+        actual=f.actual,
+        severity=f.severity,
+        origin=f.origin,
+        hits=[HitOut(paragraph=a, start=b, end=c) for a, b, c in f.hits()],
+    )
+
+
+def _is_read_only(exc: BaseException) -> bool:
+    if isinstance(exc, MuseError):
+        return exc.code == "STORE_OPEN"
+    if isinstance(exc, PermissionError):
+        return True
+    if isinstance(exc, OSError):
+        return exc.errno in (13, 30)  # EACCES, EROFS
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text or "unable to open" in text
+
+
+def update_registry(book: Book, records: list[ChapterRecord]) -> RegistryOut:
+    """Record the checked chapters' sha256/chars/paragraphs; a read-only book is skipped (said so), not fatal."""
+    try:
+        register_chapters(book.db, records, remove_others=False)
+    except (MuseError, sqlite3.Error, OSError) as exc:
+        code = exc.code if isinstance(exc, MuseError) else type(exc).__name__
+        if _is_read_only(exc):
+            return RegistryOut(
+                outcome="skipped",
+                reason=f"the book directory or its database is read-only ({code})",
+                code=code,
+            )
+        return RegistryOut(outcome="error", reason=str(exc), code=code)
+    return RegistryOut(outcome="updated", chapters=len(records))
+
+
+def check_book(
+    book: Book,
+    *,
+    chapter: int | None = None,
+    span: tuple[int, int] | None = None,
+    update: bool = True,
+) -> CheckReport:
+    """Check the selected chapters of a book against its effective rules and chapter length limits.
+
+    Raises RULES_* for an unusable rules file and CHAPTER_NOT_FOUND for an unknown chapter (exit 2). With
+    `update`, the chapter registry gets each checked chapter's sha256 and counts (skipped on a read-only book).
+    """
+    loaded = load_book_rules(book)
+    numbers = book.select_chapters(chapter, span)
+    chapters: list[Chapter] = [book.read_chapter(n) for n in numbers]
+    compiled = CompiledRules(loaded.effective)
+    per_text = compiled.check_texts([c.body for c in chapters])
+    out: list[ChapterOut] = []
+    records: list[ChapterRecord] = []
+    by_rule: Counter[str] = Counter()
+    now = utc_now()
+    for ch, findings in zip(chapters, per_text, strict=True):
+        chars = count_chars(ch.body)
+        paragraphs = len(split_paragraphs(ch.body))
+        rel = str(ch.path.relative_to(book.root))
+        records.append(ChapterRecord(ch.number, rel, ch.sha256, chars, paragraphs, now))
+        length, violated = check_length(chars, loaded.effective.length)
+        items = [
+            FindingOut(
+                rule="length", target=t, limit=lim, actual=chars, severity="error", origin=LENGTH_ORIGIN, hits=[]
+            )
+            for t, lim in violated
+        ]
+        items += [_finding_out(f) for f in findings]
+        items.sort(key=lambda f: (f.severity != "error", f.rule, f.target))
+        by_rule.update(f.rule for f in items)
+        out.append(
+            ChapterOut(
+                number=ch.number,
+                title=ch.title,
+                path=rel,
+                sha256=ch.sha256,
+                chars=chars,
+                paragraphs=paragraphs,
+                length=length,
+                findings=items,
+                errors=sum(f.severity == "error" for f in items),
+                warnings=sum(f.severity == "warning" for f in items),
+            )
+        )
+    registry = update_registry(book, records) if update else RegistryOut(outcome="skipped", reason="not requested")
+    eff = loaded.effective
+    summary = SummaryOut(
+        chapters=len(out),
+        errors=sum(c.errors for c in out),
+        warnings=sum(c.warnings for c in out),
+        chapters_with_errors=sum(c.errors > 0 for c in out),
+        chapters_with_warnings=sum(c.warnings > 0 for c in out),
+        by_rule=dict(sorted(by_rule.items())),
+        length_checked=eff.length.configured,
+    )
+    return CheckReport(
+        passed=summary.errors == 0,
+        book=str(book.root),
+        rules=RulesInfo(
+            sha256=eff.sha256,
+            file=loaded.file,
+            path=str(loaded.path),
+            enforced=len(eff.rules),
+            forbidden=sum(r.kind == "forbidden" for r in eff.rules),
+            fatigue=sum(r.kind == "fatigue" for r in eff.rules),
+            preferences=len(eff.preferences),
+            defaults_version=eff.defaults.version,
+            defaults_sha256=eff.defaults.sha256,
+            unparsed_lines=[u.line for u in eff.unparsed],
+            warnings=list(loaded.ruleset.warnings),
+        ),
+        registry=registry,
+        chapters=out,
+        summary=summary,
+    )

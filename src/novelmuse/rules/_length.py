@@ -1,0 +1,38 @@
+"""Chapter length against book.toml [chapters] min/max, counted with `text.count_chars` and nothing else."""
+
+from __future__ import annotations
+
+from ._effective import LengthLimits
+from ._report import LengthOut
+
+#: Length outside the limits is an error: the author set them in book.toml as a hard constraint (seed 003's
+#: detector gate repairs it), unlike fatigue words, which are only counted for reviewers.
+LENGTH_SEVERITY = "error"
+LENGTH_ORIGIN = "book.toml [chapters]"
+
+
+def check_length(chars: int, limits: LengthLimits) -> tuple[LengthOut, list[tuple[str, int]]]:
+    """The length outcome for a chapter of `chars` characters, and the violated bounds as (target, limit)."""
+    if not limits.configured:
+        return (
+            LengthOut(
+                chars=chars,
+                min_chars=None,
+                max_chars=None,
+                outcome="skipped",
+                reason="no min_chars/max_chars in book.toml [chapters]",
+            ),
+            [],
+        )
+    violated: list[tuple[str, int]] = []
+    if limits.min_chars is not None and chars < limits.min_chars:
+        violated.append(("min_chars", limits.min_chars))
+    if limits.max_chars is not None and chars > limits.max_chars:
+        violated.append(("max_chars", limits.max_chars))
+    out = LengthOut(
+        chars=chars,
+        min_chars=limits.min_chars,
+        max_chars=limits.max_chars,
+        outcome="failed" if violated else "passed",
+    )
+    return out, violated

@@ -1,0 +1,145 @@
+"""The JSON shapes of `muse check`, `muse rules lint` and `muse rules show` (stable; bump schema_version on change)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ._effective import EffectiveRuleSet
+from ._model import FatigueRule, ForbiddenRule, Preference, RuleProblem, Severity, UnparsedLine
+
+CHECK_SCHEMA_VERSION = 1
+RULES_SCHEMA_VERSION = 1
+
+RulesFileState = Literal["present", "empty", "missing"]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HitOut(_Out):
+    """One occurrence: paragraph index (`text.split_paragraphs` of the body) and [start, end) into the body."""
+
+    paragraph: int
+    start: int
+    end: int
+
+
+class FindingOut(_Out):
+    """One violated rule in one chapter."""
+
+    rule: Literal["forbidden", "fatigue", "length"]
+    target: str  # the phrase, or min_chars / max_chars for length
+    limit: int | None  # fatigue limit, or the length bound; None for forbidden
+    actual: int  # occurrences (str.count semantics), or the chapter's count_chars
+    severity: Severity
+    origin: str  # "default v1", "rules.txt line 3", "book.toml [chapters]"
+    hits: list[HitOut]
+
+
+class LengthOut(_Out):
+    """The length check: passed, failed, or skipped when book.toml sets no limit (a skip is not a pass)."""
+
+    chars: int
+    min_chars: int | None
+    max_chars: int | None
+    outcome: Literal["passed", "failed", "skipped"]
+    reason: str | None = None
+
+
+class ChapterOut(_Out):
+    number: int
+    title: str
+    path: str  # relative to the book root
+    sha256: str  # of the chapter file's bytes
+    chars: int  # text.count_chars(body)
+    paragraphs: int
+    length: LengthOut
+    findings: list[FindingOut]
+    errors: int
+    warnings: int
+
+
+class RulesInfo(_Out):
+    """Which rule set was enforced."""
+
+    sha256: str  # of the effective rule set (see `muse rules show`)
+    file: RulesFileState
+    path: str
+    enforced: int  # phrase rules
+    forbidden: int
+    fatigue: int
+    preferences: int
+    defaults_version: int
+    defaults_sha256: str
+    unparsed_lines: list[int]  # line numbers not enforced (see `muse rules lint`)
+    warnings: list[RuleProblem]
+
+
+class RegistryOut(_Out):
+    """The chapter registry update: `updated`, `skipped` (read-only book directory) or `error` (with a code)."""
+
+    outcome: Literal["updated", "skipped", "error"]
+    chapters: int = 0
+    reason: str | None = None
+    code: str | None = None
+
+
+class SummaryOut(_Out):
+    chapters: int
+    errors: int
+    warnings: int
+    chapters_with_errors: int
+    chapters_with_warnings: int
+    by_rule: dict[str, int]  # findings per rule kind
+    length_checked: bool
+
+
+class CheckReport(_Out):
+    """`muse check --json`: one document. `passed` is false iff some finding has severity error (exit 1)."""
+
+    schema_version: int = CHECK_SCHEMA_VERSION
+    ok: bool = True  # the command ran (an error document has ok=false and an `error` object instead)
+    passed: bool
+    book: str
+    rules: RulesInfo
+    registry: RegistryOut
+    chapters: list[ChapterOut]
+    summary: SummaryOut
+
+
+class LintCounts(_Out):
+    forbidden: int
+    fatigue: int
+    preferences: int
+    unparsed: int
+    errors: int
+    warnings: int
+
+
+class LintReport(_Out):
+    """`muse rules lint --json`: what the file says, what was not understood, and its problems."""
+
+    schema_version: int = RULES_SCHEMA_VERSION
+    ok: bool = True
+    passed: bool  # false iff there are error problems (exit 1)
+    path: str
+    file: RulesFileState
+    forbidden: list[ForbiddenRule]
+    fatigue: list[FatigueRule]
+    preferences: list[Preference]
+    unparsed: list[UnparsedLine]
+    problems: list[RuleProblem]
+    counts: LintCounts
+
+
+class ShowReport(_Out):
+    """`muse rules show --json`: the effective rule set (defaults overridden by the book) and its sha256."""
+
+    schema_version: int = RULES_SCHEMA_VERSION
+    ok: bool = True
+    path: str
+    file: RulesFileState
+    effective: EffectiveRuleSet

@@ -1,0 +1,93 @@
+"""The matcher counts every phrase exactly like `str.count` (non-overlapping, leftmost), hypothesis-proven."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from novelmuse.rules import PhraseMatcher
+from novelmuse.text import paragraph_at, split_paragraphs
+from tests.conftest import SANGUO
+
+# Small alphabets make overlaps likely; they include emoji (astral), combining marks, full-width space and
+# characters, and a line break so paragraphs vary.
+ALPHABET = ["a", "b", "哈", "😀", "e", "\u0301", "é", "\u3000", "Ａ", "\n", "👍🏽"[0], "👍🏽"[1]]
+small_text = st.lists(st.sampled_from(ALPHABET), max_size=60).map("".join)
+phrase = st.lists(st.sampled_from([c for c in ALPHABET if c not in "\n\u3000"]), min_size=1, max_size=4).map("".join)
+
+
+def naive_starts(text: str, p: str) -> list[int]:
+    """Where `str.count` counts `p`: leftmost, each search starting at the end of the previous match."""
+    out, pos = [], 0
+    while (i := text.find(p, pos)) >= 0:
+        out.append(i)
+        pos = i + len(p)
+    return out
+
+
+def check_against_oracle(texts: list[str], phrases: list[str]) -> None:
+    m = PhraseMatcher(phrases)
+    r = m.scan(texts)
+    for t, text in enumerate(texts):
+        counts = r.counts(t)
+        for i, p in enumerate(phrases):
+            assert r.count(t, i) == text.count(p), (text, p)
+            assert counts.get(i, 0) == text.count(p)
+            assert r.match_starts(t, i).tolist() == naive_starts(text, p)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(small_text, min_size=1, max_size=4), st.lists(phrase, min_size=1, max_size=8, unique=True))
+def test_counts_and_positions_equal_str_count(texts: list[str], phrases: list[str]) -> None:
+    check_against_oracle(texts, phrases)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.text(max_size=40), min_size=1, max_size=3),
+    st.lists(st.text(min_size=1, max_size=3), min_size=1, max_size=6, unique=True),
+)
+def test_arbitrary_unicode_including_lone_surrogates(texts: list[str], phrases: list[str]) -> None:
+    check_against_oracle(texts, phrases)
+
+
+def test_known_cases() -> None:
+    check_against_oracle(["哈哈哈", "哈哈哈哈", "aaaa", "abab", ""], ["哈哈", "哈", "aa", "aba", "😀"])
+    m = PhraseMatcher(["哈哈"])
+    assert m.scan(["哈哈哈"]).count(0, 0) == 1  # the issue's example
+
+
+def test_matches_never_cross_from_one_text_into_the_next() -> None:
+    # "ab" would straddle the join of the two texts, and "\n" is the separator character itself
+    check_against_oracle(["xa", "by", "a", "b"], ["ab", "a\nb", "\n", "ya"])
+
+
+def test_rejects_duplicate_and_empty_phrases() -> None:
+    with pytest.raises(ValueError):
+        PhraseMatcher(["a", "a"])
+    with pytest.raises(ValueError):
+        PhraseMatcher([""])
+
+
+@settings(max_examples=100, deadline=None)
+@given(small_text, phrase)
+def test_vectorised_paragraph_index_equals_paragraph_at(text: str, p: str) -> None:
+    from novelmuse.rules import CompiledRules, build_effective, load_defaults, parse_rules
+    from novelmuse.rules._effective import LengthLimits
+
+    if any(ch.isspace() for ch in p):
+        return
+    eff = build_effective(parse_rules(f"禁止:{p}"), load_defaults(), LengthLimits(), "rules.txt")
+    paras = split_paragraphs(text)
+    for f in CompiledRules(eff).check_texts([text])[0]:
+        for para, start, end in f.hits():
+            assert para == paragraph_at(paras, start)
+            assert text[start:end] == f.target
+
+
+def test_corpus_counts_for_many_phrases() -> None:
+    text = SANGUO.read_text(encoding="utf-8")[:200_000]
+    phrases = sorted({text[i : i + n] for i, n in zip(range(0, 190_000, 397), [1, 2, 3, 4, 5, 6] * 1000)})
+    phrases = [p for p in phrases if p.strip() == p]
+    check_against_oracle([text[:100_000], text[100_000:]], phrases)
