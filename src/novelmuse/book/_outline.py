@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from ..errors import InputError
 from ._project import Book
@@ -86,6 +86,18 @@ class FineOutline(_Strict):
     new_settings: list[NewSetting] = []
     entities: list[str] = []
 
+    _path: str = PrivateAttr(default="")
+    _foreshadow_lines: list[int] = PrivateAttr(default_factory=list)
+
+    @property
+    def path(self) -> str:
+        """The file this outline was read from ("" when built in code)."""
+        return self._path
+
+    def foreshadow_line(self, index: int) -> int:
+        """The line where `foreshadows[index]` is written (0 when unknown)."""
+        return self._foreshadow_lines[index] if index < len(self._foreshadow_lines) else 0
+
     @model_validator(mode="after")
     def _unique(self) -> FineOutline:
         seen: set[str] = set()
@@ -125,6 +137,8 @@ def parse_outline(path: Path, text: str | None = None, *, expect_chapter: int | 
             f"{path}:{line_of(data, ('chapter',))}",
             "rename the file or fix the chapter number",
         )
+    outline._path = str(path)
+    outline._foreshadow_lines = [line_of(data, ("foreshadows", i)) for i in range(len(outline.foreshadows))]
     return outline
 
 

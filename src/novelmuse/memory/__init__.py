@@ -1,1 +1,87 @@
-"""memory (see DESIGN.md layers)."""
+"""Story memory (issue 4): canon cards as of any chapter, fact cards, the foreshadow ledger, retrieval, sync.
+
+- `load_cards` / `lint_cards`: the author's ``cards/*.yaml`` (errors name file and line).
+- `replay(book)` → `MemoryState`: as-of card states (`as_of`, `card_as_of`) with source pointers, the
+  foreshadow ledger (`active_foreshadows`), validated fact cards; rebuilt from files + recorded fact cards.
+- `store_fact_card` / `validate_fact_card` / `current_fact_cards`: fact cards bound to chapter sha256 and receipt.
+- `update_index`, `SearchIndex`, `card_mentions`: persisted, incremental BM25 and mention indexes.
+"""
+
+from ._asof import CardIndex, CardState, RelationAt, Source, ValueAt
+from ._cards import Card, CardFile, CardProblem, CardSet, lint_cards, load_cards
+from ._chunks import Chunk, chunk_body
+from ._facts import FactCard, current_fact_cards, latest_fact_cards, locate_items, store_fact_card
+from ._index import (
+    ChapterMentions,
+    IndexUpdate,
+    MentionReport,
+    SearchHit,
+    SearchIndex,
+    card_mentions,
+    mention_names,
+    update_index,
+)
+from ._ledger import ActiveForeshadow, ActiveList, Foreshadow, Ledger
+from ._mentions import Mention, MentionMatcher, naive_mentions
+from ._replay import DEAD_VALUES, FactValidation, MemoryProblem, MemoryState, replay, validate_fact_card
+from ._tokens import Tokenizer
+
+__all__ = [
+    "DEAD_VALUES",
+    "ActiveForeshadow",
+    "ActiveList",
+    "Card",
+    "CardFile",
+    "CardIndex",
+    "CardProblem",
+    "CardSet",
+    "CardState",
+    "ChapterMentions",
+    "Chunk",
+    "FactCard",
+    "FactValidation",
+    "Foreshadow",
+    "IndexUpdate",
+    "Ledger",
+    "MemoryProblem",
+    "MemoryState",
+    "Mention",
+    "MentionMatcher",
+    "MentionReport",
+    "RelationAt",
+    "SearchHit",
+    "SearchIndex",
+    "Source",
+    "Tokenizer",
+    "ValueAt",
+    "active_foreshadows",
+    "card_mentions",
+    "chunk_body",
+    "current_fact_cards",
+    "latest_fact_cards",
+    "lint_cards",
+    "load_cards",
+    "locate_items",
+    "mention_names",
+    "naive_mentions",
+    "replay",
+    "store_fact_card",
+    "update_index",
+    "validate_fact_card",
+]
+
+
+def active_foreshadows(book_or_state: object, as_of: int, limit: int | None = None) -> ActiveList:
+    """Every planted, unresolved foreshadow at the end of chapter `as_of` (from a Book or a MemoryState).
+
+    With `limit`, the result's `left_out` says how many items were not returned (never truncated silently).
+    """
+    from ..book import Book
+
+    if isinstance(book_or_state, MemoryState):
+        state = book_or_state
+    elif isinstance(book_or_state, Book):
+        state = replay(book_or_state)
+    else:
+        raise TypeError("active_foreshadows takes a Book or a MemoryState")
+    return state.active_foreshadows(as_of, limit)

@@ -1,0 +1,263 @@
+"""Replay: rebuild the story memory from the author's files plus recorded fact cards, in chapter order.
+
+For each chapter: first the author's fine-outline foreshadow operations, then the chapter's current fact
+card (bound to the chapter file's sha256 now), validated item by item against the state so far:
+
+- ``FORESHADOW_PLANT_CAP``: more than `memory.max_plants_per_chapter` new plants in the chapter (outline
+  plants count first; the fact card's plants are taken in text order and the excess is rejected);
+- ``FORESHADOW_UNKNOWN`` / ``FORESHADOW_RESOLVED``: advance or resolve of an item never planted / already
+  resolved; ``FORESHADOW_DUPLICATE``: a plant of an id that already exists;
+- ``CARD_DEAD_ACTS``: an event whose actors (who act or speak — being named is fine) include a card whose
+  status is dead at the end of the previous chapter, unless the chapter's fine outline declares that card
+  in a new-setting declaration (新设定声明);
+- ``FACT_UNKNOWN_ENTITY``: a state or relation change about a name that is no card.
+
+Rejected items are kept and shown (never silently dropped); accepted state and relation changes feed the
+as-of index with their fact-card source pointers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ..book import Book, FineOutline, load_outlines
+from ..roles.extractor import FactEvent, FactForeshadow, FactRelation, FactState
+from ._asof import CardIndex, CardState, Source
+from ._cards import CardSet, load_cards
+from ._facts import FactCard, current_fact_cards, latest_fact_cards
+from ._ledger import ActiveList, Foreshadow, Ledger
+
+DEAD_VALUES = frozenset({"dead", "死亡", "已死", "亡故", "身亡"})
+FactsStatus = Literal["current", "stale", "missing"]
+
+
+@dataclass(frozen=True)
+class MemoryProblem:
+    """A rejected fact-card item or a problem in an outline's foreshadow operations."""
+
+    code: str
+    chapter: int
+    origin: Literal["outline", "fact"]
+    item: str  # e.g. "foreshadows[3]" or "outlines/0002.yaml:12"
+    detail: str
+
+
+@dataclass
+class FactValidation:
+    """The deterministic verdict on one fact card: accepted items and rejected items with codes."""
+
+    chapter: int
+    fact_card_id: str
+    accepted: list[str] = field(default_factory=list)  # "events[0]", "foreshadows[1]", …
+    rejected: list[MemoryProblem] = field(default_factory=list)
+
+
+@dataclass
+class MemoryState:
+    """The replayed memory: as-of card index, foreshadow ledger, validations and problems."""
+
+    cards: CardSet
+    index: CardIndex
+    ledger: Ledger
+    outlines: dict[int, FineOutline]
+    facts_status: dict[int, FactsStatus]
+    validations: dict[int, FactValidation]
+    problems: list[MemoryProblem]
+    overdue_default_age: int | None
+
+    def card_as_of(self, name: str, chapter: int) -> CardState:
+        """One card (by id, name or alias) at the end of `chapter`."""
+        return self.index.card_as_of(self.cards.require(name).id, chapter)
+
+    def as_of(self, chapter: int) -> dict[str, CardState]:
+        """Every card at the end of `chapter`."""
+        return self.index.as_of(chapter)
+
+    def active_foreshadows(self, as_of: int, limit: int | None = None) -> ActiveList:
+        """Planted, unresolved foreshadows at the end of `as_of` (see `Ledger.active`)."""
+        return self.ledger.active(as_of, overdue_default_age=self.overdue_default_age, limit=limit)
+
+
+def _is_dead(index: CardIndex, card_id: str, chapter: int) -> bool:
+    v = index.value_at(card_id, "status", chapter)
+    return v is not None and str(v.value).strip().lower() in DEAD_VALUES
+
+
+class _Replayer:
+    def __init__(self, book: Book, cards: CardSet):
+        self.book = book
+        self.cards = cards
+        self.index = CardIndex(cards)
+        self.ledger = Ledger()
+        self.cap = book.config.memory.max_plants_per_chapter
+        self.problems: list[MemoryProblem] = []
+        self._outline_ops: dict[int, set[tuple[str, str]]] = {}
+
+    def _rel(self, path: str) -> str:
+        try:
+            return str(Path(path).relative_to(self.book.root))
+        except ValueError:
+            return path
+
+    def apply_outline(self, outline: FineOutline) -> None:
+        c = outline.chapter
+        ops = self._outline_ops.setdefault(c, set())
+        file = self._rel(outline.path)
+        plants = 0
+        for i, op in enumerate(outline.foreshadows):
+            line = outline.foreshadow_line(i)
+            src = Source("author", file, line, c)
+            where = f"{file}:{line}"
+            status = self.ledger.status(op.id)
+            if op.op == "plant":
+                if status != "unknown":
+                    self.problems.append(
+                        MemoryProblem("FORESHADOW_DUPLICATE", c, "outline", where, f"{op.id!r} was already planted")
+                    )
+                    continue
+                plants += 1
+                if plants > self.cap:
+                    self.problems.append(
+                        MemoryProblem(
+                            "FORESHADOW_PLANT_CAP",
+                            c,
+                            "outline",
+                            where,
+                            f"plant {plants} of chapter {c} exceeds the cap of {self.cap} (kept: the outline is yours)",
+                        )
+                    )
+                self.ledger.plant(Foreshadow(op.id, op.description, c, "outline", src, op.payoff_chapter))
+            elif status != "active":
+                code = "FORESHADOW_UNKNOWN" if status == "unknown" else "FORESHADOW_RESOLVED"
+                self.problems.append(MemoryProblem(code, c, "outline", where, f"{op.op} of {status} {op.id!r}"))
+                continue
+            elif op.op == "advance":
+                self.ledger.advance(op.id, c)
+            else:
+                self.ledger.resolve(op.id, c, src)
+            ops.add((op.op, op.id))
+
+    def apply_fact_card(self, card: FactCard, outline: FineOutline | None) -> FactValidation:
+        c = card.chapter
+        val = FactValidation(c, card.id)
+        outline_ops = self._outline_ops.get(c, set())
+        declared = outline is not None and outline.new_settings
+        plants = sum(1 for op, _ in outline_ops if op == "plant")
+        located = [(kind, i, item, span) for (kind, i, item), span in zip(card.output.items(), card.spans, strict=True)]
+        located.sort(key=lambda t: (t[3][0], t[0], t[1]))  # text order: the first plants in the text are kept
+
+        def reject(code: str, name: str, detail: str) -> None:
+            val.rejected.append(MemoryProblem(code, c, "fact", name, detail))
+
+        for kind, i, item, (start, end) in located:
+            name = f"{kind}s[{i}]"
+            src = Source("fact", chapter=c, start=start, end=end, receipt_id=card.receipt_id, fact_card_id=card.id)
+            if isinstance(item, FactEvent):
+                dead = []
+                for actor in item.actors:
+                    ac = self.cards.resolve(actor)
+                    if ac is None or not _is_dead(self.index, ac.id, c - 1):
+                        continue
+                    names = {ac.id, *ac.all_names}
+                    if not (declared and outline is not None and outline.declares(names)):
+                        dead.append(ac.name)
+                if dead:
+                    reject("CARD_DEAD_ACTS", name, f"{', '.join(dead)} is dead but acts or speaks: {item.summary}")
+                    continue
+            elif isinstance(item, FactForeshadow):
+                status = self.ledger.status(item.id)
+                if (item.op, item.id) in outline_ops:
+                    pass  # the author's outline already declared this very operation: a confirmation
+                elif item.op == "plant":
+                    if status != "unknown":
+                        reject("FORESHADOW_DUPLICATE", name, f"{item.id!r} was already planted")
+                        continue
+                    if plants >= self.cap:
+                        reject(
+                            "FORESHADOW_PLANT_CAP",
+                            name,
+                            f"plant {item.id!r} would be plant {plants + 1} of chapter {c}; the cap is {self.cap}",
+                        )
+                        continue
+                    plants += 1
+                    self.ledger.plant(Foreshadow(item.id, item.description, c, "fact", src, item.payoff_chapter))
+                elif status != "active":
+                    code = "FORESHADOW_UNKNOWN" if status == "unknown" else "FORESHADOW_RESOLVED"
+                    reject(
+                        code,
+                        name,
+                        f"{item.op} of {'an unknown' if status == 'unknown' else 'a resolved'} foreshadow {item.id!r}",
+                    )
+                    continue
+                elif item.op == "advance":
+                    self.ledger.advance(item.id, c)
+                else:
+                    self.ledger.resolve(item.id, c, src)
+            elif isinstance(item, FactRelation):
+                a, b = self.cards.resolve(item.source), self.cards.resolve(item.target)
+                if a is None or b is None:
+                    missing = item.source if a is None else item.target
+                    reject("FACT_UNKNOWN_ENTITY", name, f"{missing!r} is not a card")
+                    continue
+                rel_value = True if item.change == "start" else None
+                self.index.add_fact_change(a.id, ("rel", item.relation, b.id), c, rel_value, src)
+            elif isinstance(item, FactState):
+                ent = self.cards.resolve(item.entity)
+                if ent is None:
+                    reject("FACT_UNKNOWN_ENTITY", name, f"{item.entity!r} is not a card")
+                    continue
+                attr = item.attribute.strip().lower()
+                value = item.value.strip()
+                if attr == "status" and value.lower() in DEAD_VALUES:
+                    value = "dead"
+                self.index.add_fact_change(ent.id, ("attr", attr), c, value, src)
+            val.accepted.append(name)
+        val.rejected.sort(key=lambda p: p.item)
+        return val
+
+
+def _chapter_shas(book: Book) -> dict[int, str]:
+    return {n: book.read_chapter(n).sha256 for n in book.chapter_numbers()}
+
+
+def replay(book: Book, *, cards: CardSet | None = None, upto: int | None = None) -> MemoryState:
+    """Rebuild the memory of `book` (through chapter `upto`, default all) from its files and fact cards."""
+    cards = cards if cards is not None else load_cards(book)
+    outlines = load_outlines(book)
+    shas = _chapter_shas(book)
+    conn = book.db
+    current = current_fact_cards(conn, shas)
+    latest = latest_fact_cards(conn)
+    r = _Replayer(book, cards)
+    validations: dict[int, FactValidation] = {}
+    for c in sorted(set(outlines) | set(current)):
+        if upto is not None and c > upto:
+            break
+        if c in outlines:
+            r.apply_outline(outlines[c])
+        if c in current:
+            validations[c] = r.apply_fact_card(current[c], outlines.get(c))
+    status: dict[int, FactsStatus] = {}
+    for n in shas:
+        status[n] = "current" if n in current else ("stale" if n in latest else "missing")
+    problems = list(r.problems) + [p for v in validations.values() for p in v.rejected]
+    problems.sort(key=lambda p: (p.chapter, p.origin != "outline", p.item))
+    return MemoryState(
+        cards, r.index, r.ledger, outlines, status, validations, problems, book.config.memory.overdue_default_age
+    )
+
+
+def validate_fact_card(book: Book, card: FactCard, *, cards: CardSet | None = None) -> FactValidation:
+    """Validate one fact card against the memory replayed up to its chapter (its outline applied first)."""
+    cards = cards if cards is not None else load_cards(book)
+    state = replay(book, cards=cards, upto=card.chapter - 1)
+    r = _Replayer(book, cards)
+    r.index, r.ledger = state.index, state.ledger
+    outline = state.outlines.get(card.chapter)
+    if outline is None:
+        outline = load_outlines(book).get(card.chapter)
+    if outline is not None:
+        r.apply_outline(outline)
+    return r.apply_fact_card(card, outline)

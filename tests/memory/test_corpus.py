@@ -1,0 +1,88 @@
+"""The issue's checks on the real corpus: as-of deaths, mention counts, episode search."""
+
+from __future__ import annotations
+
+import pytest
+
+from novelmuse.book import Book
+from novelmuse.memory import SearchIndex, Tokenizer, card_mentions, load_cards, mention_names, naive_mentions, replay
+
+DEATHS = {"关羽": 77, "曹操": 78, "张飞": 81, "刘备": 85}
+ALIASES = {
+    "云长": "关羽",
+    "关公": "关羽",
+    "关云长": "关羽",
+    "孟德": "曹操",
+    "曹丞相": "曹操",
+    "翼德": "张飞",
+    "玄德": "刘备",
+    "刘玄德": "刘备",
+    "刘皇叔": "刘备",
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEATHS))
+def test_as_of_status_on_both_sides_of_each_death(sanguo_book: Book, name: str) -> None:
+    state = replay(sanguo_book)
+    death = DEATHS[name]
+    before = state.card_as_of(name, death - 1).attributes["status"]
+    after = state.card_as_of(name, death).attributes["status"]
+    later = state.card_as_of(name, 120).attributes["status"]
+    assert before.value == "alive" and after.value == "dead" and later.value == "dead"
+    assert after.since == death
+    assert after.source.kind == "author" and after.source.file == f"cards/{state.cards.require(name).id}.yaml"
+    assert after.source.chapter == death and after.source.start is not None
+    body = sanguo_book.read_chapter(death).body
+    assert body[after.source.start : after.source.end] in {
+        "于是关公父子皆遇害",
+        "却说曹操身亡",
+        "割了张飞首级",
+        "言毕驾崩",
+    }
+
+
+@pytest.mark.parametrize(("alias", "name"), sorted(ALIASES.items()))
+def test_any_alias_resolves(sanguo_book: Book, alias: str, name: str) -> None:
+    state = replay(sanguo_book)
+    assert state.card_as_of(alias, 10).name == name
+
+
+def test_mentions_equal_naive_count_over_all_aliases(sanguo_book: Book) -> None:
+    cards = load_cards(sanguo_book)
+    names = mention_names(cards)
+    guan = cards.require("关羽")
+    report = card_mentions(sanguo_book.db, guan)
+    got = {c.chapter: c.count for c in report.chapters}
+    expected = {}
+    for n in sanguo_book.chapter_numbers():
+        count = sum(1 for m in naive_mentions(sanguo_book.read_chapter(n).body, names) if m.card_id == "guan-yu")
+        if count:
+            expected[n] = count
+    assert got == expected
+    assert max(got) >= 97  # mentioned (memories, titles) long after his death in ch. 77
+    assert sum(v for k, v in got.items() if k > 77) > 20
+    assert report.last_chapter == max(got)
+    # An independent oracle with plain str.count: 关云长 contains 云长, so its occurrences are taken off once.
+    for n in sanguo_book.chapter_numbers():
+        body = sanguo_book.read_chapter(n).body
+        plain = sum(body.count(a) for a in ("关羽", "关公", "关云长", "云长")) - body.count("关云长")
+        assert got.get(n, 0) == plain, n
+    before = card_mentions(sanguo_book.db, guan, before=77)
+    assert before.last_chapter == 76 and before.total == sum(v for k, v in got.items() if k < 77)
+
+
+@pytest.mark.parametrize(
+    ("query", "before", "chapters"),
+    [("桃园结义", 10, {1}), ("温酒斩华雄", 20, {5}), ("三顾茅庐", 40, {37, 38})],
+)
+def test_episode_search_ranks_its_chapter_first(sanguo_book: Book, query: str, before: int, chapters: set[int]) -> None:
+    index = SearchIndex(sanguo_book, load_cards(sanguo_book))
+    hits = index.search(query, before=before, k=5)
+    assert hits and hits[0].chapter in chapters
+    assert all(h.chapter < before for h in hits)
+    body = sanguo_book.read_chapter(hits[0].chapter).body
+    assert body[hits[0].start : hits[0].end] == hits[0].text
+
+
+def test_names_are_tokens(sanguo_book: Book) -> None:
+    assert Tokenizer(load_cards(sanguo_book).lexicon()).tokens("曹操引兵追赶") == ["曹操", "引兵", "追赶"]
