@@ -5,7 +5,8 @@ concurrent requests are served concurrently), counts and records every request (
 body) and answers each request with the next scripted `Reply` in order; when the queue is empty it answers with
 `default` (a normal success unless changed). A `Reply` can inject: an HTTP status with a body, a delay (for
 timeouts and latency), an invalid JSON body, a dropped connection (reset without a response), a
-`finish_reason` / `stop_reason`, a wrong model id, missing usage, or any structured output content.
+`finish_reason` / `stop_reason`, a wrong model id, missing usage, or any structured output content. A
+`responder` callable can instead build each reply from the parsed request (answers that depend on the input).
 
     with LoopbackServer("openai") as srv:
         srv.queue(Reply(status=500), Reply(content={"ok": True}))
@@ -21,7 +22,7 @@ import json
 import socket
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -77,9 +78,12 @@ DEFAULT_CONTENT: dict[str, Any] = {"ok": True}
 class LoopbackServer:
     """A fake model endpoint on 127.0.0.1 (see the module docstring)."""
 
-    def __init__(self, kind: Kind, *, default: Reply | None = None) -> None:
+    def __init__(
+        self, kind: Kind, *, default: Reply | None = None, responder: Callable[[Any], Reply] | None = None
+    ) -> None:
         self.kind: Kind = kind
         self.default = default or Reply()
+        self.responder = responder  # when set, answers requests the queue does not cover, from the parsed body
         self.requests: list[Recorded] = []
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
@@ -143,7 +147,9 @@ class LoopbackServer:
     def _next(self, rec: Recorded) -> Reply:
         with self._lock:
             self.requests.append(rec)
-            return self._replies.popleft() if self._replies else self.default
+            if self._replies:
+                return self._replies.popleft()
+        return self.responder(rec.json) if self.responder is not None else self.default
 
     def _wait(self, seconds: float) -> bool:
         """Sleep (interruptible by stop); True if the server is stopping."""

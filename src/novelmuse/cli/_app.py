@@ -23,4 +23,7 @@ def version() -> None:
 
 
 # Command modules register their commands on `app` when imported (one line per module, below).
-from . import _cmd_book  # noqa: E402,F401  muse init, muse import
+from . import (  # noqa: E402
+    _cmd_book,  # noqa: F401  muse init, muse import
+    _cmd_models_check,  # noqa: F401  muse models check
+)

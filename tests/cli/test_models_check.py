@@ -1,0 +1,245 @@
+"""`muse models check`: configuration validation, one tiny call per role, exit codes 0 / 2 / 3, skip ≠ ok."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from pathlib import Path
+
+import pytest
+
+from novelmuse.book import ROLE_NAMES
+from novelmuse.store import connect
+from tests.conftest import muse_subprocess
+from tests.llm.loopback import LoopbackServer, Reply
+
+KEY = "sk-models-check-SECRET-1a2b3c4d5e"
+
+
+def make_book(root: Path, toml: str, script: str | None = None) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "book.toml").write_text('[book]\ntitle = "check"\n\n' + toml, encoding="utf-8")
+    if script is not None:
+        (root / "script.yaml").write_text(script, encoding="utf-8")
+    return root
+
+
+SCRIPTED = '[providers.s]\nkind = "scripted"\nscript = "script.yaml"\n'
+
+
+def roles_of(doc: dict) -> dict[str, dict]:
+    return {r["role"]: r for r in doc["roles"]}
+
+
+def test_nothing_configured_every_role_is_skipped_never_ok(muse, tmp_path: Path) -> None:
+    book = make_book(tmp_path / "b", "")
+    r = muse("models", "check", "--book", book, "--json")
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)
+    assert doc["status"] == "skipped" and doc["run_id"] is None and doc["issues"] == []
+    assert [x["role"] for x in doc["roles"]] == list(ROLE_NAMES)
+    assert all(x["outcome"] == "skipped" and x["reason"] == "no model configured" for x in doc["roles"])
+    human = muse("models", "check", "--book", book)
+    assert human.exit_code == 0
+    assert "skipped (no model configured)" in human.stdout
+    assert "passed" not in human.stdout.replace("0 passed", "")
+
+
+def test_scripted_roles_pass_and_a_wrong_echo_is_corrected(muse, tmp_path: Path) -> None:
+    script = """
+reviewer:
+  - output: {ok: true, echo: muse-reviewer}
+writer:
+  - output: {ok: true, echo: something-else}
+  - output: {ok: true, echo: muse-writer}
+"""
+    roles = '[roles]\nreviewer = "s:scripted-model-1"\nwriter = "s:scripted-model-1"\n'
+    book = make_book(tmp_path / "b", SCRIPTED + roles, script)
+    r = muse("models", "check", "--book", book, "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["status"] == "passed" and doc["exit_code"] == 0
+    by_role = roles_of(doc)
+    assert by_role["reviewer"]["outcome"] == "passed" and by_role["reviewer"]["attempts"] == 1
+    assert by_role["writer"]["outcome"] == "passed" and by_role["writer"]["attempts"] == 2
+    assert by_role["judge"]["outcome"] == "skipped"
+    conn = connect(book / ".muse" / "muse.db")
+    try:
+        rows = conn.execute(
+            "SELECT role, attempt, outcome, error_code FROM receipts WHERE run_id = ? ORDER BY role, attempt",
+            (doc["run_id"],),
+        ).fetchall()
+        run = conn.execute("SELECT kind, status FROM runs WHERE id = ?", (doc["run_id"],)).fetchone()
+    finally:
+        conn.close()
+    assert [tuple(x) for x in rows] == [
+        ("reviewer", 1, "ok", None),
+        ("writer", 1, "failed", "CHECK_ECHO_MISMATCH"),
+        ("writer", 2, "ok", None),
+    ]
+    assert tuple(run) == ("models-check", "ok")
+
+
+def test_a_role_that_fails_closed_exits_3(muse, tmp_path: Path) -> None:
+    script = """
+default:
+  - output: {ok: true, echo: muse-reviewer}
+judge:
+  - error: {code: MODEL_AUTH, status: 401}
+"""
+    roles = '[roles]\nreviewer = "s:scripted-model-1"\njudge = "s:scripted-model-1"\n'
+    book = make_book(tmp_path / "b", SCRIPTED + roles, script)
+    r = muse("models", "check", "--book", book, "--json")
+    assert r.exit_code == 3
+    doc = json.loads(r.stdout)
+    assert doc["status"] == "error"
+    by_role = roles_of(doc)
+    assert by_role["reviewer"]["outcome"] == "passed"
+    assert (by_role["judge"]["outcome"], by_role["judge"]["code"], by_role["judge"]["attempts"]) == (
+        "error",
+        "MODEL_AUTH",
+        1,
+    )
+    human = muse("models", "check", "--book", book)
+    assert human.exit_code == 3  # the script is consumed again from the start by a new run
+    assert "error[MODEL_AUTH]" in human.stdout
+
+
+def test_three_wrong_answers_fail_closed_with_the_contract_code(muse, tmp_path: Path) -> None:
+    wrong = "  - output: {ok: false, echo: muse-editor}\n"
+    book = make_book(tmp_path / "b", SCRIPTED + '[roles]\neditor = "s:scripted-model-1"\n', "editor:\n" + wrong * 4)
+    r = muse("models", "check", "--book", book, "--json")
+    assert r.exit_code == 3
+    editor = roles_of(json.loads(r.stdout))["editor"]
+    assert (editor["outcome"], editor["code"], editor["attempts"]) == ("error", "CHECK_NOT_OK", 3)
+
+
+def test_missing_key_is_a_config_error_and_nothing_is_sent(
+    muse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MUSE_TEST_MC_KEY", raising=False)
+    with LoopbackServer("openai") as srv:
+        toml = (
+            SCRIPTED
+            + f'[providers.ds]\nkind = "openai"\nbase_url = "{srv.base_url}"\napi_key_env = "MUSE_TEST_MC_KEY"\n'
+            + '[roles]\nreviewer = "ds:deepseek-chat"\nwriter = "s:scripted-model-1"\n'
+        )
+        book = make_book(tmp_path / "b", toml, "writer:\n  - output: {ok: true, echo: muse-writer}\n")
+        r = muse("models", "check", "--book", book, "--json")
+        assert srv.count == 0
+    assert r.exit_code == 2
+    doc = json.loads(r.stdout)
+    assert [(i["code"], i["severity"], i["where"]) for i in doc["issues"]] == [
+        ("MODEL_KEY_MISSING", "error", "[providers.ds]")
+    ]
+    by_role = roles_of(doc)
+    assert (by_role["reviewer"]["outcome"], by_role["reviewer"]["code"]) == ("error", "MODEL_KEY_MISSING")
+    assert by_role["writer"]["outcome"] == "passed"  # the rest is still checked
+    human = muse("models", "check", "--book", book)
+    assert human.exit_code == 2
+    assert "error[MODEL_KEY_MISSING]" in human.stdout and "MUSE_TEST_MC_KEY" in human.stdout
+
+
+def test_unused_provider_problems_are_warnings(muse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MUSE_TEST_MC_KEY", raising=False)
+    toml = (
+        SCRIPTED
+        + '[providers.spare]\nkind = "anthropic"\napi_key_env = "MUSE_TEST_MC_KEY"\n'
+        + '[roles]\nwriter = "s:scripted-model-1"\n'
+    )
+    book = make_book(tmp_path / "b", toml, "writer:\n  - output: {ok: true, echo: muse-writer}\n")
+    r = muse("models", "check", "--book", book, "--json")
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)
+    assert [(i["code"], i["severity"]) for i in doc["issues"]] == [("MODEL_KEY_MISSING", "warning")]
+
+
+def test_budget_needs_prices(muse, tmp_path: Path) -> None:
+    toml = SCRIPTED + '[roles]\ndefault = "s:unpriced-model-7"\n\n[budget]\nmax_tokens = 100000\n'
+    book = make_book(tmp_path / "b", toml, "default:\n  - output: {ok: true, echo: x}\n")
+    r = muse("models", "check", "--book", book, "--json")
+    assert r.exit_code == 2
+    doc = json.loads(r.stdout)
+    assert [(i["code"], i["where"]) for i in doc["issues"]] == [("MODEL_COST_UNKNOWN", '[prices."unpriced-model-7"]')]
+    assert all(x["outcome"] == "error" and x["code"] == "MODEL_COST_UNKNOWN" for x in doc["roles"])
+    assert doc["run_id"] is None  # nothing was called
+
+
+def test_missing_script_file(muse, tmp_path: Path) -> None:
+    book = make_book(tmp_path / "b", SCRIPTED + '[roles]\nwriter = "s:scripted-model-1"\n')
+    r = muse("models", "check", "--book", book, "--json")
+    assert r.exit_code == 2
+    assert roles_of(json.loads(r.stdout))["writer"]["code"] == "MODEL_SCRIPT_MISSING"
+
+
+def test_claude_cli_pin_mismatch_is_a_config_error(muse, tmp_path: Path) -> None:
+    exe = tmp_path / "claude"
+    exe.write_text("#!/bin/sh\necho 2.1.0\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    wrong = hashlib.sha256(b"something else").hexdigest()
+    toml = f'[providers.cli]\nkind = "claude-cli"\npath = "{exe}"\nsha256 = "{wrong}"\nversion = "2.1.0"\n'
+    book = make_book(tmp_path / "b", toml + '[roles]\njudge = "cli:claude-test-model"\n')
+    r = muse("models", "check", "--book", book, "--json")
+    assert r.exit_code == 2
+    doc = json.loads(r.stdout)
+    assert [i["code"] for i in doc["issues"]] == ["MODEL_CLI_PIN_MISMATCH"]
+    assert roles_of(doc)["judge"]["code"] == "MODEL_CLI_PIN_MISMATCH"
+
+
+def echo_role(request: dict) -> Reply:
+    """Answer a check request with the echo its prompt asks for."""
+    prompt = json.dumps(request["messages"], ensure_ascii=False)
+    role = re.search(r'role \\"(\w+)\\"', prompt)
+    assert role is not None, prompt
+    return Reply(content={"ok": True, "echo": f"muse-{role.group(1)}"}, delay_s=0.1)
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_every_role_over_a_loopback_endpoint(muse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    monkeypatch.setenv("MUSE_TEST_MC_KEY", KEY)
+    with LoopbackServer(kind, responder=echo_role) as srv:  # type: ignore[arg-type]
+        srv.queue(Reply(status=500))  # the first request hits a transient error and is resent
+        toml = (
+            f'[providers.p]\nkind = "{kind}"\nbase_url = "{srv.base_url}"\napi_key_env = "MUSE_TEST_MC_KEY"\n'
+            '[roles]\ndefault = "p:test-model-1"\n'
+        )
+        book = make_book(tmp_path / "b", toml)
+        r = muse("models", "check", "--book", book, "--json")
+        assert srv.count == len(ROLE_NAMES) + 1
+    assert r.exit_code == 0, r.stdout
+    doc = json.loads(r.stdout)
+    assert doc["status"] == "passed"
+    assert all(x["outcome"] == "passed" and x["kind"] == kind for x in doc["roles"])
+    assert sorted(x["attempts"] for x in doc["roles"]) == [1] * (len(ROLE_NAMES) - 1) + [2]
+
+
+def test_key_never_appears_in_db_vault_or_output(tmp_path: Path) -> None:
+    echo = {"error": {"message": f"Incorrect API key provided: {KEY}", "type": "invalid_request_error"}}
+    with LoopbackServer("openai") as srv:
+        srv.queue(
+            Reply(status=503, error_body=echo),
+            Reply(content={"ok": True, "echo": "muse-reviewer", "note": KEY}),
+            Reply(status=401, error_body=echo),
+        )
+        toml = (
+            f'[providers.ds]\nkind = "openai"\nbase_url = "{srv.base_url}"\napi_key_env = "MUSE_TEST_MC_KEY"\n'
+            '[roles]\nreviewer = "ds:deepseek-chat"\n'
+        )
+        book = make_book(tmp_path / "b", toml)
+        env = {"MUSE_TEST_MC_KEY": KEY}
+        first = muse_subprocess("models", "check", "--book", book, "--json", env=env)
+        second = muse_subprocess("models", "check", "--book", book, env=env)
+        assert srv.count == 3
+        assert all(req.headers["authorization"] == f"Bearer {KEY}" for req in srv.requests)
+    assert first.exit_code == 0, first.stdout + first.stderr
+    assert second.exit_code == 3 and "MODEL_AUTH" in second.stdout
+    for out in (first.stdout, first.stderr, second.stdout, second.stderr):
+        assert KEY not in out
+    files = [p for p in (book / ".muse").rglob("*") if p.is_file()]
+    assert any("vault" in p.parts for p in files)
+    for path in files:
+        assert KEY.encode() not in path.read_bytes(), path
+    assert os.environ.get("MUSE_TEST_MC_KEY") is None  # the subprocess env never leaked into ours
