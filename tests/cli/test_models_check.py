@@ -231,11 +231,13 @@ def test_key_never_appears_in_db_vault_or_output(tmp_path: Path) -> None:
         book = make_book(tmp_path / "b", toml)
         env = {"MUSE_TEST_MC_KEY": KEY}
         first = muse_subprocess("models", "check", "--book", book, "--json", env=env)
-        second = muse_subprocess("models", "check", "--book", book, env=env)
+        # the SDK's own debug logging is on for the second run: it must not print the key either
+        second = muse_subprocess("models", "check", "--book", book, env={**env, "OPENAI_LOG": "debug"})
         assert srv.count == 3
         assert all(req.headers["authorization"] == f"Bearer {KEY}" for req in srv.requests)
     assert first.exit_code == 0, first.stdout + first.stderr
     assert second.exit_code == 3 and "MODEL_AUTH" in second.stdout
+    assert "DEBUG" in second.stderr  # the debug log really was written
     for out in (first.stdout, first.stderr, second.stdout, second.stderr):
         assert KEY not in out
     files = [p for p in (book / ".muse").rglob("*") if p.is_file()]

@@ -26,4 +26,5 @@ def version() -> None:
 from . import (  # noqa: E402
     _cmd_book,  # noqa: F401  muse init, muse import
     _cmd_models_check,  # noqa: F401  muse models check
+    _cmd_review,  # noqa: F401  muse review
 )

@@ -4,17 +4,62 @@ Hard rules run in the loop (forbidden phrases → targeted paragraph rewrite; fa
 preferences → writer prompt). Every step ends as exactly one `StepOutcome`.
 """
 
+from ._loop import chapter_status, open_issue_count, run_loop
+from ._memory_ctx import MemoryContext, memory_context, previous_ending
+from ._models import (
+    SCHEMA_VERSION,
+    ArbiterOut,
+    ChapterReview,
+    ChapterStatus,
+    ConsistencyRound,
+    DimOut,
+    EditorRound,
+    IssueOut,
+    RepairOut,
+    UsageOut,
+)
 from ._outcomes import NO_MODEL, StepOutcome
+from ._records import ReviewStatus, find_current_review, latest_reviews
+from ._review import config_sha256, review_chapter
+from ._rules_step import RuleView, load_rule_view, rule_view
+from ._run import ReviewRun, RunSummary, review_chapters
 from ._splice import assert_only_changed, changed_paragraphs, paragraph_diff, splice_paragraphs
 from ._verdict import Verdict, compute_verdict
 
 __all__ = [
     "NO_MODEL",
+    "SCHEMA_VERSION",
+    "ArbiterOut",
+    "ChapterReview",
+    "ChapterStatus",
+    "ConsistencyRound",
+    "DimOut",
+    "EditorRound",
+    "IssueOut",
+    "MemoryContext",
+    "RepairOut",
+    "ReviewRun",
+    "ReviewStatus",
+    "RuleView",
+    "RunSummary",
     "StepOutcome",
+    "UsageOut",
     "Verdict",
     "assert_only_changed",
     "changed_paragraphs",
+    "chapter_status",
     "compute_verdict",
+    "config_sha256",
+    "find_current_review",
+    "latest_reviews",
+    "load_rule_view",
+    "memory_context",
+    "open_issue_count",
     "paragraph_diff",
+    "previous_ending",
+    "review_chapter",
+    "review_chapters",
+    "rule_view",
+    "run_loop",
     "splice_paragraphs",
 ]

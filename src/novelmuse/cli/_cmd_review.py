@@ -1,0 +1,75 @@
+"""`muse review N` / `muse review --range A-B`: the editorial loop (seed 004) on chapters."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..editorial import ChapterReview, review_chapters
+from ..errors import EXIT_FAILED_CLOSED, EXIT_FINDINGS, InputError
+from ..reports import render_review_run
+from ._app import app
+from ._common import BookOpt, JsonOpt, console, emit_json, err_console, open_book, parse_range
+
+
+@app.command()
+def review(
+    chapter: Annotated[int | None, typer.Argument(help="Chapter number to review.", show_default=False)] = None,
+    range_: Annotated[
+        str | None, typer.Option("--range", help="Review chapters A-B in order (resumable).", show_default=False)
+    ] = None,
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Write the resulting revision over the chapter file (if unchanged).")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Review again even if a record matches the file and configuration.")
+    ] = False,
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Review chapters: hard rules, consistency review with bounded repair, the 7-dimension editor, the arbiter.
+
+    The original text is kept; the result is stored as a revision and written to the chapter file only
+    with --apply. Exit 0 finalized (or not reviewed: no model), 1 finalized with open issues, 3 a step
+    failed closed.
+    """
+    if (chapter is None) == (range_ is None):
+        raise InputError(
+            "USAGE_REVIEW", "give a chapter number or --range A-B (not both)", "command line", "e.g. `muse review 3`"
+        )
+    b = open_book(book)
+    numbers = b.select_chapters(chapter=chapter, span=parse_range(range_))
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=len(numbers) < 2,
+    ) as progress:
+        task = progress.add_task("reviewing", total=len(numbers))
+
+        def done(doc: ChapterReview) -> None:
+            note = " (resumed)" if doc.resumed else ""
+            progress.update(task, advance=1, description=f"第{doc.chapter}章 {doc.status}{note}")
+
+        run = asyncio.run(review_chapters(b, numbers, apply=apply, resume=not force, on_chapter=done))
+    if json_out:
+        emit_json(run)
+    else:
+        render_review_run(console, run)
+    errors = [c for c in run.chapters if c.status == "error"]
+    if errors:
+        first = errors[0]
+        err_console.print(
+            f"error[{first.error_code}]: chapter {first.chapter}: a model step failed closed, "
+            f"{b.chapter_path(first.chapter)} — see `muse calls` for the receipts; the chapter file was not changed",
+            markup=False,
+        )
+        raise typer.Exit(EXIT_FAILED_CLOSED)
+    if any(c.status == "finalized_with_issues" for c in run.chapters):
+        raise typer.Exit(EXIT_FINDINGS)

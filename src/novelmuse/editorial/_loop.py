@@ -1,0 +1,109 @@
+"""The editorial loop's state machine for one chapter (seed 004), every loop bounded by config.
+
+    rules ── forbidden? → targeted paragraph rewrite (writer) ─┐
+    consistency review ── critical/major? → repair → re-review (≤ repair_rounds / rereview_rounds)
+    editor (7-dim) ── accept → done
+                   ├─ polish → one targeted polish
+                   └─ rewrite → rewrite → editor re-review ── still rewrite? → arbiter
+                                  ↑ keep_rewriting (≤ rewrite_rounds, ≤ arbiter_rounds) ┘
+
+A step that fails closed ends the loop (`error`); the main steps not reached are recorded as
+skipped with that reason. With no model configured, model steps are `skipped(no model configured)`
+and the rule step still runs.
+"""
+
+from __future__ import annotations
+
+from ._arbiter import arbitrate
+from ._calls import Caller
+from ._consistency import BLOCKING, consistency_loop
+from ._editor import editor_round, polish, rewrite
+from ._models import ChapterStatus
+from ._outcomes import NO_MODEL, StepOutcome
+from ._repair import fix_forbidden
+from ._rules_step import fatigue_hits, forbidden_hits
+from ._state import LoopState
+
+MAIN_STEPS = ("rules", "consistency_review", "editor_review")
+AFTER_ERROR = "an earlier step failed closed"
+
+
+async def _editor_loop(state: LoopState, caller: Caller) -> None:
+    if not caller.configured("editor"):
+        state.add(StepOutcome.skipped("editor_review", NO_MODEL))
+        return
+    current = await editor_round(state, caller, 0, "editor_review")
+    if current is None:
+        return
+    if current.computed_verdict == "polish":
+        await polish(state, caller, current)
+        return
+    rounds = arbiter_calls = 0
+    while current.computed_verdict == "rewrite":
+        if rounds >= state.config.rewrite_rounds:
+            state.editor_open = True
+            state.add(StepOutcome.failed("rewrite", f"bound of {state.config.rewrite_rounds} rewrite round(s) reached"))
+            return
+        before = state.text
+        out = await rewrite(state, caller, current)
+        if out.status != "passed":
+            state.editor_open = out.status == "skipped"
+            return
+        rounds += 1
+        nxt = await editor_round(state, caller, rounds, "editor_rereview")
+        if nxt is None:
+            return
+        current = nxt
+        if current.computed_verdict != "rewrite":
+            return
+        if arbiter_calls >= state.config.arbiter_rounds:
+            state.editor_open = True
+            state.add(StepOutcome.failed("arbiter", f"bound of {state.config.arbiter_rounds} arbiter call(s) reached"))
+            return
+        if not caller.configured("arbiter"):
+            state.editor_open = True
+            state.add(StepOutcome.skipped("arbiter", NO_MODEL))
+            return
+        decision = await arbitrate(state, caller, arbiter_calls, before)
+        arbiter_calls += 1
+        if decision is None:
+            return
+        if decision.decision == "accept_and_continue":
+            return
+
+
+async def run_loop(state: LoopState, caller: Caller) -> None:
+    """Run every step on `state` in order; stops at the first error (fail closed)."""
+    state.fatigue = fatigue_hits(state.text, state.rules)
+    await fix_forbidden(state, caller)
+    if state.error_code is None:
+        await consistency_loop(state, caller)
+    if state.error_code is None:
+        await _editor_loop(state, caller)
+    if state.error_code is not None:
+        reached = {s.step for s in state.steps}
+        for step in MAIN_STEPS:
+            if step not in reached:
+                state.add(StepOutcome.skipped(step, AFTER_ERROR))
+
+
+def open_issue_count(state: LoopState) -> int:
+    """Open issues when the loop ended: blocking consistency issues, forbidden phrases left, a standing rewrite."""
+    consistency = sum(1 for r in state.consistency for i in r.issues if i.open)
+    forbidden = len(forbidden_hits(state.text, state.rules))
+    return consistency + forbidden + (1 if state.editor_open else 0)
+
+
+def chapter_status(state: LoopState) -> ChapterStatus:
+    """error > not_reviewed (a model review step was skipped) > finalized_with_issues > finalized."""
+    if state.error_code is not None:
+        return "error"
+    skipped = {s.step for s in state.steps if s.status == "skipped"}
+    if {"consistency_review", "editor_review"} & skipped:
+        return "not_reviewed"
+    if open_issue_count(state):
+        return "finalized_with_issues"
+    return "finalized"
+
+
+__all__ = ["BLOCKING", "chapter_status", "open_issue_count", "run_loop"]

@@ -1,0 +1,160 @@
+"""The review document: one pydantic shape for `muse review --json`, the database and the terminal."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ._outcomes import StepOutcome
+
+SCHEMA_VERSION = 1
+
+ChapterStatus = Literal["finalized", "finalized_with_issues", "not_reviewed", "error"]
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ForbiddenHit(_Doc):
+    phrase: str
+    count: int
+    paragraphs: list[int]
+
+
+class FatigueHit(_Doc):
+    phrase: str
+    limit: int
+    actual: int
+
+
+class RulesSummary(_Doc):
+    """What the deterministic rules found in the text the loop started from, and what remains at the end."""
+
+    ruleset_sha256: str
+    forbidden: list[ForbiddenHit]
+    fatigue: list[FatigueHit]
+    forbidden_remaining: list[ForbiddenHit]
+    preferences_injected: bool
+
+
+class MemorySummary(_Doc):
+    available: bool
+    note: str
+    card_states: int
+    active_foreshadows: int
+    previous_ending_chars: int
+
+
+class IssueOut(_Doc):
+    severity: Literal["critical", "major", "minor"]
+    type: str
+    quote: str
+    start: int
+    end: int
+    paragraph: int
+    explanation: str
+    fix_hint: str
+    open: bool
+
+
+class ConsistencyRound(_Doc):
+    """One consistency review: round 0 is the first review, 1.. the re-reviews after repairs."""
+
+    round: int
+    text_sha256: str
+    issues: list[IssueOut]
+    blocking: int
+    model_passed: bool | None
+    model_disagrees: bool
+
+
+class DimOut(_Doc):
+    name: str
+    score: int
+    evidence: str
+    start: int
+    end: int
+    neutral: bool
+
+
+class EditorRound(_Doc):
+    round: int
+    text_sha256: str
+    overall: int
+    dims: list[DimOut]
+    computed_verdict: Literal["rewrite", "polish", "accept"]
+    model_verdict: Literal["rewrite", "polish", "accept"]
+    agrees: bool
+    notes: list[str]
+
+
+class ArbiterOut(_Doc):
+    round: int
+    decision: Literal["keep_rewriting", "accept_and_continue"]
+    reason: str
+
+
+class RepairOut(_Doc):
+    """One change the loop made to the text."""
+
+    step: str
+    kind: Literal["forbidden_rewrite", "consistency_repair", "polish", "rewrite"]
+    paragraphs: list[int] | None  # None = whole chapter rewritten
+    before_sha256: str
+    after_sha256: str
+
+
+class Disagreements(_Doc):
+    reviewer_pass_flag: int
+    editor_verdict: int
+
+
+class RoleUsage(_Doc):
+    calls: int
+    attempts: int
+    input_tokens: int
+    output_tokens: int
+    cost: float | None
+
+
+class UsageOut(_Doc):
+    calls: int
+    attempts: int
+    input_tokens: int
+    output_tokens: int
+    cost: float | None  # None = at least one attempt's cost is unknown (never shown as 0)
+    by_role: dict[str, RoleUsage]
+
+
+class RevisionOut(_Doc):
+    id: str
+    sha256: str
+    applied: bool
+
+
+class ChapterReview(_Doc):
+    """Everything one review of one chapter did: the `muse review --json` document per chapter."""
+
+    schema_version: int = SCHEMA_VERSION
+    record_id: str
+    chapter: int
+    title: str
+    chapter_sha256: str
+    config_sha256: str
+    status: ChapterStatus
+    error_code: str | None
+    resumed: bool = False
+    steps: list[StepOutcome]
+    rules: RulesSummary
+    memory: MemorySummary
+    consistency: list[ConsistencyRound]
+    editor: list[EditorRound]
+    arbiter: list[ArbiterOut]
+    repairs: list[RepairOut]
+    disagreements: Disagreements
+    open_issues: int
+    result_sha256: str
+    revision: RevisionOut | None
+    usage: UsageOut

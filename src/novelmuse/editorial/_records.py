@@ -1,0 +1,166 @@
+"""Persistence of reviews (migration 0004_editorial): records bound to the chapter sha256, their steps,
+issues, editor reports, arbiter decisions; lookups for resume and for `muse check`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+
+from ..store import transaction, utc_now
+from ._models import ChapterReview
+from ._state import LoopState
+
+
+def save_review(
+    conn: sqlite3.Connection,
+    doc: ChapterReview,
+    state: LoopState | None,
+    *,
+    run_id: str | None,
+    started_at: str,
+    revision_text: str | None,
+) -> None:
+    """Write one review record and everything it holds in a single transaction."""
+    ended = utc_now()
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO review_records (id, run_id, chapter, chapter_sha256, config_sha256, status, error_code,"
+            " result_sha256, revision_id, open_issues, input_tokens, output_tokens, cost, cost_known, report_json,"
+            " started_at, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                doc.record_id,
+                run_id,
+                doc.chapter,
+                doc.chapter_sha256,
+                doc.config_sha256,
+                doc.status,
+                doc.error_code,
+                doc.result_sha256,
+                doc.revision.id if doc.revision else None,
+                doc.open_issues,
+                doc.usage.input_tokens,
+                doc.usage.output_tokens,
+                doc.usage.cost,
+                int(doc.usage.cost is not None),
+                doc.model_dump_json(),
+                started_at,
+                ended,
+            ),
+        )
+        for seq, s in enumerate(doc.steps):
+            conn.execute(
+                "INSERT INTO review_steps VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (doc.record_id, seq, s.step, s.status, s.reason, s.code, s.detail),
+            )
+        for rnd in doc.consistency:
+            for seq, i in enumerate(rnd.issues):
+                conn.execute(
+                    "INSERT INTO review_issues VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        doc.record_id,
+                        rnd.round,
+                        seq,
+                        rnd.text_sha256,
+                        i.severity,
+                        i.type,
+                        i.quote,
+                        i.start,
+                        i.end,
+                        i.paragraph,
+                        i.explanation,
+                        i.fix_hint,
+                        int(i.open),
+                    ),
+                )
+        call_ids = state.editor_call_ids if state else []
+        for k, e in enumerate(doc.editor):
+            dims = {d.name: d.model_dump(exclude={"name"}) for d in e.dims}
+            conn.execute(
+                "INSERT INTO editor_reports VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    doc.record_id,
+                    e.round,
+                    e.text_sha256,
+                    e.overall,
+                    json.dumps(dims, ensure_ascii=False),
+                    e.computed_verdict,
+                    e.model_verdict,
+                    call_ids[k] if k < len(call_ids) else None,
+                ),
+            )
+        arb_ids = state.arbiter_call_ids if state else []
+        for k, a in enumerate(doc.arbiter):
+            conn.execute(
+                "INSERT INTO arbiter_decisions VALUES (?, ?, ?, ?, ?, ?)",
+                (doc.record_id, a.round, a.decision, a.reason, arb_ids[k] if k < len(arb_ids) else None, ended),
+            )
+        if doc.revision is not None and revision_text is not None:
+            conn.execute(
+                "INSERT INTO revisions (id, chapter, record_id, base_sha256, sha256, text, created_at, applied_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
+                (
+                    doc.revision.id,
+                    doc.chapter,
+                    doc.record_id,
+                    doc.chapter_sha256,
+                    doc.revision.sha256,
+                    revision_text,
+                    ended,
+                ),
+            )
+
+
+def mark_applied(conn: sqlite3.Connection, doc: ChapterReview) -> None:
+    """Record that the revision was written to the author's file (and update the stored document)."""
+    assert doc.revision is not None
+    with transaction(conn):
+        conn.execute("UPDATE revisions SET applied_at = ? WHERE id = ?", (utc_now(), doc.revision.id))
+        conn.execute("UPDATE review_records SET report_json = ? WHERE id = ?", (doc.model_dump_json(), doc.record_id))
+
+
+def find_current_review(
+    conn: sqlite3.Connection, chapter: int, file_sha256: str, config_sha256: str
+) -> ChapterReview | None:
+    """The latest complete review of this exact file under this exact configuration (for resume).
+
+    A review matches when it reviewed these bytes, or when its revision was applied and produced them.
+    Reviews that ended in `error` never match: they are redone.
+    """
+    row = conn.execute(
+        "SELECT r.report_json FROM review_records r LEFT JOIN revisions v ON v.id = r.revision_id"
+        " WHERE r.chapter = ? AND r.config_sha256 = ? AND r.status != 'error'"
+        " AND (r.chapter_sha256 = ? OR (v.applied_at IS NOT NULL AND r.result_sha256 = ?))"
+        " ORDER BY r.ended_at DESC, r.id DESC LIMIT 1",
+        (chapter, config_sha256, file_sha256, file_sha256),
+    ).fetchone()
+    return ChapterReview.model_validate_json(row[0]) if row else None
+
+
+@dataclass(frozen=True)
+class ReviewStatus:
+    """The latest review of a chapter, as `muse check` shows it."""
+
+    chapter: int
+    status: str
+    open_issues: int
+    record_id: str
+    current: bool  # the review is bound to the file's current bytes
+
+
+def latest_reviews(conn: sqlite3.Connection, current_sha256: dict[int, str]) -> dict[int, ReviewStatus]:
+    """The latest review per chapter, and whether it still matches the chapter file on disk."""
+    rows = conn.execute(
+        "SELECT r.id, r.chapter, r.status, r.open_issues, r.chapter_sha256, r.result_sha256, v.applied_at"
+        " FROM review_records r LEFT JOIN revisions v ON v.id = r.revision_id"
+        " ORDER BY r.chapter, r.ended_at, r.id"
+    ).fetchall()
+    out: dict[int, ReviewStatus] = {}
+    for row in rows:
+        sha = current_sha256.get(row["chapter"])
+        current = sha is not None and (
+            sha == row["chapter_sha256"] or (row["applied_at"] is not None and sha == row["result_sha256"])
+        )
+        out[row["chapter"]] = ReviewStatus(row["chapter"], row["status"], row["open_issues"], row["id"], current)
+    return out

@@ -1,0 +1,189 @@
+"""`review_chapter`: run the loop on one chapter, keep the original, store the record and the revision.
+
+The review record is bound to the sha256 of the file it reviewed and to a configuration hash (review
+bounds, call policy, role targets, prompt templates, rule set, memory context): a later run with the
+same file and configuration finds it and does not review again (resume).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..book import Book
+from ..llm import ModelSession, list_receipts
+from ..memory import MemoryState
+from ..roles import load_prompt
+from ..store import new_id, utc_now
+from ..text import sha256_hex, sha256_json
+from ._calls import Caller
+from ._loop import chapter_status, open_issue_count, run_loop
+from ._memory_ctx import MemoryContext, memory_context
+from ._models import (
+    ChapterReview,
+    Disagreements,
+    MemorySummary,
+    RevisionOut,
+    RoleUsage,
+    RulesSummary,
+    UsageOut,
+)
+from ._records import find_current_review, mark_applied, save_review
+from ._revisions import apply_revision, revision_bytes
+from ._rules_step import RuleView, fatigue_hits, forbidden_hits, load_rule_view
+from ._state import LoopState
+
+LOOP_VERSION = 1
+_TEMPLATES = (
+    ("reviewer", "system"),
+    ("reviewer", "input"),
+    ("editor", "system"),
+    ("editor", "input"),
+    ("arbiter", "system"),
+    ("arbiter", "input"),
+    ("writer", "system"),
+    ("writer", "paragraphs"),
+    ("writer", "repair"),
+    ("writer", "polish"),
+    ("writer", "rewrite"),
+)
+_ROLES = ("reviewer", "editor", "writer", "arbiter")
+
+
+def config_sha256(book: Book, rules: RuleView, memory: MemoryContext) -> str:
+    """Everything that decides what a review does, hashed: the resume key beside the chapter sha256."""
+    cfg = book.config
+    return sha256_json(
+        {
+            "loop_version": LOOP_VERSION,
+            "review": cfg.review.model_dump(),
+            "calls": cfg.calls.model_dump(),
+            "roles": {r: list(t) if (t := cfg.role_target(r)) else None for r in _ROLES},
+            "prompts": {f"{r}/{n}": load_prompt(r, n).sha256 for r, n in _TEMPLATES},
+            "rules": rules.sha256,
+            "memory": [memory.available, memory.card_states, memory.foreshadows, memory.previous_ending],
+        }
+    )
+
+
+def usage_of(book: Book, call_ids: Iterable[str]) -> UsageOut:
+    """Tokens and cost of the given logical calls, summed from their receipts (unknown cost stays unknown)."""
+    by_role: dict[str, RoleUsage] = {}
+    calls = attempts = tin = tout = 0
+    cost: float | None = 0.0
+    for cid in call_ids:
+        receipts = list_receipts(book.db, call_id=cid)
+        if not receipts:
+            continue
+        calls += 1
+        role = receipts[0].role
+        ru = by_role.get(role) or RoleUsage(calls=0, attempts=0, input_tokens=0, output_tokens=0, cost=0.0)
+        r_in = sum(r.input_tokens or 0 for r in receipts)
+        r_out = sum(r.output_tokens or 0 for r in receipts)
+        sent = [r for r in receipts if r.outcome != "refused"]
+        r_cost: float | None = None if any(r.cost is None for r in sent) else sum(r.cost or 0.0 for r in sent)
+        attempts += len(receipts)
+        tin += r_in
+        tout += r_out
+        cost = None if cost is None or r_cost is None else cost + r_cost
+        by_role[role] = RoleUsage(
+            calls=ru.calls + 1,
+            attempts=ru.attempts + len(receipts),
+            input_tokens=ru.input_tokens + r_in,
+            output_tokens=ru.output_tokens + r_out,
+            cost=None if ru.cost is None or r_cost is None else ru.cost + r_cost,
+        )
+    return UsageOut(calls=calls, attempts=attempts, input_tokens=tin, output_tokens=tout, cost=cost, by_role=by_role)
+
+
+async def review_chapter(
+    book: Book,
+    number: int,
+    session: ModelSession | None,
+    *,
+    apply: bool = False,
+    resume: bool = True,
+    rules: RuleView | None = None,
+    memory_state: MemoryState | str | None = None,
+) -> ChapterReview:
+    """Review chapter `number` (seed 004 loop); store the record and, if the text changed, a revision.
+
+    With `apply`, a revision is written over the author's file (only if unchanged since it was read).
+    With `resume`, a record of the same file bytes and configuration is returned instead (resumed=True).
+    `rules` and `memory_state` let a run over many chapters load them once.
+    """
+    chapter = book.read_chapter(number)
+    raw = chapter.path.read_bytes()
+    rules = rules if rules is not None else load_rule_view(book)
+    memory = memory_context(book, number, memory_state)
+    cfg_sha = config_sha256(book, rules, memory)
+    if resume:
+        found = find_current_review(book.db, number, chapter.sha256, cfg_sha)
+        if found is not None:
+            return found.model_copy(update={"resumed": True})
+    started = utc_now()
+    state = LoopState(
+        chapter=number,
+        title=chapter.title,
+        original=chapter.body,
+        text=chapter.body,
+        rules=rules,
+        memory=memory,
+        config=book.config.review,
+    )
+    caller = Caller(session)
+    await run_loop(state, caller)
+    status = chapter_status(state)
+    changed = state.text != chapter.body and status != "error"
+    new_bytes = revision_bytes(chapter, raw, state.text) if changed else raw
+    record_id = new_id("rvw")
+    revision = RevisionOut(id=new_id("rev"), sha256=sha256_hex(new_bytes), applied=False) if changed else None
+    doc = ChapterReview(
+        record_id=record_id,
+        chapter=number,
+        title=chapter.title,
+        chapter_sha256=chapter.sha256,
+        config_sha256=cfg_sha,
+        status=status,
+        error_code=state.error_code,
+        steps=state.steps,
+        rules=RulesSummary(
+            ruleset_sha256=rules.sha256,
+            forbidden=forbidden_hits(chapter.body, rules),
+            fatigue=fatigue_hits(chapter.body, rules),
+            forbidden_remaining=forbidden_hits(state.text, rules),
+            preferences_injected=bool(rules.preferences.strip()),
+        ),
+        memory=MemorySummary(
+            available=memory.available,
+            note=memory.note,
+            card_states=len(memory.card_states),
+            active_foreshadows=len(memory.foreshadows),
+            previous_ending_chars=len(memory.previous_ending),
+        ),
+        consistency=state.consistency,
+        editor=state.editor,
+        arbiter=state.arbiter,
+        repairs=state.repairs,
+        disagreements=Disagreements(
+            reviewer_pass_flag=sum(1 for r in state.consistency if r.model_disagrees),
+            editor_verdict=sum(1 for e in state.editor if not e.agrees),
+        ),
+        open_issues=open_issue_count(state) if status != "error" else 0,
+        result_sha256=sha256_hex(new_bytes),
+        revision=revision,
+        usage=usage_of(book, caller.call_ids),
+    )
+    run_id = session.run_id if session is not None else None
+    save_review(
+        book.db,
+        doc,
+        state,
+        run_id=run_id,
+        started_at=started,
+        revision_text=new_bytes.decode("utf-8-sig") if changed else None,
+    )
+    if apply and revision is not None:
+        apply_revision(chapter, new_bytes)
+        doc = doc.model_copy(update={"revision": revision.model_copy(update={"applied": True})})
+        mark_applied(book.db, doc)
+    return doc

@@ -1,0 +1,58 @@
+"""The loop's working state for one chapter: current text, outcomes and everything recorded so far."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..book import ReviewConfig
+from ..text import sha256_hex
+from ._memory_ctx import MemoryContext
+from ._models import ArbiterOut, ConsistencyRound, EditorRound, FatigueHit, RepairOut
+from ._outcomes import StepOutcome
+from ._rules_step import RuleView
+
+
+@dataclass
+class LoopState:
+    """Mutable state of one review; only `_loop` and the step modules touch it."""
+
+    chapter: int
+    title: str
+    original: str
+    text: str
+    rules: RuleView
+    memory: MemoryContext
+    config: ReviewConfig
+    fatigue: list[FatigueHit] = field(default_factory=list)
+    steps: list[StepOutcome] = field(default_factory=list)
+    consistency: list[ConsistencyRound] = field(default_factory=list)
+    editor: list[EditorRound] = field(default_factory=list)
+    editor_call_ids: list[str | None] = field(default_factory=list)
+    arbiter: list[ArbiterOut] = field(default_factory=list)
+    arbiter_call_ids: list[str | None] = field(default_factory=list)
+    repairs: list[RepairOut] = field(default_factory=list)
+    editor_open: bool = False  # a rewrite verdict that the bounds and the arbiter left standing
+    error_code: str | None = None
+
+    def add(self, outcome: StepOutcome) -> StepOutcome:
+        """Record one step's outcome (in order)."""
+        self.steps.append(outcome)
+        return outcome
+
+    def change_text(self, new: str, step: str, kind: str, paragraphs: list[int] | None) -> None:
+        """Replace the working text and record the change."""
+        self.repairs.append(
+            RepairOut(
+                step=step,
+                kind=kind,  # type: ignore[arg-type]
+                paragraphs=paragraphs,
+                before_sha256=sha256_hex(self.text),
+                after_sha256=sha256_hex(new),
+            )
+        )
+        self.text = new
+
+    @property
+    def neutral_foreshadow(self) -> bool:
+        """伏笔健康 is neutral in the first `review.neutral_foreshadow_chapters` chapters (seed 004)."""
+        return self.chapter <= self.config.neutral_foreshadow_chapters

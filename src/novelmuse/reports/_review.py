@@ -1,0 +1,104 @@
+"""Terminal rendering of `muse review`: steps with their exact outcome, issues with quotes, scores,
+both verdicts, repairs, arbiter decisions, tokens and cost. A skipped step is shown as
+``skipped(reason)`` in its own colour, never as passed.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..editorial import ChapterReview, ReviewRun, StepOutcome
+
+_STYLE = {"passed": "green", "failed": "red", "skipped": "yellow", "error": "bold red"}
+_STATUS_STYLE = {
+    "finalized": "green",
+    "finalized_with_issues": "yellow",
+    "not_reviewed": "yellow",
+    "error": "bold red",
+}
+
+
+def outcome_text(outcome: StepOutcome) -> Text:
+    """One step's label in its colour: passed / failed / skipped(reason) / error(CODE)."""
+    return Text(outcome.label, style=_STYLE[outcome.status])
+
+
+def _cost(cost: float | None) -> str:
+    return "unknown" if cost is None else f"{cost:.4f}"
+
+
+def render_chapter(console: Console, doc: ChapterReview) -> None:
+    """Everything one chapter's review did."""
+    head = Text(f"第{doc.chapter}章 {doc.title}  ")
+    head.append(doc.status, style=_STATUS_STYLE[doc.status])
+    if doc.resumed:
+        head.append("  (resumed: already reviewed at this sha256 and configuration; not run again)", style="dim")
+    console.print(head)
+    steps = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    steps.add_column("step")
+    steps.add_column("outcome")
+    steps.add_column("detail", overflow="fold")
+    for s in doc.steps:
+        steps.add_row(s.step, outcome_text(s), s.detail)
+    console.print(steps)
+    if doc.rules.forbidden or doc.rules.fatigue:
+        parts = [f"forbidden {h.phrase}×{h.count} (paragraphs {h.paragraphs})" for h in doc.rules.forbidden]
+        parts += [f"fatigue {h.phrase} {h.actual}>{h.limit}" for h in doc.rules.fatigue]
+        console.print("rules: " + "; ".join(parts))
+    if not doc.memory.available:
+        console.print(Text(f"memory: unavailable — {doc.memory.note}", style="yellow"))
+    for rnd in doc.consistency:
+        label = "review" if rnd.round == 0 else f"re-review {rnd.round}"
+        flag = "" if rnd.model_passed is None else f"; model said passed={rnd.model_passed}"
+        dis = " (disagrees with the severities; ignored)" if rnd.model_disagrees else ""
+        console.print(f"consistency {label}: {len(rnd.issues)} issue(s), {rnd.blocking} blocking{flag}{dis}")
+        for i in rnd.issues:
+            mark = "OPEN " if i.open else ""
+            console.print(
+                f"  {mark}[{i.severity}/{i.type}] ¶{i.paragraph} @{i.start}-{i.end} 「{i.quote}」\n"
+                f"      {i.explanation} → {i.fix_hint}"
+            )
+    for e in doc.editor:
+        table = Table(title=f"editor round {e.round}: overall {e.overall}", box=None, header_style="bold")
+        table.add_column("dimension")
+        table.add_column("score", justify="right")
+        table.add_column("evidence", overflow="fold")
+        for d in e.dims:
+            table.add_row(d.name, str(d.score) + (" (neutral)" if d.neutral else ""), d.evidence)
+        console.print(table)
+        agree = "agree" if e.agrees else "DISAGREE"
+        console.print(f"  verdict: computed {e.computed_verdict}, model {e.model_verdict} ({agree})")
+        for note in e.notes:
+            console.print(f"  - {note}")
+    for a in doc.arbiter:
+        console.print(f"arbiter round {a.round}: {a.decision} — {a.reason}")
+    for r in doc.repairs:
+        where = "whole chapter" if r.paragraphs is None else f"paragraphs {r.paragraphs}"
+        console.print(f"change: {r.step} ({r.kind}) {where}")
+    if doc.revision is not None:
+        state = "applied to the chapter file" if doc.revision.applied else "stored; run with --apply to write it"
+        console.print(f"revision {doc.revision.id} sha256 {doc.revision.sha256[:12]}… — {state}")
+    u = doc.usage
+    console.print(
+        f"open issues: {doc.open_issues}; disagreements: reviewer pass flag {doc.disagreements.reviewer_pass_flag},"
+        f" editor verdict {doc.disagreements.editor_verdict}; calls {u.calls} ({u.attempts} requests),"
+        f" tokens {u.input_tokens} in / {u.output_tokens} out, cost {_cost(u.cost)}"
+    )
+    console.print()
+
+
+def render_review_run(console: Console, run: ReviewRun) -> None:
+    """The whole run: every chapter, then the summary."""
+    for doc in run.chapters:
+        render_chapter(console, doc)
+    s = run.summary
+    line = (
+        f"{s.chapters} chapter(s): {s.reviewed} reviewed, {s.resumed} resumed (unchanged since their review),"
+        f" {s.finalized} finalized, {s.finalized_with_issues} finalized with issues, {s.not_reviewed} not reviewed,"
+        f" {s.error} error; tokens {s.input_tokens} in / {s.output_tokens} out, cost {_cost(s.cost)}"
+    )
+    console.print(line)
+    if s.not_run:
+        console.print(Text(f"not run (a chapter failed closed): {s.not_run} — rerun to resume", style="yellow"))
