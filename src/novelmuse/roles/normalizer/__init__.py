@@ -1,0 +1,22 @@
+"""The normalizer role: rules.txt lines the parser could not read → structured rules (seed 004, second layer)."""
+
+from ._contract import MAX_LIMIT, normalizer_contract, render_rule, round_trips
+from ._normalize import LineOut, NormalizeReport, RuleOut, apply_proposals, normalize_rules, run_normalize
+from .schema import RULE_KINDS, LineProposal, NormalizerOutput, ProposedRule
+
+__all__ = [
+    "MAX_LIMIT",
+    "RULE_KINDS",
+    "LineOut",
+    "LineProposal",
+    "NormalizeReport",
+    "NormalizerOutput",
+    "ProposedRule",
+    "RuleOut",
+    "apply_proposals",
+    "normalize_rules",
+    "normalizer_contract",
+    "render_rule",
+    "round_trips",
+    "run_normalize",
+]

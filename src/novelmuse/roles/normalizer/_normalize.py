@@ -1,0 +1,219 @@
+"""`muse rules normalize`: the model reads the rules.txt lines the parser left `unparsed` and proposes rules.
+
+Seed 004's two layers: the deterministic parser takes every well-formed line; the lines it could not
+read go to the `normalizer` role, whose proposals are checked by a contract (every phrase verbatim in
+its line, every rule parseable, every line answered once) inside the call's bound, then fail closed.
+
+Proposals are only shown unless the author passes `--write`. Writing never loses the author's text:
+each normalised line is kept as a `# ` comment directly above the rules that replace it; lines the
+model found no rule in stay untouched. The new file must not introduce parser errors (a contradiction
+with an existing rule refuses the write: RULES_NORMALIZE_CONFLICT), rules already present are not
+written twice, and the write is atomic and refused when rules.txt changed since it was read
+(FILE_CHANGED_ON_DISK). With no model configured the step is skipped(no model configured) and nothing
+is written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel
+
+from ...book import Book, atomic_write_bytes
+from ...errors import InputError
+from ...llm import Message, ModelSession, StructuredResult
+from ...rules import RuleSet, UnparsedLine, decode_rules, parse_rules
+from ...text import sha256_hex, sha256_json
+from .._prompts import load_prompt
+from ._contract import normalizer_contract, render_rule
+from .schema import NormalizerOutput, ProposedRule, RuleKind
+
+ROLE = "normalizer"
+ORIGINAL_MARK = "# 归一化前原文: "
+_BOM = "\ufeff"
+
+
+class RuleOut(BaseModel):
+    """One proposed rule as shown and written: its rendered line, and whether rules.txt already has it."""
+
+    kind: RuleKind
+    phrase: str
+    limit: int | None
+    rendered: str
+    already_present: bool
+
+
+class LineOut(BaseModel):
+    """One unparsed line and what the model proposes for it (no rules: the line stays as it is)."""
+
+    line: int
+    original: str
+    rules: list[RuleOut]
+    note: str
+
+
+class NormalizeReport(BaseModel):
+    """The JSON document of `muse rules normalize --json`.
+
+    `status` is "passed" (the model answered and the contract held) or "skipped" with `skip_reason`
+    ("no model configured", "no rules.txt", "no unparsed lines"); a failed call is an error document
+    (exit 3) instead. `written` says whether rules.txt was changed (only with --write).
+    """
+
+    status: Literal["passed", "skipped"]
+    skip_reason: str | None = None
+    rules_path: str
+    rules_sha256: str | None = None
+    unparsed_lines: int = 0
+    proposals: list[LineOut] = []
+    write_requested: bool = False
+    written: bool = False
+    written_rules: int = 0
+    new_rules_sha256: str | None = None
+    call_id: str | None = None
+    attempts: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = None
+
+
+@dataclass(frozen=True)
+class _Prompt:
+    system_text: str
+    input_text: str
+    sha256: str
+
+
+def _prompt(lines: Sequence[UnparsedLine]) -> _Prompt:
+    system, task = load_prompt(ROLE, "system"), load_prompt(ROLE, "input")
+    payload = json.dumps([{"line": u.line, "text": u.text} for u in lines], ensure_ascii=False, indent=1)
+    return _Prompt(system.render(), task.render(lines_json=payload), sha256_json([system.sha256, task.sha256]))
+
+
+async def normalize_rules(
+    session: ModelSession, unparsed: Sequence[UnparsedLine]
+) -> StructuredResult[NormalizerOutput]:
+    """Ask the normalizer about `unparsed` lines; the result holds the contract-checked output and receipts.
+
+    Raises `ModelCallFailed` (fail closed) when no valid proposal came within the call's bound.
+    """
+    prompt = _prompt(unparsed)
+    return await session.call(
+        role=ROLE,
+        schema=NormalizerOutput,
+        messages=[Message(role="system", content=prompt.system_text), Message(role="user", content=prompt.input_text)],
+        contracts=[normalizer_contract({u.line: u.text for u in unparsed})],
+        prompt_sha256=prompt.sha256,
+    )
+
+
+def _present(rules: RuleSet, rule: ProposedRule) -> bool:
+    if rule.kind == "forbidden":
+        return any(r.phrase == rule.phrase for r in rules.forbidden)
+    if rule.kind == "fatigue":
+        return any(r.phrase == rule.phrase and r.limit == rule.limit for r in rules.fatigue)
+    return any(p.text == rule.phrase for p in rules.preferences)
+
+
+def _lines_out(output: NormalizerOutput, unparsed: Sequence[UnparsedLine], existing: RuleSet) -> list[LineOut]:
+    by_line = {p.line: p for p in output.proposals}
+    out: list[LineOut] = []
+    for u in unparsed:
+        proposal = by_line[u.line]  # the contract guarantees every line is answered exactly once
+        seen: set[str] = set()
+        rules: list[RuleOut] = []
+        for rule in proposal.rules:
+            rendered = render_rule(rule)
+            if rendered in seen:
+                continue
+            seen.add(rendered)
+            rules.append(
+                RuleOut(
+                    kind=rule.kind,
+                    phrase=rule.phrase,
+                    limit=rule.limit,
+                    rendered=rendered,
+                    already_present=_present(existing, rule),
+                )
+            )
+        out.append(LineOut(line=u.line, original=u.text, rules=rules, note=proposal.note))
+    return out
+
+
+def apply_proposals(text: str, proposals: Sequence[LineOut]) -> tuple[str, list[int]]:
+    """rules.txt's new text, each normalised line commented out with its new rules right below it.
+
+    Returns the text and the (1-based) numbers of the inserted rule lines. Lines are split on ``\\n``
+    exactly as the parser numbers them; a line ending in ``\\r`` keeps CRLF for the lines inserted
+    after it. Rules already present are not written again; a line with nothing new stays untouched.
+    """
+    new_by_line = {p.line: [r.rendered for r in p.rules if not r.already_present] for p in proposals}
+    out: list[str] = []
+    inserted: list[int] = []
+    for n, raw in enumerate(text.split("\n"), start=1):
+        new = new_by_line.get(n) or []
+        if not new:
+            out.append(raw)
+            continue
+        cr = "\r" if raw.endswith("\r") else ""
+        out.append(f"{ORIGINAL_MARK}{raw.removesuffix(cr)}{cr}")
+        for rule in new:
+            out.append(f"{rule}{cr}")
+            inserted.append(len(out))
+    return "\n".join(out), inserted
+
+
+async def run_normalize(book: Book, *, write: bool) -> NormalizeReport:
+    """The whole `muse rules normalize [--write]` step for a book (see the module docstring)."""
+    path = book.rules_path
+    report = NormalizeReport(status="skipped", rules_path=str(path), write_requested=write)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return report.model_copy(update={"skip_reason": "no rules.txt"})
+    except OSError as exc:
+        raise InputError("RULES_READ", f"cannot read ({exc.strerror})", str(path), "check the file") from exc
+    text = decode_rules(data, str(path))
+    sha = sha256_hex(data)
+    rules = parse_rules(text)
+    report = report.model_copy(update={"rules_sha256": sha, "unparsed_lines": len(rules.unparsed)})
+    if not rules.unparsed:
+        return report.model_copy(update={"skip_reason": "no unparsed lines"})
+    if book.config.role_target(ROLE) is None:
+        return report.model_copy(update={"skip_reason": "no model configured"})
+    async with ModelSession.open(book, run_kind="rules-normalize") as session:
+        result = await normalize_rules(session, rules.unparsed)
+    proposals = _lines_out(result.value, rules.unparsed, rules)
+    report = report.model_copy(
+        update={
+            "status": "passed",
+            "proposals": proposals,
+            "call_id": result.call_id,
+            "attempts": len(result.receipts),
+            "input_tokens": result.input_tokens,
+            "output_tokens": result.output_tokens,
+            "cost": result.cost,
+        }
+    )
+    if not write:
+        return report
+    new_text, inserted = apply_proposals(text, proposals)
+    if not inserted:
+        return report
+    touched = set(inserted)
+    introduced = [e for e in parse_rules(new_text).errors if touched & set(e.lines)]
+    if introduced:
+        raise InputError(
+            "RULES_NORMALIZE_CONFLICT",
+            f"the proposed rules would add {len(introduced)} error(s) to rules.txt: {introduced[0].message}",
+            str(path),
+            "nothing was written; edit rules.txt by hand, or resolve the conflict and rerun",
+        )
+    out = (_BOM if data.startswith(_BOM.encode()) else "") + new_text
+    atomic_write_bytes(path, out.encode("utf-8"), expect_sha256=sha)
+    return report.model_copy(
+        update={"written": True, "written_rules": len(inserted), "new_rules_sha256": sha256_hex(out.encode("utf-8"))}
+    )
