@@ -25,6 +25,8 @@ def version() -> None:
 # Command modules register their commands on `app` when imported (one line per module, below).
 from . import (  # noqa: E402
     _cmd_book,  # noqa: F401  muse init, muse import
+    _cmd_check,  # noqa: F401  muse check
     _cmd_models_check,  # noqa: F401  muse models check
     _cmd_review,  # noqa: F401  muse review
+    _cmd_rules,  # noqa: F401  muse rules lint, muse rules show
 )

@@ -1,0 +1,59 @@
+"""`muse check`: the deterministic hard-rule check of a book's chapters (exit 1 on error findings)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..errors import InputError, MuseError
+from ..reports._check import check_notes, render_check
+from ..rules import check_book
+from ._app import app
+from ._common import BookOpt, JsonOpt, console, emit_json, err_console, open_book, parse_range
+
+
+@app.command("check")
+def check_cmd(
+    directory: Annotated[
+        Path | None, typer.Argument(help="Book directory (same as --book).", show_default=False)
+    ] = None,
+    book: BookOpt = None,
+    chapter: Annotated[int | None, typer.Option("--chapter", help="Check only chapter N.", show_default=False)] = None,
+    range_: Annotated[
+        str | None, typer.Option("--range", help="Check chapters A-B (inclusive).", show_default=False)
+    ] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Check chapters against the hard rules (rules.txt over the built-in AI-flavour defaults) and the chapter
+    length limits of book.toml.
+
+    Forbidden phrases and length outside [min_chars, max_chars] are errors; fatigue words above their limit
+    are warnings. Exit 1 if any error finding, else 0; exit 2 for bad input (RULES_SYNTAX,
+    RULES_CONTRADICTION, RULES_ENCODING, CHAPTER_NOT_FOUND, BOOK_NOT_FOUND). Also records each checked
+    chapter's sha256 and counts in the chapter registry (skipped, with a note, on a read-only book).
+    """
+    if directory is not None and book is not None and directory.resolve() != book.resolve():
+        raise InputError("USAGE", "both DIR and --book were given and they differ", "command line", "give one")
+    if chapter is not None and range_ is not None:
+        raise InputError("USAGE", "--chapter and --range were both given", "command line", "give one of them")
+    opened = open_book(directory if directory is not None else book)
+    report = check_book(opened, chapter=chapter, span=parse_range(range_))
+    for note in check_notes(report):
+        err_console.print(note, markup=False)
+    if json_out:
+        emit_json(report)
+    else:
+        shas = {c.number: c.sha256 for c in report.chapters}
+
+        def body_of(number: int) -> str | None:
+            try:
+                ch = opened.read_chapter(number)
+            except MuseError:
+                return None
+            return ch.body if ch.sha256 == shas.get(number) else None  # changed meanwhile: offsets only
+
+        render_check(report, console, body_of)
+    if not report.passed:
+        raise typer.Exit(1)

@@ -1,0 +1,151 @@
+"""Terminal renderings of `muse check`, `muse rules lint` and `muse rules show` (Rich tables)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..rules import CheckReport, FindingOut, LintReport, ShowReport
+
+#: Hits shown per finding in the terminal (all of them are in --json).
+MAX_HITS_SHOWN = 3
+CONTEXT_CHARS = 8
+
+
+def _excerpt(body: str, start: int, end: int) -> str:
+    """A short one-line context around [start, end) with the match in brackets."""
+    lo, hi = max(0, start - CONTEXT_CHARS), min(len(body), end + CONTEXT_CHARS)
+    left = ("…" if lo > 0 else "") + body[lo:start]
+    right = body[end:hi] + ("…" if hi < len(body) else "")
+    flat = [s.replace("\r", " ").replace("\n", " ") for s in (left, body[start:end], right)]
+    return f"{escape(flat[0])}[bold]【{escape(flat[1])}】[/bold]{escape(flat[2])}"
+
+
+def _where_cell(f: FindingOut) -> str:
+    if f.rule == "length":
+        return "-"
+    shown = " ".join(f"¶{h.paragraph}@{h.start}" for h in f.hits[:MAX_HITS_SHOWN])
+    more = len(f.hits) - MAX_HITS_SHOWN
+    return shown + (f" +{more}" if more > 0 else "")
+
+
+def render_check(report: CheckReport, console: Console, body_of: Callable[[int], str | None]) -> None:
+    """Findings per chapter: a table (severity, rule, target, limit, actual, origin, first hits as
+    ¶paragraph@offset), then a context line per shown hit, then the summary. `body_of(number)` gives a
+    chapter's body for the context excerpts (None: offsets only)."""
+    for ch in report.chapters:
+        if not ch.findings:
+            continue
+        counts = f"{ch.chars} chars, {ch.errors} error(s), {ch.warnings} warning(s)"
+        table = Table(title=f"{ch.number:04d} {escape(ch.title)} — {counts}", title_justify="left")
+        table.add_column("severity", no_wrap=True)
+        table.add_column("rule", no_wrap=True)
+        table.add_column("target")
+        table.add_column("limit", justify="right", no_wrap=True)
+        table.add_column("actual", justify="right", no_wrap=True)
+        table.add_column("origin")
+        table.add_column("where (¶paragraph@offset)")
+        for f in ch.findings:
+            sev = "[red]error[/red]" if f.severity == "error" else "[yellow]warning[/yellow]"
+            limit = "-" if f.limit is None else str(f.limit)
+            table.add_row(sev, f.rule, escape(f.target), limit, str(f.actual), escape(f.origin), _where_cell(f))
+        console.print(table)
+        body = body_of(ch.number)
+        if body is None:
+            continue
+        for f in ch.findings:
+            for h in f.hits[:MAX_HITS_SHOWN]:
+                console.print(
+                    f"  {escape(f.target)} ¶{h.paragraph} @{h.start}-{h.end}: {_excerpt(body, h.start, h.end)}"
+                )
+    s = report.summary
+    length = "length checked" if s.length_checked else escape("length skipped (no limits in book.toml [chapters])")
+    verdict = "[red]FAILED[/red]" if not report.passed else "[green]passed[/green]"
+    by_rule = ", ".join(f"{k} {v}" for k, v in s.by_rule.items()) or "no findings"
+    console.print(
+        f"{verdict}: {s.chapters} chapter(s) checked, {s.errors} error(s) in {s.chapters_with_errors} chapter(s), "
+        f"{s.warnings} warning(s) in {s.chapters_with_warnings} chapter(s) ({by_rule}); {length}"
+    )
+    r = report.rules
+    console.print(
+        f"rules {r.sha256[:12]}: {r.enforced} enforced ({r.forbidden} forbidden, {r.fatigue} fatigue; defaults "
+        f"v{r.defaults_version}), rules.txt {r.file}"
+    )
+
+
+def check_notes(report: CheckReport) -> list[str]:
+    """Notes for stderr: defaults-only books, unparsed lines, rule warnings, a skipped registry update."""
+    notes = []
+    r = report.rules
+    if r.file == "missing":
+        notes.append(f"note: no rules.txt at {r.path}: checked with the built-in defaults only")
+    elif r.file == "empty":
+        notes.append("note: rules.txt holds no rules: checked with the built-in defaults only")
+    if r.unparsed_lines:
+        lines = ", ".join(map(str, r.unparsed_lines[:10])) + ("…" if len(r.unparsed_lines) > 10 else "")
+        notes.append(
+            f"note: {len(r.unparsed_lines)} line(s) of rules.txt are not enforced (unparsed: line {lines}) "
+            "— see `muse rules lint`"
+        )
+    notes.extend(f"warning[{w.code}]: {w.message}" for w in r.warnings)
+    reg = report.registry
+    if reg.outcome == "skipped":
+        notes.append(f"note: chapter registry not updated: {reg.reason}")
+    elif reg.outcome == "error":
+        notes.append(f"warning[{reg.code}]: chapter registry not updated: {reg.reason}")
+    return notes
+
+
+def render_lint(report: LintReport, console: Console) -> None:
+    """Parsed rules, unparsed lines and problems of a rules file."""
+    console.print(f"{report.path} ({report.file})")
+    table = Table(title="rules", title_justify="left")
+    for col in ("line", "kind", "phrase / text", "limit"):
+        table.add_column(col)
+    rows: list[tuple[int, str, str, str]] = [(r.line, "禁止 forbidden", r.phrase, "-") for r in report.forbidden]
+    rows += [(r.line, "疲劳词 fatigue", r.phrase, str(r.limit)) for r in report.fatigue]
+    rows += [(p.line, "偏好 preference", p.text, "-") for p in report.preferences]
+    for line, kind, text, limit in sorted(rows, key=lambda r: r[0]):
+        table.add_row(str(line), kind, escape(text), limit)
+    if rows:
+        console.print(table)
+    for u in report.unparsed:
+        console.print(f"[yellow]unparsed[/yellow] line {u.line}: {escape(u.text)} — {escape(u.reason)}")
+    for p in report.problems:
+        color = "red" if p.severity == "error" else "yellow"
+        console.print(f"[{color}]{p.severity}[{p.code}][/{color}] {escape(p.message)}")
+    c = report.counts
+    console.print(
+        f"{c.forbidden} forbidden, {c.fatigue} fatigue, {c.preferences} preference(s), {c.unparsed} unparsed; "
+        f"{c.errors} error(s), {c.warnings} warning(s)"
+    )
+
+
+def render_show(report: ShowReport, console: Console) -> None:
+    """The effective rule set with each rule's origin, and its sha256."""
+    eff = report.effective
+    table = Table(title=f"effective rules ({len(eff.rules)})", title_justify="left")
+    for col in ("kind", "phrase", "limit", "severity", "origin"):
+        table.add_column(col)
+    for r in sorted(eff.rules, key=lambda r: (r.kind != "forbidden", r.origin.source != "book", r.phrase)):
+        table.add_row(r.kind, escape(r.phrase), "-" if r.limit is None else str(r.limit), r.severity, r.origin.label)
+    console.print(table)
+    length = eff.length
+    console.print(
+        "length: "
+        + (
+            f"min_chars={length.min_chars}, max_chars={length.max_chars} (error outside; book.toml \\[chapters])"
+            if length.configured
+            else "not checked (no min_chars/max_chars in book.toml \\[chapters])"
+        )
+    )
+    for p in eff.preferences:
+        console.print(f"preference (rules.txt line {p.line}): {escape(p.text)}")
+    if eff.unparsed:
+        console.print(f"{len(eff.unparsed)} unparsed line(s) not enforced — see `muse rules lint`")
+    console.print(f"defaults: v{eff.defaults.version} ({eff.defaults.rules} rules, sha256 {eff.defaults.sha256})")
+    console.print(f"rules.txt: {report.path} ({report.file})")
+    console.print(f"sha256: {eff.sha256}")
