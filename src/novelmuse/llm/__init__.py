@@ -17,7 +17,7 @@ from ._policy import (
 )
 from ._prices import PriceTable
 from ._providers import PROVIDER_CLASSES, create_provider
-from ._receipts import Receipt, list_receipts
+from ._receipts import CostLine, CostSummary, Receipt, cost_summary, list_receipts
 from ._schema import schema_sha256, strict_json_schema
 from ._session import ModelSession, recover_vault, run_is_running
 from ._types import Finish, Message, Provider, ProviderError, ProviderRequest, ProviderResponse, Usage
@@ -26,6 +26,8 @@ from ._vault import RecoveryReport, Vault, VaultError, check_object_name
 __all__ = [
     "PROVIDER_CLASSES",
     "Contract",
+    "CostLine",
+    "CostSummary",
     "Finish",
     "Message",
     "ModelCallFailed",
@@ -46,6 +48,7 @@ __all__ = [
     "Violation",
     "check_object_name",
     "correction_message",
+    "cost_summary",
     "create_provider",
     "estimate_input_tokens",
     "judge_response",

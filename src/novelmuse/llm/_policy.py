@@ -45,7 +45,7 @@ from ._budget import RunBudget, estimate_input_tokens
 from ._prices import PriceTable
 from ._receipts import Outcome, Receipt, end_call_row, start_call_row, write_receipt
 from ._schema import schema_sha256, strict_json_schema
-from ._types import Message, Provider, ProviderError, ProviderRequest, ProviderResponse
+from ._types import Message, Provider, ProviderError, ProviderRequest, ProviderResponse, Usage
 from ._vault import Lease, Vault, VaultError
 
 T = TypeVar("T", bound=BaseModel)
@@ -299,6 +299,8 @@ async def run_call(
         diag: dict[str, Any] | None = None,
     ) -> Receipt:
         usage = response.usage if response is not None else None
+        if outcome == "refused":  # never sent: nothing used, a known zero cost
+            usage, cost = Usage(0, 0), 0.0
         rec = Receipt(
             id=new_id("rcpt_"),
             call_id=call_id,
@@ -382,7 +384,7 @@ async def run_call(
             worst_cost = ctx.prices.worst_case_cost(ctx.model, est_in, ctx.max_output_tokens)
             reservation = ctx.budget.reserve(est_in + ctx.max_output_tokens, worst_cost)
             if isinstance(reservation, str):
-                receipt(attempt, "refused", "BUDGET_EXCEEDED", request_sha, started, diag={"reason": "budget"})
+                receipt(attempt, "refused", "BUDGET_EXCEEDED", request_sha, started)
                 raise fail(
                     "BUDGET_EXCEEDED",
                     f"the request was not sent: {reservation}",
@@ -496,9 +498,7 @@ async def run_call(
                 call_id=call_id,
                 input_tokens=sum(r.input_tokens or 0 for r in receipts),
                 output_tokens=sum(r.output_tokens or 0 for r in receipts),
-                cost=None
-                if any(c is None and r.outcome != "refused" for c, r in zip(costs, receipts, strict=True))
-                else sum(c or 0.0 for c in costs),
+                cost=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
                 output_sha256=out_sha,
             )
         vcounts = Counter(v.code for v in judgement.violations)

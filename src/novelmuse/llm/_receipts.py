@@ -152,3 +152,79 @@ def end_call_row(
                 call_id,
             ),
         )
+
+
+@dataclass(frozen=True)
+class CostLine:
+    """Summed usage of a group of receipts (a role, a run, or everything).
+
+    `cost` is None (unknown) as soon as one sent attempt of the group has an unknown cost: an unknown
+    is never summed as 0. `unknown_cost_attempts` says how many.
+    """
+
+    key: str
+    calls: int
+    attempts: int
+    failed_attempts: int
+    refused_attempts: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost: float | None
+    unknown_cost_attempts: int
+    kind: str | None = None  # runs: the run kind
+    status: str | None = None  # runs: the run status
+    started_at: str | None = None  # runs: when the run started
+
+
+@dataclass(frozen=True)
+class CostSummary:
+    """`muse cost`: totals, by role and by run."""
+
+    total: CostLine
+    by_role: list[CostLine]
+    by_run: list[CostLine]
+
+
+_SUMS = (
+    "COUNT(DISTINCT r.call_id), COUNT(*), SUM(r.outcome = 'failed'), SUM(r.outcome = 'refused'),"
+    " COALESCE(SUM(r.input_tokens), 0), COALESCE(SUM(r.output_tokens), 0),"
+    " COALESCE(SUM(r.cache_read_tokens), 0), COALESCE(SUM(r.cache_write_tokens), 0),"
+    " COALESCE(SUM(r.cost), 0), SUM(r.cost IS NULL)"
+)
+
+
+def _line(key: str, row: sqlite3.Row | tuple[Any, ...], extra: dict[str, Any] | None = None) -> CostLine:
+    calls, attempts, failed, refused, tin, tout, cread, cwrite, cost, unknown = row[:10]
+    return CostLine(
+        key=key,
+        calls=int(calls or 0),
+        attempts=int(attempts or 0),
+        failed_attempts=int(failed or 0),
+        refused_attempts=int(refused or 0),
+        input_tokens=int(tin),
+        output_tokens=int(tout),
+        cache_read_tokens=int(cread),
+        cache_write_tokens=int(cwrite),
+        cost=None if unknown else float(cost),
+        unknown_cost_attempts=int(unknown or 0),
+        **(extra or {}),
+    )
+
+
+def cost_summary(conn: sqlite3.Connection, run_id: str | None = None) -> CostSummary:
+    """Sum tokens and cost over all receipts (or one run's), by role and by run."""
+    where, args = ("WHERE r.run_id = ?", [run_id]) if run_id else ("", [])
+    total = conn.execute(f"SELECT {_SUMS} FROM receipts r {where}", args).fetchone()
+    roles = conn.execute(f"SELECT {_SUMS}, r.role FROM receipts r {where} GROUP BY r.role ORDER BY r.role", args)
+    runs = conn.execute(
+        f"SELECT {_SUMS}, r.run_id, u.kind, u.status, u.started_at FROM receipts r JOIN runs u ON u.id = r.run_id"
+        f" {where} GROUP BY r.run_id ORDER BY r.run_id",
+        args,
+    )
+    return CostSummary(
+        total=_line("total", total),
+        by_role=[_line(row[10], row) for row in roles],
+        by_run=[_line(row[10], row, {"kind": row[11], "status": row[12], "started_at": row[13]}) for row in runs],
+    )

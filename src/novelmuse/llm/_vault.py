@@ -74,16 +74,17 @@ def _check_component(name: str) -> None:
         raise _unsafe(f"refused path component {name!r}", ".muse/vault")
 
 
-def _open_dir(parent_fd: int | None, name: str, where: str) -> int:
+def _open_dir(parent_fd: int | None, name: str, where: str, *, create: bool = True) -> int:
     """Open (creating 0700 if missing) directory `name` under `parent_fd`, refusing symlinks."""
     if parent_fd is not None:
         _check_component(name)
-    try:
-        os.mkdir(name, _DIR_MODE, dir_fd=parent_fd)
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        raise VaultError("VAULT_IO", f"cannot create a vault directory ({exc.strerror})", where) from exc
+    if create:
+        try:
+            os.mkdir(name, _DIR_MODE, dir_fd=parent_fd)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise VaultError("VAULT_IO", f"cannot create a vault directory ({exc.strerror})", where) from exc
     try:
         fd = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=parent_fd)
     except OSError as exc:
@@ -280,7 +281,7 @@ class Vault:
         check_object_name(digest)
         where = f"{self.root}/raw/{digest[:2]}/{digest}"
         with self._dirs() as (_root, _leases, raw):
-            sub = _open_dir(raw, digest[:2], where)
+            sub = _open_dir(raw, digest[:2], where, create=False)
             try:
                 return _read_at(sub, digest, where)
             finally:

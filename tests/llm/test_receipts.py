@@ -1,0 +1,208 @@
+"""Receipts bind hashes that can be verified later; `muse calls` / `muse cost` / `muse vault recover`;
+an API key in the environment never reaches the database, the vault or any output."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from novelmuse.book import Book
+from novelmuse.llm import (
+    Message,
+    ModelCallFailed,
+    ModelSession,
+    ProviderRequest,
+    ProviderResponse,
+    Usage,
+    Vault,
+    cost_summary,
+    list_receipts,
+    schema_sha256,
+    strict_json_schema,
+)
+from novelmuse.llm._prices import PriceTable
+from novelmuse.text import canonical_json, sha256_hex, sha256_json
+
+from ..conftest import muse_subprocess
+from .conftest import FakeProvider, ok_response
+
+
+class Verdict(BaseModel):
+    verdict: str
+    score: float
+
+
+MESSAGES = [Message(role="system", content="评分"), Message(role="user", content="第一回　宴桃园豪杰三结义")]
+PRICES = '\n[prices."scripted-model-1"]\ninput = 1.0\noutput = 2.0\n'
+
+
+def call_all(book: Book, roles: list[str], **open_kw: Any) -> tuple[list[Any], str]:
+    async def go() -> tuple[list[Any], str]:
+        out: list[Any] = []
+        async with ModelSession.open(book, run_kind="test", **open_kw) as session:
+            for role in roles:
+                try:
+                    out.append(await session.call(role=role, schema=Verdict, messages=MESSAGES, prompt_sha256="a" * 64))
+                except ModelCallFailed as exc:
+                    out.append(exc)
+            return out, session.run_id
+
+    return asyncio.run(go())
+
+
+def test_receipt_hashes_verify_against_the_vault(make_book: Any) -> None:
+    book = make_book(
+        {"judge": [{"raw_text": "oops"}, {"output": {"verdict": "pass", "score": 7.5}}]}, extra_toml=PRICES
+    )
+    (result,), run_id = call_all(book, ["judge"])
+    rows = list_receipts(book.db, run_id)
+    assert [r.attempt for r in rows] == [1, 2] and len({r.id for r in rows}) == 2
+    assert rows == sorted(rows, key=lambda r: r.id)
+    vault = Vault(book.vault_dir)
+    for row in rows:
+        request = vault.read(row.request_sha256)
+        assert sha256_hex(request) == row.request_sha256
+        assert json.loads(request)["model"] == "scripted-model-1"
+        assert row.response_sha256 is not None and sha256_hex(vault.read(row.response_sha256)) == row.response_sha256
+        assert row.schema_sha256 == schema_sha256(strict_json_schema(Verdict))
+        assert row.price_table_sha256 == PriceTable.load(book.config.prices).sha256
+        assert row.prompt_sha256 == "a" * 64
+        assert row.provider == "s" and row.provider_kind == "scripted" and row.role == "judge"
+        assert row.started_at <= row.ended_at and row.latency_ms is not None and row.latency_ms >= 0
+        assert row.requested_model == row.resolved_model == "scripted-model-1"
+    # the request hash is sha256_json of the canonical request (what C3's providers and replays recompute)
+    first = json.loads(vault.read(rows[0].request_sha256))
+    assert sha256_json(first) == rows[0].request_sha256
+    assert canonical_json(first).encode() == vault.read(rows[0].request_sha256)
+    # usage counted from characters by the scripted provider, cost from the pinned book price
+    chars_in = sum(len(m.content) for m in MESSAGES)
+    assert rows[0].input_tokens == chars_in and rows[0].output_tokens == len("oops")
+    assert rows[0].cost == pytest.approx((chars_in * 1.0 + 4 * 2.0) / 1e6)
+    assert result.cost == pytest.approx(sum(r.cost for r in rows))
+    call = book.db.execute("SELECT * FROM model_calls WHERE id = ?", (result.call_id,)).fetchone()
+    assert call["status"] == "ok" and call["final_receipt_id"] == rows[1].id and call["attempts"] == 2
+    assert call["output_sha256"] == sha256_json({"verdict": "pass", "score": 7.5}) == result.output_sha256
+
+
+def test_unknown_price_means_unknown_cost_never_zero(make_book: Any) -> None:
+    book = make_book({"judge": [{"output": {"verdict": "x", "score": 1}}]}, model="unpriced-model")
+    (result,), _ = call_all(book, ["judge"])
+    assert result.cost is None and result.final_receipt.cost is None
+    summary = cost_summary(book.db)
+    assert summary.total.cost is None and summary.total.unknown_cost_attempts == 1
+
+
+def test_receipts_are_committed_as_each_attempt_ends(make_book: Any) -> None:
+    """A receipt is visible to another connection before the logical call ends (a crash loses nothing)."""
+    book = make_book({"judge": []})
+    seen: list[int] = []
+
+    def behaviour(request: ProviderRequest, n: int) -> ProviderResponse:
+        seen.append(book.db.execute("SELECT COUNT(*) FROM receipts").fetchone()[0])
+        return ok_response(request, {"verdict": "x"} if n < 3 else {"verdict": "x", "score": 1})
+
+    fake = FakeProvider("s", behaviour)
+    call_all(book, ["judge"], providers={"s": fake})
+    assert seen == [0, 1, 2]
+
+
+def test_cost_summary_by_role_and_run(make_book: Any) -> None:
+    script = {
+        "judge": [{"output": {"verdict": "a", "score": 1}}] * 2,
+        "reviewer": [{"error": {"code": "MODEL_AUTH"}}],
+    }
+    book = make_book(script, extra_toml=PRICES)
+    _, run1 = call_all(book, ["judge", "reviewer"])
+    _, run2 = call_all(book, ["judge"])
+    summary = cost_summary(book.db)
+    by_role = {line.key: line for line in summary.by_role}
+    assert by_role["judge"].calls == 2 and by_role["judge"].attempts == 2
+    assert by_role["reviewer"].failed_attempts == 1 and by_role["reviewer"].cost == 0.0
+    assert [line.key for line in summary.by_run] == [run1, run2]
+    assert summary.by_run[0].status == "failed" and summary.by_run[1].status == "ok"
+    assert summary.total.attempts == 3  # each session replays the script from its start
+    assert summary.total.cost == pytest.approx(sum(r.cost or 0 for r in list_receipts(book.db)))
+    assert cost_summary(book.db, run2).total.calls == 1
+
+
+def test_cli_calls_cost_and_vault_recover(make_book: Any, muse: Any) -> None:
+    book = make_book({"judge": [{"raw_text": "no"}, {"output": {"verdict": "ok", "score": 2}}]}, extra_toml=PRICES)
+    _, run_id = call_all(book, ["judge"])
+    r = muse("calls", "--book", book.root, "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [x["outcome"] for x in doc["receipts"]] == ["failed", "ok"]
+    assert doc["receipts"][0]["error_code"] == "MODEL_OUTPUT_NOT_JSON"
+    assert json.loads(muse("calls", "--book", book.root, "--run", "run_nope", "--json").stdout)["receipts"] == []
+    r = muse("calls", "--book", book.root)
+    assert r.exit_code == 0 and "MODEL_OUTPUT_NOT_JSON" in r.stdout
+    r = muse("cost", "--book", book.root, "--json")
+    doc = json.loads(r.stdout)
+    assert doc["total"]["attempts"] == 2 and doc["by_role"][0]["key"] == "judge"
+    assert doc["by_run"][0]["key"] == run_id and doc["total"]["cost"] > 0
+    r = muse("cost", "--book", book.root)
+    assert r.exit_code == 0 and "judge" in r.stdout
+    r = muse("vault", "recover", "--book", book.root, "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["completed"] == 2
+
+
+def test_cli_cost_shows_unknown_not_zero(make_book: Any, muse: Any) -> None:
+    book = make_book({"judge": [{"output": {"verdict": "x", "score": 1}}]}, model="unpriced-model")
+    call_all(book, ["judge"])
+    r = muse("cost", "--book", book.root)
+    assert "unknown" in r.stdout
+    assert json.loads(muse("cost", "--book", book.root, "--json").stdout)["total"]["cost"] is None
+
+
+def test_cli_on_a_book_without_calls(make_book: Any, muse: Any) -> None:
+    book = make_book(None)
+    assert "no model calls" in muse("calls", "--book", book.root).stdout
+    assert "no model calls" in muse("cost", "--book", book.root).stdout
+    assert muse("vault", "recover", "--book", book.root).exit_code == 0
+
+
+KEY = "sk-live-NEVER-LEAK-7c1d2e3f4a5b6c7d"
+
+
+def test_a_key_in_the_environment_never_reaches_db_vault_or_output(
+    make_book: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The key sits in the environment of every process, including the configured key variable of a
+    second provider; it must appear in no file under the book and no output of any command."""
+    monkeypatch.setenv("MUSE_TEST_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    extra = '\n[providers.o]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\napi_key_env = "MUSE_TEST_API_KEY"\n'
+    script = {
+        "judge": [{"raw_text": "bad"}, {"output": {"verdict": "v", "score": 1}}],
+        "reviewer": [{"error": {"code": "MODEL_AUTH", "status": 401}}],
+        "editor": [{"output": {"verdict": "v", "score": 1}, "model": "other"}],
+    }
+    book = make_book(script, extra_toml=extra + PRICES)
+    call_all(book, ["judge", "reviewer", "editor"])
+    env = {"MUSE_TEST_API_KEY": KEY, "OPENAI_API_KEY": KEY}
+    outputs = [
+        muse_subprocess(*args, "--book", book.root, env=env)
+        for args in (("calls",), ("calls", "--json"), ("cost", "--json"), ("vault", "recover", "--json"))
+    ]
+    assert all(o.exit_code == 0 for o in outputs), [o.stderr for o in outputs]
+    for out in outputs:
+        assert KEY not in out.stdout and KEY not in out.stderr
+    files = [p for p in book.root.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".lease" for p in files) and any("raw" in p.parts for p in files)
+    for path in files:
+        assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_usage_of_fake_provider_cache_tokens_priced(make_book: Any) -> None:
+    book = make_book({"judge": []}, extra_toml=PRICES)
+    fake = FakeProvider(
+        "s", lambda req, n: ok_response(req, {"verdict": "v", "score": 1}, usage=Usage(1000, 100, 2000, 0))
+    )
+    (result,), _ = call_all(book, ["judge"], providers={"s": fake})
+    # cache reads fall back to the input rate when the table has none
+    assert result.cost == pytest.approx((1000 * 1.0 + 100 * 2.0 + 2000 * 1.0) / 1e6)

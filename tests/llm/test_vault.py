@@ -1,0 +1,232 @@
+"""The raw vault: private modes whatever the umask, exclusive content-addressed files, no path escape,
+lease-based recovery of crashed attempts (with a real crashed subprocess)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from novelmuse.llm import Vault, VaultError, check_object_name
+from novelmuse.text import sha256_hex
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Vault:
+    return Vault(tmp_path / ".muse" / "vault")
+
+
+@pytest.fixture(params=[0o000, 0o022, 0o077])
+def umask(request: pytest.FixtureRequest) -> Iterator[int]:
+    old = os.umask(request.param)
+    try:
+        yield request.param
+    finally:
+        os.umask(old)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.lstat().st_mode)
+
+
+def test_modes_are_private_whatever_the_umask(vault: Vault, umask: int) -> None:
+    lease = vault.lease("call_A", 1, "run_X")
+    digest = lease.put("请求内容".encode())
+    lease.complete()
+    obj = vault.root / "raw" / digest[:2] / digest
+    assert obj.read_bytes() == "请求内容".encode()
+    assert mode(obj) == 0o600
+    assert mode(vault.root / "leases" / "call_A-1.lease") == 0o600
+    for d in (vault.root, vault.root / "raw", vault.root / "leases", obj.parent):
+        assert mode(d) == 0o700
+
+
+def test_loosened_directory_is_made_private_again(vault: Vault) -> None:
+    vault.lease("call_A", 1, "run_X").put(b"x")
+    os.chmod(vault.root, 0o755)
+    vault.lease("call_A", 2, "run_X").put(b"y")
+    assert mode(vault.root) == 0o700
+
+
+def test_names_are_content_addresses_and_identical_objects_are_shared(vault: Vault) -> None:
+    lease = vault.lease("call_A", 1, "run_X")
+    a = lease.put(b"same")
+    b = vault.lease("call_A", 2, "run_X").put(b"same")
+    assert a == b == sha256_hex(b"same")
+    assert vault.read(a) == b"same"
+
+
+def test_object_not_matching_its_name_is_refused(vault: Vault) -> None:
+    digest = vault.lease("call_A", 1, "run_X").put(b"original")
+    obj = vault.root / "raw" / digest[:2] / digest
+    obj.chmod(0o600)
+    obj.write_bytes(b"tampered")
+    with pytest.raises(VaultError) as info:
+        vault.lease("call_A", 2, "run_X").put(b"original")
+    assert info.value.code == "VAULT_CORRUPT"
+
+
+def test_lease_is_exclusive(vault: Vault) -> None:
+    vault.lease("call_A", 1, "run_X")
+    with pytest.raises(VaultError) as info:
+        vault.lease("call_A", 1, "run_X")
+    assert info.value.code == "VAULT_LEASE_EXISTS"
+
+
+@pytest.mark.parametrize(
+    "name", ["..", "../../etc/passwd", "/etc/passwd", "a" * 63, "A" * 64, "g" * 64, "0" * 64 + "/x", ""]
+)
+def test_unsafe_object_names_are_refused(vault: Vault, name: str) -> None:
+    with pytest.raises(VaultError) as info:
+        vault.read(name)
+    assert info.value.code == "VAULT_UNSAFE_PATH"
+    with pytest.raises(VaultError):
+        check_object_name(name)
+
+
+@pytest.mark.parametrize("call_id", ["..", "../x", "/abs", "a/b", "call A"])
+def test_unsafe_lease_names_are_refused(vault: Vault, call_id: str) -> None:
+    with pytest.raises(VaultError) as info:
+        vault.lease(call_id, 1, "run_X")
+    assert info.value.code == "VAULT_UNSAFE_PATH"
+
+
+def test_planted_symlink_for_an_object_is_refused(vault: Vault, tmp_path: Path) -> None:
+    target = tmp_path / "outside.txt"
+    target.write_bytes(b"secret outside")
+    data = b"payload"
+    digest = sha256_hex(data)
+    vault.lease("call_A", 1, "run_X")  # creates the directories
+    sub = vault.root / "raw" / digest[:2]
+    sub.mkdir(mode=0o700)
+    (sub / digest).symlink_to(target)
+    with pytest.raises(VaultError) as info:
+        vault.lease("call_A", 2, "run_X").put(data)
+    assert info.value.code == "VAULT_UNSAFE_PATH"
+    with pytest.raises(VaultError):
+        vault.read(digest)
+    assert target.read_bytes() == b"secret outside"
+
+
+def test_planted_symlink_for_a_directory_is_refused(vault: Vault, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    data = b"payload"
+    digest = sha256_hex(data)
+    vault.lease("call_A", 1, "run_X")
+    (vault.root / "raw" / digest[:2]).symlink_to(outside, target_is_directory=True)
+    with pytest.raises(VaultError) as info:
+        vault.lease("call_A", 2, "run_X").put(data)
+    assert info.value.code == "VAULT_UNSAFE_PATH"
+    assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("which", ["vault", "leases", "raw"])
+def test_planted_symlink_for_vault_directories_is_refused(tmp_path: Path, which: str) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = tmp_path / ".muse" / "vault"
+    if which == "vault":
+        root.parent.mkdir()
+        root.symlink_to(outside, target_is_directory=True)
+    else:
+        root.mkdir(parents=True)
+        (root / which).symlink_to(outside, target_is_directory=True)
+    with pytest.raises(VaultError) as info:
+        Vault(root).lease("call_A", 1, "run_X")
+    assert info.value.code == "VAULT_UNSAFE_PATH"
+    assert list(outside.iterdir()) == []
+
+
+def dead_pid() -> int:
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(proc.stdout)
+
+
+def plant_lease(vault: Vault, name: str, pid: int, run_id: str, intents: list[str], done: bool) -> None:
+    lines = [f'{{"attempt": 1, "call_id": "{name}", "pid": {pid}, "run_id": "{run_id}"}}']
+    lines += [f'{{"intent": "{d}"}}' for d in intents]
+    if done:
+        lines.append('{"done": "2026-01-01T00:00:00Z"}')
+    path = vault.root / "leases" / f"{name}-1.lease"
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_recovery_removes_orphans_of_dead_holders_only(vault: Vault) -> None:
+    good = vault.lease("call_GOOD", 1, "run_1")
+    shared = good.put(b"shared request")
+    kept = good.put(b"good response")
+    good.complete()
+    active = vault.lease("call_ACTIVE", 1, "run_live")
+    live_obj = active.put(b"in flight")
+    crashed = vault.lease("call_CRASH", 1, "run_dead")
+    orphan = crashed.put(b"orphan response")
+    crashed.put(b"shared request")
+    report = vault.recover(lambda run_id: run_id == "run_live")
+    assert report.to_json() == {
+        "leases": 3,
+        "completed": 1,
+        "active": 1,
+        "crashed": 1,
+        "orphans_removed": 1,
+        "recovered_calls": ["call_CRASH"],
+    }
+    assert not vault.has(orphan)
+    assert vault.read(shared) == b"shared request" and vault.read(kept) == b"good response"
+    assert vault.read(live_obj) == b"in flight"
+    assert (vault.root / "leases" / "call_CRASH-1.recovered").exists()
+    assert vault.recover(lambda run_id: True).crashed == 0  # idempotent
+
+
+def test_recovery_with_a_dead_pid_and_running_run(vault: Vault) -> None:
+    vault.lease("call_X", 1, "run_1")  # creates directories
+    orphan = sha256_hex(b"orphan")
+    sub = vault.root / "raw" / orphan[:2]
+    sub.mkdir(mode=0o700, exist_ok=True)
+    (sub / orphan).write_bytes(b"orphan")
+    plant_lease(vault, "call_DEAD", dead_pid(), "run_running", [orphan], done=False)
+    report = vault.recover(lambda run_id: True)
+    assert report.crashed == 1 and report.orphans_removed == 1
+    assert not (sub / orphan).exists()
+
+
+def test_recovery_after_a_real_crash(tmp_path: Path) -> None:
+    """A subprocess writes a lease and a request, then dies (os._exit) before completing it."""
+    vault_dir = tmp_path / ".muse" / "vault"
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        sys.path.insert(0, {str(ROOT / "src")!r})
+        from pathlib import Path
+        from novelmuse.llm import Vault
+        v = Vault(Path({str(vault_dir)!r}))
+        done = v.lease("call_DONE", 1, "run_C")
+        done.put(b"completed request")
+        done.complete()
+        lease = v.lease("call_CRASH", 1, "run_C")
+        print(lease.put(b"half-finished request"), flush=True)
+        os._exit(9)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert proc.returncode == 9, proc.stderr
+    orphan = proc.stdout.strip()
+    vault = Vault(vault_dir)
+    assert vault.has(orphan)
+    report = vault.recover(lambda run_id: True)  # the run row still says running: the pid decides
+    assert report.crashed == 1 and report.completed == 1 and report.orphans_removed == 1
+    assert not vault.has(orphan)
+    assert vault.has(sha256_hex(b"completed request"))
+
+
+def test_recovery_on_a_missing_vault_is_a_no_op(tmp_path: Path) -> None:
+    report = Vault(tmp_path / "nothing" / "vault").recover(lambda r: False)
+    assert report.leases == 0 and not (tmp_path / "nothing").exists()
