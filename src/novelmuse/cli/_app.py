@@ -26,6 +26,7 @@ def version() -> None:
 from . import (  # noqa: E402
     _cmd_book,  # noqa: F401  muse init, muse import
     _cmd_check,  # noqa: F401  muse check
+    _cmd_models,  # noqa: F401  muse calls, muse cost, muse vault recover
     _cmd_models_check,  # noqa: F401  muse models check
     _cmd_review,  # noqa: F401  muse review
     _cmd_rules,  # noqa: F401  muse rules lint, muse rules show
