@@ -102,6 +102,7 @@ def fake(tmp_path: Path) -> FakeCli:
 def no_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
     """Behave as on a machine without bwrap/sandbox-exec (the boundary's argv is tested separately)."""
     monkeypatch.setattr(_provider_cli, "find_sandbox", lambda platform, path_env: ("none", None))
+    monkeypatch.setenv("MUSE_TEST_CLI_KEY", "sk-test-key-for-the-fake")
 
 
 def request(*, timeout_s: float = 30.0, messages: list[Message] | None = None) -> ProviderRequest:
@@ -199,13 +200,16 @@ def test_environment_is_a_whitelist_and_an_inherited_secret_never_reaches_the_pr
     env = rec["env"]
     assert "SECRET_LEAK_TEST" not in env
     assert "do-not-leak-4411" not in json.dumps(env)
-    assert "ANTHROPIC_API_KEY" not in env  # only the configured key variable passes
-    assert env["MUSE_TEST_CLI_KEY"] == "sk-configured-key-value"
+    # the key comes from the configured variable and reaches the CLI as the one name --bare reads;
+    # the parent's own ANTHROPIC_API_KEY and the configured variable's name do not pass through
+    assert env["ANTHROPIC_API_KEY"] == "sk-configured-key-value"
+    assert "sk-not-the-configured-one" not in json.dumps(env)
+    assert "MUSE_TEST_CLI_KEY" not in env
     assert env["LC_ALL"] == "C.UTF-8"
     assert env["PATH"] == os.environ["PATH"]
     for key, value in FIXED_ENV.items():
         assert env[key] == value
-    allowed = {"PATH", "LANG", "LANGUAGE", "HOME", "TMPDIR", "MUSE_TEST_CLI_KEY", *FIXED_ENV}
+    allowed = {"PATH", "LANG", "LANGUAGE", "HOME", "TMPDIR", "ANTHROPIC_API_KEY", *FIXED_ENV}
     # the interpreter may add a few of its own (e.g. LC_CTYPE coercion); nothing else is inherited
     extra = {k for k in env if k not in allowed and not k.startswith("LC_")}
     assert extra <= {"PYTHONCOERCECLOCALE"}, extra
@@ -262,6 +266,17 @@ def test_wrong_version_refuses(fake: FakeCli) -> None:
     assert err.code == "MODEL_CLI_PIN_MISMATCH"
     assert "2.1.999" in str(err)
     assert fake.runs() == 0
+
+
+def test_unset_key_variable_refuses_before_anything_runs(fake: FakeCli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MUSE_TEST_CLI_KEY")
+    err = send_error(fake)
+    assert err.code == "MODEL_KEY_MISSING" and "MUSE_TEST_CLI_KEY" in str(err)
+    assert fake.runs() == 0
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-parent")  # no key configured: nothing is required or passed
+    send(fake, api_key_env=None)
+    (rec,) = fake.records()
+    assert "ANTHROPIC_API_KEY" not in rec["env"]
 
 
 def test_relative_path_refuses(fake: FakeCli) -> None:
@@ -678,7 +693,7 @@ def test_end_to_end_key_never_reaches_database_vault_or_output(
     result, _ = call_verdict(book)
     assert isinstance(result, StructuredResult)
     (rec,) = fake.records()
-    assert rec["env"]["MUSE_TEST_CLI_KEY"] == secret  # the CLI got its key…
+    assert rec["env"]["ANTHROPIC_API_KEY"] == secret  # the CLI got its key…
     for path in book.state_dir.rglob("*"):  # …and nothing novelmuse keeps contains it
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path

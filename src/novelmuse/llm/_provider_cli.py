@@ -25,12 +25,13 @@ One attempt is one fresh process:
 * The CLI's own API retries are turned off (`CLAUDE_CODE_MAX_RETRIES=0`), so one attempt is one request.
 
 Isolation: cwd, HOME and TMPDIR are inside one fresh 0700 directory that is removed afterwards (also
-on timeout, error or cancellation); the environment is built from a whitelist (PATH, LANG, LANGUAGE,
-LC_*, and the configured key variable) plus fixed settings, nothing else inherited; the process runs
-in its own session, and a timeout kills the whole process group (MODEL_TIMEOUT; its cost is unknown,
-so the policy does not retry it). Any process the CLI left behind in its group is killed too. The
-sandbox (bwrap / sandbox-exec / none) is recorded in `ProviderResponse.sandbox`; `require_sandbox`
-refuses to run without one (MODEL_SANDBOX_UNAVAILABLE).
+on timeout, error or cancellation). The environment is built from a whitelist (PATH, LANG, LANGUAGE,
+LC_*) plus fixed settings and the key, which is read from the configured `api_key_env` (unset →
+MODEL_KEY_MISSING, nothing run) and passed as ANTHROPIC_API_KEY, the only credential `--bare` reads;
+nothing else is inherited. The process runs in its own session, and a timeout kills the whole process
+group (MODEL_TIMEOUT; its cost is unknown, so the policy does not retry it). Any process the CLI left
+behind in its group is killed too. The sandbox (bwrap / sandbox-exec / none) is recorded in
+`ProviderResponse.sandbox`; `require_sandbox` refuses to run without one (MODEL_SANDBOX_UNAVAILABLE).
 
 Success needs all of: exit 0, `is_error` false, a normal terminal reason, the resolved model equal to
 the requested full id, usage present, and a `structured_output`. Exit ≠ 0 → MODEL_CLI_EXIT and stdout
@@ -73,6 +74,7 @@ __all__ = [
 ]
 
 PIN_MISMATCH = "MODEL_CLI_PIN_MISMATCH"
+CLI_KEY_VAR = "ANTHROPIC_API_KEY"
 EMPTY_MCP_CONFIG = '{"mcpServers":{}}'
 
 #: Replaces the CLI's agentic default system prompt. Fixed text, so argv never carries content.
@@ -121,10 +123,14 @@ def isolated_dir() -> Iterator[IsolatedDir]:
 
 
 def build_env(parent: Mapping[str, str], api_key_env: str | None, where: IsolatedDir) -> dict[str, str]:
-    """The child's whole environment: the whitelist from `parent`, fixed settings, private HOME/TMPDIR."""
+    """The child's whole environment: the whitelist from `parent`, fixed settings, private HOME/TMPDIR.
+
+    The key is read from the configured variable and handed to the CLI as `ANTHROPIC_API_KEY`, the only
+    credential `--bare` accepts; a parent's own ANTHROPIC_API_KEY is never passed through by name.
+    """
     env = {k: v for k, v in parent.items() if k in _PASS_ENV or k.startswith("LC_")}
-    if api_key_env and api_key_env in parent:
-        env[api_key_env] = parent[api_key_env]
+    if api_key_env and parent.get(api_key_env):
+        env[CLI_KEY_VAR] = parent[api_key_env]
     env.update(FIXED_ENV)
     env["HOME"] = str(where.home)
     env["TMPDIR"] = str(where.tmp)
@@ -385,6 +391,12 @@ class ClaudeCliProvider:
 
     async def send(self, request: ProviderRequest) -> ProviderResponse:
         """One attempt: verify the pin, then run the CLI once in a fresh isolated directory."""
+        key_env = self.config.api_key_env
+        if key_env and not os.environ.get(key_env):
+            raise ProviderError(
+                "MODEL_KEY_MISSING",
+                f"the environment variable {key_env} (api_key_env of [providers.{self.name}]) is unset",
+            )
         exe = check_pin_path(self.config)
         with isolated_dir() as where:
             env = build_env(os.environ, self.config.api_key_env, where)
