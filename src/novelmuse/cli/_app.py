@@ -26,8 +26,11 @@ def version() -> None:
 from . import (  # noqa: E402
     _cmd_book,  # noqa: F401  muse init, muse import
     _cmd_check,  # noqa: F401  muse check
+    _cmd_judge,  # noqa: F401  muse judge, muse rubrics
+    _cmd_memory,  # noqa: F401  muse cards show/lint, ledger, search, mentions, sync, facts extract
     _cmd_models,  # noqa: F401  muse calls, muse cost, muse vault recover
     _cmd_models_check,  # noqa: F401  muse models check
     _cmd_review,  # noqa: F401  muse review
     _cmd_rules,  # noqa: F401  muse rules lint, muse rules show
+    _cmd_rules_normalize,  # noqa: F401  muse rules normalize
 )

@@ -5,11 +5,13 @@
   foreshadow ledger (`active_foreshadows`), validated fact cards; rebuilt from files + recorded fact cards.
 - `store_fact_card` / `validate_fact_card` / `current_fact_cards`: fact cards bound to chapter sha256 and receipt.
 - `update_index`, `SearchIndex`, `card_mentions`: persisted, incremental BM25 and mention indexes.
+- `extract_facts(session, book, n)`: the extractor role → stored, validated fact card; `sync(book)`.
 """
 
 from ._asof import CardIndex, CardState, RelationAt, Source, ValueAt
 from ._cards import Card, CardFile, CardProblem, CardSet, lint_cards, load_cards
 from ._chunks import Chunk, chunk_body
+from ._extract import FactCardResult, build_messages, extract_facts
 from ._facts import FactCard, current_fact_cards, latest_fact_cards, locate_items, store_fact_card
 from ._index import (
     ChapterMentions,
@@ -24,6 +26,7 @@ from ._index import (
 from ._ledger import ActiveForeshadow, ActiveList, Foreshadow, Ledger
 from ._mentions import Mention, MentionMatcher, naive_mentions
 from ._replay import DEAD_VALUES, FactValidation, MemoryProblem, MemoryState, replay, validate_fact_card
+from ._sync import SyncResult, sync
 from ._tokens import Tokenizer
 
 __all__ = [
@@ -39,6 +42,7 @@ __all__ = [
     "ChapterMentions",
     "Chunk",
     "FactCard",
+    "FactCardResult",
     "FactValidation",
     "Foreshadow",
     "IndexUpdate",
@@ -52,12 +56,15 @@ __all__ = [
     "SearchHit",
     "SearchIndex",
     "Source",
+    "SyncResult",
     "Tokenizer",
     "ValueAt",
     "active_foreshadows",
+    "build_messages",
     "card_mentions",
     "chunk_body",
     "current_fact_cards",
+    "extract_facts",
     "latest_fact_cards",
     "lint_cards",
     "load_cards",
@@ -66,6 +73,7 @@ __all__ = [
     "naive_mentions",
     "replay",
     "store_fact_card",
+    "sync",
     "update_index",
     "validate_fact_card",
 ]

@@ -1,0 +1,193 @@
+"""Story-memory commands: `muse cards show/lint`, `muse ledger`, `muse search`, `muse mentions`, `muse sync`,
+`muse facts extract`."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+
+from ..errors import EXIT_FAILED_CLOSED, EXIT_FINDINGS, InputError
+from ..memory import SearchIndex, card_mentions, lint_cards, load_cards, replay, update_index
+from ..memory import sync as run_sync
+from ..reports import _memory as rep
+from ._app import app
+from ._common import BookOpt, JsonOpt, console, emit_json, err_console, open_book
+
+cards_app = typer.Typer(help="Canon cards: show a card as of a chapter, validate all cards.", no_args_is_help=True)
+facts_app = typer.Typer(help="Fact cards (事实卡) of finalised chapters.", no_args_is_help=True)
+app.add_typer(cards_app, name="cards")
+app.add_typer(facts_app, name="facts")
+
+AsOfOpt = Annotated[int | None, typer.Option("--as-of", help="Chapter number (default: the last chapter).", min=0)]
+
+
+def _last_chapter(numbers: list[int]) -> int:
+    return max(numbers) if numbers else 0
+
+
+@cards_app.command("show")
+def cards_show(
+    name: Annotated[str, typer.Argument(help="A card's id, name or any alias.")],
+    as_of: AsOfOpt = None,
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Show a card's state at the end of a chapter, with the source of every value."""
+    b = open_book(book)
+    state = replay(b)
+    n = as_of if as_of is not None else _last_chapter(b.chapter_numbers())
+    card = state.card_as_of(name, n)
+    if json_out:
+        emit_json(rep.card_show_doc(card))
+    else:
+        rep.render_card(console, card)
+
+
+@cards_app.command("lint")
+def cards_lint(book: BookOpt = None, json_out: JsonOpt = False) -> None:
+    """Validate every card: syntax, fields, overlapping ranges, unknown references, alias conflicts, sources.
+
+    Exit 1 when a problem is found.
+    """
+    b = open_book(book)
+    cards, problems = lint_cards(b)
+    doc = rep.card_lint_doc(len(cards.cards), problems)
+    if json_out:
+        emit_json(doc)
+    else:
+        rep.render_card_lint(console, doc)
+    if problems:
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+@app.command()
+def ledger(
+    as_of: AsOfOpt = None,
+    overdue: Annotated[bool, typer.Option("--overdue", help="Only overdue items.")] = False,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="At most this many items (the rest is counted).", min=0)
+    ] = None,
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """The foreshadow ledger (伏笔账本): planted, unresolved items as of a chapter, with age and overdue flag."""
+    b = open_book(book)
+    state = replay(b)
+    last = max([_last_chapter(b.chapter_numbers()), *state.outlines.keys(), 0])
+    n = as_of if as_of is not None else last
+    active = state.active_foreshadows(n, limit=None if overdue else limit)
+    if overdue and limit is not None:
+        over = [a for a in active.items if a.overdue]
+        active = type(active)(active.as_of, over[:limit], len(over), max(len(over) - limit, 0))
+    doc = rep.ledger_doc(
+        active, overdue_only=overdue, overdue_default_age=state.overdue_default_age, problems=state.problems
+    )
+    if json_out:
+        emit_json(doc)
+    else:
+        rep.render_ledger(console, doc)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for (Chinese text).")],
+    before: Annotated[int | None, typer.Option("--before", help="Only chapters before N.", min=1)] = None,
+    k: Annotated[int, typer.Option("--k", help="How many chunks.", min=1, max=200)] = 10,
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """BM25 search over paragraph chunks of earlier chapters (the index is brought up to date first)."""
+    b = open_book(book)
+    cards = load_cards(b)
+    up = update_index(b, cards)
+    if up.reindexed or up.removed:
+        err_console.print(f"re-indexed {len(up.reindexed)} changed chapters", markup=False)
+    index = SearchIndex(b, cards)
+    hits = index.search(query, before=before, k=k)
+    doc = rep.search_doc(query, before, index.tokens(query), hits)
+    if json_out:
+        emit_json(doc)
+    else:
+        rep.render_search(console, doc)
+
+
+@app.command()
+def mentions(
+    name: Annotated[str, typer.Argument(help="A card's id, name or any alias.")],
+    before: Annotated[int | None, typer.Option("--before", help="Only chapters before N.", min=1)] = None,
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Where a card is named (any of its names), per chapter, and the last chapter before N."""
+    b = open_book(book)
+    cards = load_cards(b)
+    card = cards.require(name)
+    up = update_index(b, cards)
+    if up.reindexed or up.removed:
+        err_console.print(f"re-indexed {len(up.reindexed)} changed chapters", markup=False)
+    doc = rep.mentions_doc(card_mentions(b.db, card, before=before))
+    if json_out:
+        emit_json(doc)
+    else:
+        rep.render_mentions(console, doc)
+
+
+@app.command()
+def sync(book: BookOpt = None, json_out: JsonOpt = False) -> None:
+    """Bring memory up to date after manual edits: re-index changed chapters, re-extract or mark stale facts.
+
+    Never rewrites a chapter file. Exit 3 when a fact extraction failed closed.
+    """
+    b = open_book(book)
+    result = asyncio.run(run_sync(b))
+    doc = rep.sync_doc(result)
+    if json_out:
+        emit_json(doc)
+    else:
+        rep.render_sync(console, doc)
+    if result.facts_error is not None:
+        n, code = result.facts_error
+        err_console.print(
+            f"error[{code}]: fact extraction for chapter {n} failed closed, {b.chapter_path(n)} — "
+            "see `muse calls` for the receipts; its facts stay stale",
+            markup=False,
+        )
+        raise typer.Exit(EXIT_FAILED_CLOSED)
+
+
+@facts_app.command("extract")
+def facts_extract(
+    chapter: Annotated[int, typer.Argument(help="Chapter number.")],
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Extract the fact card of one chapter with the extractor role, store it and validate it.
+
+    Exit 1 when items were rejected (shown, never dropped), 3 when the call failed closed.
+    """
+    from ..llm import ModelSession
+    from ..memory import extract_facts
+
+    b = open_book(book)
+    b.read_chapter(chapter)
+    if b.config.role_target("extractor") is None:
+        raise InputError(
+            "MODEL_NOT_CONFIGURED",
+            "no model is configured for role 'extractor'",
+            "book.toml [roles]",
+            'add `extractor = "provider:full-model-id"` or a `default` role',
+        )
+
+    async def go() -> rep.FactsDoc:
+        async with ModelSession.open(b, run_kind="facts") as session:
+            return rep.facts_doc(await extract_facts(session, b, chapter))
+
+    doc = asyncio.run(go())
+    if json_out:
+        emit_json(doc)
+    else:
+        rep.render_facts(console, doc)
+    if doc.rejected:
+        raise typer.Exit(EXIT_FINDINGS)

@@ -1,0 +1,412 @@
+"""JSON documents (pydantic) and terminal rendering for the story-memory commands.
+
+Shapes (stable): `CardShowDoc` (muse cards show), `CardLintDoc` (muse cards lint), `LedgerDoc` (muse
+ledger), `SearchDoc` (muse search), `MentionsDoc` (muse mentions), `SyncDoc` (muse sync), `FactsDoc`
+(muse facts extract). Every value carries its source pointer.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.table import Table
+
+from ..memory import (
+    ActiveList,
+    CardProblem,
+    CardState,
+    FactCardResult,
+    MemoryProblem,
+    MentionReport,
+    SearchHit,
+    Source,
+    SyncResult,
+)
+
+
+class SourceDoc(BaseModel):
+    kind: str
+    file: str | None = None
+    line: int | None = None
+    chapter: int | None = None
+    start: int | None = None
+    end: int | None = None
+    receipt_id: str | None = None
+    fact_card_id: str | None = None
+
+
+def _src(s: Source) -> SourceDoc:
+    return SourceDoc(
+        kind=s.kind,
+        file=s.file or None,
+        line=s.line or None,
+        chapter=s.chapter,
+        start=s.start,
+        end=s.end,
+        receipt_id=s.receipt_id,
+        fact_card_id=s.fact_card_id,
+    )
+
+
+class ValueDoc(BaseModel):
+    value: str | int | float | bool
+    since: int
+    source: SourceDoc
+
+
+class RelationDoc(BaseModel):
+    type: str
+    target: str
+    since: int
+    source: SourceDoc
+
+
+class CardShowDoc(BaseModel):
+    ok: bool = True
+    id: str
+    type: str
+    name: str
+    aliases: list[str]
+    as_of: int
+    attributes: dict[str, ValueDoc]
+    relations: list[RelationDoc]
+
+
+def card_show_doc(state: CardState) -> CardShowDoc:
+    """`muse cards show` as JSON."""
+    return CardShowDoc(
+        id=state.card_id,
+        type=state.type,
+        name=state.name,
+        aliases=state.aliases,
+        as_of=state.as_of,
+        attributes={
+            k: ValueDoc(value=v.value, since=v.since, source=_src(v.source)) for k, v in state.attributes.items()
+        },
+        relations=[
+            RelationDoc(type=r.type, target=r.target, since=r.since, source=_src(r.source)) for r in state.relations
+        ],
+    )
+
+
+def render_card(console: Console, state: CardState) -> None:
+    """A card's state as of a chapter, with the source of every value."""
+    alias = f"（{'、'.join(state.aliases)}）" if state.aliases else ""
+    console.print(f"{state.name}{alias} [{state.type}, id {state.card_id}] as of chapter {state.as_of}", markup=False)
+    table = Table("attribute", "value", "since", "source")
+    for k, v in sorted(state.attributes.items()):
+        table.add_row(k, str(v.value), str(v.since), v.source.describe())
+    for r in state.relations:
+        table.add_row(f"relation {r.type}", r.target, str(r.since), r.source.describe())
+    console.print(table)
+
+
+class ProblemDoc(BaseModel):
+    code: str
+    message: str
+    where: str
+    other: str | None = None
+
+
+class CardLintDoc(BaseModel):
+    ok: bool
+    cards: int
+    problems: list[ProblemDoc]
+
+
+def card_lint_doc(cards: int, problems: list[CardProblem]) -> CardLintDoc:
+    """`muse cards lint` as JSON."""
+    return CardLintDoc(
+        ok=not problems,
+        cards=cards,
+        problems=[ProblemDoc(code=p.code, message=p.message, where=p.where, other=p.other or None) for p in problems],
+    )
+
+
+def render_card_lint(console: Console, doc: CardLintDoc) -> None:
+    """One line per problem (error[CODE]: message, where (also at other))."""
+    for p in doc.problems:
+        also = f" (also at {p.other})" if p.other else ""
+        console.print(f"error[{p.code}]: {p.message}, {p.where}{also}", markup=False)
+    console.print(f"{doc.cards} cards, {len(doc.problems)} problems", markup=False)
+
+
+class ForeshadowDoc(BaseModel):
+    id: str
+    description: str
+    planted_chapter: int
+    last_advanced_chapter: int | None
+    age: int
+    payoff_chapter: int | None
+    overdue: bool
+    overdue_rule: str
+    origin: str
+    source: SourceDoc
+
+
+class MemoryProblemDoc(BaseModel):
+    code: str
+    chapter: int
+    origin: str
+    item: str
+    detail: str
+
+
+def _problems(problems: list[MemoryProblem]) -> list[MemoryProblemDoc]:
+    return [
+        MemoryProblemDoc(code=p.code, chapter=p.chapter, origin=p.origin, item=p.item, detail=p.detail)
+        for p in problems
+    ]
+
+
+class LedgerDoc(BaseModel):
+    ok: bool = True
+    as_of: int
+    overdue_only: bool
+    total: int
+    left_out: int
+    overdue_default_age: int | None
+    items: list[ForeshadowDoc]
+    problems: list[MemoryProblemDoc]
+
+
+def ledger_doc(
+    active: ActiveList, *, overdue_only: bool, overdue_default_age: int | None, problems: list[MemoryProblem]
+) -> LedgerDoc:
+    """`muse ledger` as JSON (items after the --overdue filter; `left_out` counts what --limit cut)."""
+    items = [a for a in active.items if a.overdue or not overdue_only]
+    return LedgerDoc(
+        as_of=active.as_of,
+        overdue_only=overdue_only,
+        total=active.total,
+        left_out=active.left_out,
+        overdue_default_age=overdue_default_age,
+        items=[
+            ForeshadowDoc(
+                id=a.id,
+                description=a.description,
+                planted_chapter=a.planted_chapter,
+                last_advanced_chapter=a.last_advanced_chapter,
+                age=a.age,
+                payoff_chapter=a.payoff_chapter,
+                overdue=a.overdue,
+                overdue_rule=a.overdue_rule,
+                origin=a.origin,
+                source=_src(a.source),
+            )
+            for a in items
+        ],
+        problems=_problems([p for p in problems if p.chapter <= active.as_of]),
+    )
+
+
+def render_ledger(console: Console, doc: LedgerDoc) -> None:
+    """The active foreshadows, oldest first, with overdue marked; then any ledger problems."""
+    table = Table("id", "planted", "advanced", "age", "payoff by", "overdue", "description")
+    for f in doc.items:
+        table.add_row(
+            f.id,
+            str(f.planted_chapter),
+            str(f.last_advanced_chapter or "-"),
+            str(f.age),
+            str(f.payoff_chapter or "-"),
+            "OVERDUE" if f.overdue else ("-" if f.overdue_rule == "none" else "no"),
+            f.description,
+        )
+    console.print(f"active foreshadows as of chapter {doc.as_of}: {doc.total}", markup=False)
+    console.print(table)
+    if doc.left_out:
+        console.print(f"{doc.left_out} more not shown (--limit)", markup=False)
+    for p in doc.problems:
+        console.print(f"error[{p.code}]: chapter {p.chapter} {p.origin} {p.item}: {p.detail}", markup=False)
+
+
+class HitDoc(BaseModel):
+    rank: int
+    chapter: int
+    start: int
+    end: int
+    score: float
+    text: str
+
+
+class SearchDoc(BaseModel):
+    ok: bool = True
+    query: str
+    before: int | None
+    tokens: list[str]
+    hits: list[HitDoc]
+
+
+def search_doc(query: str, before: int | None, tokens: list[str], hits: list[SearchHit]) -> SearchDoc:
+    """`muse search` as JSON."""
+    return SearchDoc(
+        query=query,
+        before=before,
+        tokens=tokens,
+        hits=[
+            HitDoc(rank=h.rank, chapter=h.chapter, start=h.start, end=h.end, score=h.score, text=h.text) for h in hits
+        ],
+    )
+
+
+def render_search(console: Console, doc: SearchDoc) -> None:
+    """Ranked chunks with chapter and offsets."""
+    console.print(f"query tokens: {' / '.join(doc.tokens) or '(none in the index)'}", markup=False)
+    for h in doc.hits:
+        snippet = h.text if len(h.text) <= 80 else h.text[:80] + "…"
+        console.print(f"{h.rank:>2}. ch.{h.chapter} [{h.start}:{h.end}] {h.score:.2f}  {snippet}", markup=False)
+
+
+class ChapterMentionDoc(BaseModel):
+    chapter: int
+    count: int
+    offsets: list[tuple[int, int, str]]
+
+
+class MentionsDoc(BaseModel):
+    ok: bool = True
+    id: str
+    name: str
+    names: list[str]
+    before: int | None
+    total: int
+    last_chapter: int | None
+    chapters: list[ChapterMentionDoc]
+
+
+def mentions_doc(r: MentionReport) -> MentionsDoc:
+    """`muse mentions` as JSON."""
+    return MentionsDoc(
+        id=r.card_id,
+        name=r.name,
+        names=r.names,
+        before=r.before,
+        total=r.total,
+        last_chapter=r.last_chapter,
+        chapters=[ChapterMentionDoc(chapter=c.chapter, count=c.count, offsets=c.offsets) for c in r.chapters],
+    )
+
+
+def render_mentions(console: Console, doc: MentionsDoc) -> None:
+    """Per-chapter counts and the last chapter."""
+    scope = f" before chapter {doc.before}" if doc.before is not None else ""
+    console.print(
+        f"{doc.name} ({'/'.join(doc.names)}): {doc.total} mentions in {len(doc.chapters)} chapters{scope}; "
+        f"last in chapter {doc.last_chapter if doc.last_chapter is not None else '-'}",
+        markup=False,
+    )
+    console.print("  ".join(f"{c.chapter}:{c.count}" for c in doc.chapters), markup=False)
+
+
+class SyncDoc(BaseModel):
+    ok: bool
+    added: list[int]
+    changed: list[int]
+    removed: list[int]
+    relexed: list[int]
+    unchanged: int
+    reindexed: list[int]
+    rows_written: int
+    rows_deleted: int
+    facts_step: str
+    facts_extracted: list[int]
+    facts_stale: list[int]
+    facts_error: dict[str, int | str] | None
+    facts_rejected: int
+    run_id: str | None
+    problems: list[MemoryProblemDoc]
+
+
+def sync_doc(r: SyncResult) -> SyncDoc:
+    """`muse sync` as JSON."""
+    return SyncDoc(
+        ok=r.facts_error is None,
+        added=r.index.added,
+        changed=r.index.changed,
+        removed=r.index.removed,
+        relexed=r.index.relexed,
+        unchanged=len(r.index.unchanged),
+        reindexed=r.index.reindexed,
+        rows_written=r.index.rows_written,
+        rows_deleted=r.index.rows_deleted,
+        facts_step=r.facts_step,
+        facts_extracted=r.facts_extracted,
+        facts_stale=r.facts_stale,
+        facts_error={"chapter": r.facts_error[0], "code": r.facts_error[1]} if r.facts_error else None,
+        facts_rejected=r.facts_rejected,
+        run_id=r.run_id,
+        problems=_problems(r.problems),
+    )
+
+
+def _ranges(ns: list[int]) -> str:
+    if not ns:
+        return "none"
+    out, start, prev = [], ns[0], ns[0]
+    for n in [*ns[1:], None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if n is not None:
+            start = prev = n
+    return ",".join(out)
+
+
+def render_sync(console: Console, doc: SyncDoc) -> None:
+    """What changed, what was redone, and the fact-card step's exact outcome (stale shown, never hidden)."""
+    console.print(
+        f"chapters: added {_ranges(doc.added)}, changed {_ranges(doc.changed)}, removed {_ranges(doc.removed)}, "
+        f"unchanged {doc.unchanged}",
+        markup=False,
+    )
+    console.print(f"re-indexed: {_ranges(doc.reindexed)} ({doc.rows_written} rows written)", markup=False)
+    console.print(f"fact cards: {doc.facts_step}; extracted {_ranges(doc.facts_extracted)}", markup=False)
+    if doc.facts_stale:
+        console.print(f"fact cards STALE for chapters {_ranges(doc.facts_stale)}", style="yellow", markup=False)
+    for p in doc.problems:
+        console.print(f"error[{p.code}]: chapter {p.chapter} {p.origin} {p.item}: {p.detail}", markup=False)
+
+
+class FactsDoc(BaseModel):
+    ok: bool = True
+    chapter: int
+    fact_card_id: str
+    chapter_sha256: str
+    receipt_id: str | None
+    call_id: str
+    attempts: int
+    cost: float | None
+    accepted: list[str]
+    rejected: list[MemoryProblemDoc]
+    output: dict[str, object]
+    spans: list[tuple[int, int]]
+
+
+def facts_doc(r: FactCardResult) -> FactsDoc:
+    """`muse facts extract` as JSON."""
+    return FactsDoc(
+        chapter=r.chapter,
+        fact_card_id=r.fact_card.id,
+        chapter_sha256=r.fact_card.chapter_sha256,
+        receipt_id=r.fact_card.receipt_id,
+        call_id=r.call_id,
+        attempts=r.attempts,
+        cost=r.cost,
+        accepted=r.validation.accepted,
+        rejected=_problems(r.validation.rejected),
+        output=r.fact_card.output.model_dump(mode="json"),
+        spans=r.fact_card.spans,
+    )
+
+
+def render_facts(console: Console, doc: FactsDoc) -> None:
+    """Accepted and rejected items of a fact card."""
+    console.print(
+        f"fact card {doc.fact_card_id} for chapter {doc.chapter}: {len(doc.accepted)} accepted, "
+        f"{len(doc.rejected)} rejected ({doc.attempts} attempts, receipt {doc.receipt_id})",
+        markup=False,
+    )
+    for p in doc.rejected:
+        console.print(f"rejected[{p.code}]: {p.item}: {p.detail}", markup=False)

@@ -1,0 +1,108 @@
+"""`muse sync` / `muse cards` / `muse mentions` / `muse search` through the CLI, on real files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from novelmuse.book import Book
+
+from ..conftest import muse_subprocess
+
+
+def test_sync_redoes_only_the_edited_chapter_and_is_idempotent(muse, small_book: Book) -> None:
+    d = small_book.root
+    first = json.loads(muse("sync", "--book", d, "--json").stdout)
+    assert first["added"] == [1, 2, 3, 4, 5, 6] and first["reindexed"] == [1, 2, 3, 4, 5, 6]
+    assert first["facts_step"] == "skipped(no model configured)" and first["facts_stale"] == [1, 2, 3, 4, 5, 6]
+    second = json.loads(muse("sync", "--book", d, "--json").stdout)
+    assert second["reindexed"] == [] and second["rows_written"] == 0 and second["rows_deleted"] == 0
+    assert second["unchanged"] == 6
+
+    path = d / "chapters" / "0003.md"
+    before = path.read_bytes()
+    path.write_text(path.read_text(encoding="utf-8") + "\n张飞大笑，翼德曰：“再来！”\n", encoding="utf-8")
+    edited = path.read_bytes()
+    other_mtimes = {p.name: p.stat().st_mtime_ns for p in (d / "chapters").iterdir() if p.name != "0003.md"}
+    third = json.loads(muse("sync", "--book", d, "--json").stdout)
+    assert third["changed"] == [3] and third["reindexed"] == [3] and third["added"] == []
+    n_chunks = small_book.db.execute("SELECT chunks FROM memory_chapters WHERE number = 3").fetchone()[0]
+    n_ment = small_book.db.execute("SELECT count(*) FROM memory_mentions WHERE chapter = 3").fetchone()[0]
+    assert third["rows_written"] == n_chunks + n_ment + 1  # exactly chapter 3's rows
+    assert path.read_bytes() == edited != before  # sync never rewrites the author's file
+    assert {p.name: p.stat().st_mtime_ns for p in (d / "chapters").iterdir() if p.name != "0003.md"} == other_mtimes
+    registry = small_book.db.execute("SELECT sha256 FROM chapters WHERE number = 3").fetchone()[0]
+    assert registry == small_book.read_chapter(3).sha256
+
+    (d / "chapters" / "0006.md").unlink()
+    fourth = json.loads(muse("sync", "--book", d, "--json").stdout)
+    assert fourth["removed"] == [6] and fourth["reindexed"] == []
+    assert small_book.db.execute("SELECT count(*) FROM memory_chunks WHERE chapter = 6").fetchone()[0] == 0
+
+
+def test_human_sync_shows_stale_visibly(muse, small_book: Book) -> None:
+    r = muse("sync", "--book", small_book.root)
+    assert r.exit_code == 0
+    assert "skipped(no model configured)" in r.stdout and "STALE" in r.stdout
+
+
+def test_cards_show_by_alias_with_sources(muse, small_book: Book) -> None:
+    r = muse("cards", "show", "云长", "--as-of", "3", "--book", small_book.root, "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["id"] == "guan-yu" and doc["attributes"]["status"]["value"] == "alive"
+    assert doc["attributes"]["status"]["source"] == {
+        "kind": "author",
+        "file": "cards/guan-yu.yaml",
+        "line": 7,
+        "chapter": None,
+        "start": None,
+        "end": None,
+        "receipt_id": None,
+        "fact_card_id": None,
+    }
+    assert {(r["type"], r["target"]) for r in doc["relations"]} == {("结义兄弟", "liu-bei"), ("结义兄弟", "zhang-fei")}
+    human = muse("cards", "show", "关公", "--as-of", "3", "--book", small_book.root)
+    assert "cards/guan-yu.yaml:7" in human.stdout
+    missing = muse("cards", "show", "吕布", "--book", small_book.root, "--json")
+    assert missing.exit_code == 2 and json.loads(missing.stdout)["error"]["code"] == "CARD_NOT_FOUND"
+
+
+def test_cards_lint_reports_both_places(muse, small_book: Book) -> None:
+    (small_book.cards_dir / "other.yaml").write_text(
+        "id: other\ntype: character\nname: 关平\naliases: [云长]\n", encoding="utf-8"
+    )
+    r = muse("cards", "lint", "--book", small_book.root, "--json")
+    assert r.exit_code == 1
+    doc = json.loads(r.stdout)
+    assert [p["code"] for p in doc["problems"]] == ["CARD_ALIAS_CONFLICT"]
+    p = doc["problems"][0]
+    assert {p["where"], p["other"]} == {"cards/other.yaml:1", "cards/guan-yu.yaml:1"}
+    show = muse("cards", "show", "关羽", "--book", small_book.root)
+    assert show.exit_code == 2 and "CARD_ALIAS_CONFLICT" in show.stderr
+
+
+def test_mentions_and_search_cli_subprocess(small_book: Book) -> None:
+    r = muse_subprocess("mentions", "玄德", "--before", "4", "--json", cwd=small_book.root)
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert (
+        doc["id"] == "liu-bei"
+        and doc["last_chapter"] == doc["chapters"][-1]["chapter"] == 2
+        and all(c["chapter"] < 4 for c in doc["chapters"])
+    )
+    body = small_book.read_chapter(1).body
+    first = doc["chapters"][0]
+    assert first["chapter"] == 1 and all(body[a:b] == n for a, b, n in first["offsets"])
+    s = muse_subprocess("search", "桃园结义", "--before", "6", "--json", cwd=small_book.root)
+    assert s.exit_code == 0, s.stderr
+    hits = json.loads(s.stdout)["hits"]
+    assert hits[0]["chapter"] == 1
+    assert "Building prefix dict" not in s.stderr  # jieba is silenced
+
+
+def test_bad_card_file_names_file_and_line(muse, tmp_path: Path, small_book: Book) -> None:
+    (small_book.cards_dir / "bad.yaml").write_text("id: bad\ntype: person\nname: 某\n", encoding="utf-8")
+    r = muse("cards", "lint", "--book", small_book.root, "--json")
+    p = json.loads(r.stdout)["problems"][0]
+    assert p["code"] == "CARD_INVALID" and p["where"] == "cards/bad.yaml:2" and "type" in p["message"]
