@@ -1,0 +1,34 @@
+"""`muse rules normalize [--write]`: a model proposes structured rules for the lines rules.txt's parser left."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+
+from ..reports._rules_normalize import render_normalize
+from ..roles.normalizer import run_normalize
+from ._cmd_rules import rules_app
+from ._common import BookOpt, JsonOpt, console, emit_json, open_book
+
+WriteOpt = Annotated[
+    bool,
+    typer.Option("--write", help="Add the proposed rules to rules.txt (each original line is kept as a # comment)."),
+]
+
+
+@rules_app.command("normalize")
+def normalize_cmd(book: BookOpt = None, write: WriteOpt = False, json_out: JsonOpt = False) -> None:
+    """Send the unparsed lines of rules.txt to the `normalizer` role and show the rules it proposes.
+
+    Every proposed phrase must occur verbatim in its original line (checked; the model gets a correction
+    within the call bound, then the call fails closed with exit 3). Nothing is written without --write;
+    with it, the write is atomic and refused if rules.txt changed meanwhile. No model configured:
+    skipped (no model configured), exit 0.
+    """
+    report = asyncio.run(run_normalize(open_book(book), write=write))
+    if json_out:
+        emit_json(report)
+    else:
+        render_normalize(report, console)
