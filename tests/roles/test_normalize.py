@@ -30,6 +30,7 @@ from novelmuse.roles.normalizer import (
 )
 from novelmuse.roles.normalizer import _normalize as normalize_module
 from novelmuse.rules import parse_rules
+from tests.conftest import muse_subprocess
 
 RULES = """# 本书规则
 禁止:后宫、系统面板
@@ -416,3 +417,19 @@ def test_cli_failed_call_exits_3_with_an_error_document(tmp_path: Path, muse: An
     assert doc["ok"] is False and doc["error"]["code"] == "CONTRACT_PHRASE_NOT_IN_LINE"
     assert "error[CONTRACT_PHRASE_NOT_IN_LINE]" in r.stderr
     assert book.rules_path.read_text(encoding="utf-8") == RULES
+
+
+def test_real_subprocess_write_round_trip(tmp_path: Path) -> None:
+    """The installed `muse` as a real process: --write changes rules.txt, a second run finds nothing left to do."""
+    answer = {"proposals": GOOD["proposals"][:2]}  # lines 4 and 5 (the memo line is removed below)
+    rules = RULES.replace("这是给自己的备忘，与规则无关\n", "")
+    book = make_book(tmp_path / "b", {"normalizer": [{"output": answer}]}, rules=rules)
+    r = muse_subprocess("rules", "normalize", "--book", book.root, "--write", "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["written"] is True and doc["written_rules"] == 2
+    again = muse_subprocess("rules", "normalize", "--book", book.root, "--json")
+    assert again.exit_code == 0, again.stderr
+    assert json.loads(again.stdout)["skip_reason"] == "no unparsed lines"
+    lint = muse_subprocess("rules", "lint", "--book", book.root, "--json")
+    assert lint.exit_code == 0, lint.stdout + lint.stderr
