@@ -1,0 +1,170 @@
+"""The 7-dim editor's branches: polish, rewrite → re-review → arbiter, every bound honoured."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from novelmuse.text import split_paragraphs
+
+from .helpers import as_json, body_of, db_rows, editor_output, make_book, receipts_by_role
+
+CLEAN = {"output": {"issues": [], "passed": True}}
+
+
+def _rewritten(body: str, tag: str) -> dict[str, object]:
+    paras = [p.text.strip() for p in split_paragraphs(body)]
+    return {"text": "\n".join([f"{tag}{paras[0]}", *paras[1:]])}
+
+
+def _editor_on(text_source: str, overall: int, verdict: str = "accept") -> dict[str, object]:
+    return {"output": editor_output(text_source, overall=overall, verdict=verdict)}
+
+
+def test_polish_changes_only_the_chosen_paragraphs(tmp_path: Path, muse) -> None:
+    body = body_of(tmp_path)
+    paras = split_paragraphs(body)
+    book = make_book(
+        tmp_path / "b",
+        script={
+            "reviewer": [CLEAN],
+            "editor": [_editor_on(body, 65, "accept")],  # computed: polish (overall < 70); the model said accept
+            "writer": [{"output": {"paragraphs": [{"index": 3, "text": paras[3].text.strip() + "(润色)"}]}}],
+        },
+    )
+    r = muse("review", "1", "--book", book, "--json")
+    assert r.exit_code == 0, r.stderr
+    ch = as_json(r.stdout)["chapters"][0]
+    assert ch["editor"][0]["computed_verdict"] == "polish" and ch["editor"][0]["model_verdict"] == "accept"
+    assert ch["editor"][0]["agrees"] is False and ch["disagreements"]["editor_verdict"] == 1
+    assert ch["steps"][-2:] == [
+        {
+            "step": "editor_review",
+            "status": "failed",
+            "reason": None,
+            "code": None,
+            "detail": "verdict polish (model said accept), overall 65",
+        },
+        {"step": "polish", "status": "passed", "reason": None, "code": None, "detail": "rewrote paragraphs [3]"},
+    ]
+    assert ch["status"] == "finalized"
+    assert db_rows(book, "SELECT computed_verdict, model_verdict FROM editor_reports") == [("polish", "accept")]
+
+
+def test_rewrite_then_rereview_still_below_asks_arbiter_once_and_respects_rewrite_bound(tmp_path: Path, muse) -> None:
+    body = body_of(tmp_path)
+    first = _rewritten(body, "甲")
+    book = make_book(
+        tmp_path / "b",
+        review={"rewrite_rounds": 1, "arbiter_rounds": 1},
+        script={
+            "reviewer": [CLEAN],
+            "editor": [_editor_on(body, 50, "rewrite"), _editor_on(body, 55, "rewrite")],
+            "writer": [{"output": first}, {"output": _rewritten(body, "乙")}],
+            "arbiter": [
+                {"output": {"decision": "keep_rewriting", "reason": "分数在涨"}},
+                {"output": {"decision": "keep_rewriting", "reason": "never asked"}},
+            ],
+        },
+    )
+    r = muse("review", "1", "--book", book, "--json")
+    assert r.exit_code == 1, r.stderr  # the rewrite verdict stands: finalized with issues
+    ch = as_json(r.stdout)["chapters"][0]
+    assert ch["status"] == "finalized_with_issues"
+    assert receipts_by_role(book) == {"reviewer": 1, "editor": 2, "writer": 1, "arbiter": 1}
+    assert [(a["decision"], a["reason"]) for a in ch["arbiter"]] == [("keep_rewriting", "分数在涨")]
+    assert ch["steps"][-1]["step"] == "rewrite" and ch["steps"][-1]["status"] == "failed"
+    assert "bound of 1 rewrite round(s) reached" in ch["steps"][-1]["detail"]
+    assert ch["repairs"] == [
+        {
+            "step": "rewrite",
+            "kind": "rewrite",
+            "paragraphs": None,
+            "before_sha256": ch["repairs"][0]["before_sha256"],
+            "after_sha256": ch["repairs"][0]["after_sha256"],
+        }
+    ]
+    assert db_rows(book, "SELECT round, decision, reason FROM arbiter_decisions") == [(0, "keep_rewriting", "分数在涨")]
+
+
+def test_arbiter_bound_stops_rewriting_even_with_rewrite_rounds_left(tmp_path: Path, muse) -> None:
+    body = body_of(tmp_path)
+    book = make_book(
+        tmp_path / "b",
+        review={"rewrite_rounds": 3, "arbiter_rounds": 1},
+        script={
+            "reviewer": [CLEAN],
+            "editor": [_editor_on(body, 40, "rewrite"), _editor_on(body, 45, "rewrite"), _editor_on(body, 50)],
+            "writer": [{"output": _rewritten(body, "甲")}, {"output": _rewritten(body, "乙")}],
+            "arbiter": [{"output": {"decision": "keep_rewriting", "reason": "还能改"}}],
+        },
+    )
+    r = muse("review", "1", "--book", book, "--json")
+    ch = as_json(r.stdout)["chapters"][0]
+    # rewrite 1 → re-review (rewrite) → arbiter keep → rewrite 2 → re-review (rewrite) → arbiter bound reached
+    assert receipts_by_role(book) == {"reviewer": 1, "editor": 3, "writer": 2, "arbiter": 1}
+    assert len(ch["arbiter"]) == 1
+    assert ch["steps"][-1] == {
+        "step": "arbiter",
+        "status": "failed",
+        "reason": None,
+        "code": None,
+        "detail": "bound of 1 arbiter call(s) reached",
+    }
+    assert ch["status"] == "finalized_with_issues" and r.exit_code == 1
+
+
+def test_arbiter_accept_and_continue_finalizes(tmp_path: Path, muse) -> None:
+    body = body_of(tmp_path)
+    book = make_book(
+        tmp_path / "b",
+        review={"rewrite_rounds": 2},
+        script={
+            "reviewer": [CLEAN],
+            "editor": [_editor_on(body, 40, "rewrite"), _editor_on(body, 45, "rewrite")],
+            "writer": [{"output": _rewritten(body, "甲")}],
+            "arbiter": [{"output": {"decision": "accept_and_continue", "reason": "收益递减"}}],
+        },
+    )
+    r = muse("review", "1", "--book", book, "--json", "--apply")
+    assert r.exit_code == 0, r.stderr
+    ch = as_json(r.stdout)["chapters"][0]
+    assert ch["status"] == "finalized" and ch["arbiter"][0]["decision"] == "accept_and_continue"
+    assert (book / "chapters" / "0001.md").read_text(encoding="utf-8").split("\n")[1].startswith("甲")
+
+
+def test_rewrite_that_passes_rereview_needs_no_arbiter(tmp_path: Path, muse) -> None:
+    body = body_of(tmp_path)
+    book = make_book(
+        tmp_path / "b",
+        script={
+            "reviewer": [CLEAN],
+            "editor": [_editor_on(body, 59, "polish"), _editor_on(body, 85)],
+            "writer": [{"output": _rewritten(body, "甲")}],
+        },
+    )
+    r = muse("review", "1", "--book", book, "--json")
+    assert r.exit_code == 0, r.stderr
+    ch = as_json(r.stdout)["chapters"][0]
+    assert [e["computed_verdict"] for e in ch["editor"]] == ["rewrite", "accept"]
+    assert ch["arbiter"] == [] and "arbiter" not in receipts_by_role(book)
+
+
+def test_neutral_foreshadow_in_first_chapters(tmp_path: Path, muse) -> None:
+    body = body_of(tmp_path)
+    out = editor_output(body, overall=80)
+    out["dims"]["伏笔健康"] = {"score": 30, "evidence": ""}  # neutral: no evidence, low score ignored
+    book = make_book(tmp_path / "b", script={"reviewer": [CLEAN], "editor": [{"output": out}]})
+    r = muse("review", "1", "--book", book, "--json")
+    assert r.exit_code == 0, r.stderr
+    ed = as_json(r.stdout)["chapters"][0]["editor"][0]
+    fs = next(d for d in ed["dims"] if d["name"] == "伏笔健康")
+    assert fs["neutral"] is True and ed["computed_verdict"] == "accept"
+    # outside the first chapters the same answer is a contract violation (empty evidence) → fail closed
+    book2 = make_book(
+        tmp_path / "c",
+        review={"neutral_foreshadow_chapters": 0},
+        script={"reviewer": [CLEAN], "editor": [{"output": out}] * 3},
+    )
+    r = muse("review", "1", "--book", book2, "--json")
+    assert r.exit_code == 3
+    assert as_json(r.stdout)["chapters"][0]["error_code"] == "CONTRACT_QUOTE_EMPTY"

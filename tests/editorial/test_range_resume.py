@@ -1,0 +1,122 @@
+"""`muse review --range`: in order, resumable, memory injected, the author's edits never overwritten."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from novelmuse.book import find_book
+from novelmuse.editorial import memory_context
+from novelmuse.editorial._revisions import apply_revision
+from novelmuse.errors import InputError
+
+from .helpers import as_json, body_of, editor_output, make_book, receipts_by_role, sanguo_chapters
+
+CLEAN = {"output": {"issues": [], "passed": True}}
+
+
+def _script_for(chapters: list[int]) -> dict[str, object]:
+    bodies = sanguo_chapters(max(chapters))
+    return {
+        "reviewer": [{**CLEAN, "match": f"【第 {n} 章"} for n in chapters],
+        "editor": [{"output": editor_output(bodies[n - 1][1]), "match": f"【第 {n} 章"} for n in chapters],
+    }
+
+
+def test_range_runs_in_order_and_resumes(tmp_path: Path, muse) -> None:
+    book = make_book(tmp_path / "b", chapters=3, script=_script_for([1, 2, 3, 2]))
+    r = muse("review", "--range", "1-3", "--book", book, "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = as_json(r.stdout)
+    assert [c["chapter"] for c in doc["chapters"]] == [1, 2, 3]
+    assert doc["summary"]["reviewed"] == 3 and doc["summary"]["resumed"] == 0 and doc["ok"] is True
+    assert receipts_by_role(book) == {"reviewer": 3, "editor": 3}
+    # a rerun changes nothing and spends nothing
+    r = muse("review", "--range", "1-3", "--book", book, "--json")
+    doc = as_json(r.stdout)
+    assert [c["resumed"] for c in doc["chapters"]] == [True, True, True]
+    assert doc["summary"]["reviewed"] == 0 and doc["summary"]["resumed"] == 3
+    assert receipts_by_role(book) == {"reviewer": 3, "editor": 3}
+    # the human output says so
+    r = muse("review", "--range", "1-3", "--book", book)
+    assert r.stdout.count("resumed: already reviewed") == 3
+    # edit chapter 2: only chapter 2 is reviewed again (chapter 3's previous-ending input changed too)
+    path = book / "chapters" / "0002.md"
+    path.write_text(path.read_text(encoding="utf-8") + "\n作者新加的一段。\n", encoding="utf-8")
+    r = muse("review", "--range", "1-2", "--book", book, "--json")
+    doc = as_json(r.stdout)
+    assert [(c["chapter"], c["resumed"], c["status"]) for c in doc["chapters"]] == [
+        (1, True, "finalized"),
+        (2, False, "finalized"),
+    ]
+    assert receipts_by_role(book) == {"reviewer": 4, "editor": 4}
+
+
+def test_range_stops_at_a_failed_closed_chapter_and_resumes_there(tmp_path: Path, muse) -> None:
+    script = _script_for([1, 3])
+    script["reviewer"].insert(1, {"error": {"code": "MODEL_AUTH", "status": 401}, "match": "【第 2 章"})  # type: ignore[attr-defined]
+    book = make_book(tmp_path / "b", chapters=3, script=script)
+    r = muse("review", "--range", "1-3", "--book", book, "--json")
+    assert r.exit_code == 3
+    doc = as_json(r.stdout)
+    assert [c["status"] for c in doc["chapters"]] == ["finalized", "error"]
+    assert doc["summary"]["not_run"] == [3] and doc["ok"] is False
+    assert doc["chapters"][1]["error_code"] == "MODEL_AUTH"
+    steps = {s["step"]: s for s in doc["chapters"][1]["steps"]}
+    assert steps["consistency_review"]["status"] == "error"
+    assert steps["editor_review"] == {
+        "step": "editor_review",
+        "status": "skipped",
+        "reason": "an earlier step failed closed",
+        "code": None,
+        "detail": "",
+    }
+    assert "error[MODEL_AUTH]" in r.stderr
+
+
+def test_apply_never_overwrites_a_changed_file(tmp_path: Path) -> None:
+    book = find_book(make_book(tmp_path / "b"))
+    chapter = book.read_chapter(1)
+    chapter.path.write_text(chapter.path.read_text(encoding="utf-8") + "作者刚加的一句。\n", encoding="utf-8")
+    edited = chapter.path.read_bytes()
+    with pytest.raises(InputError) as exc:
+        apply_revision(chapter, b"# x\nnew")
+    assert exc.value.code == "FILE_CHANGED_ON_DISK"
+    assert chapter.path.read_bytes() == edited
+
+
+def test_memory_context_reads_cards_foreshadows_and_previous_ending(tmp_path: Path) -> None:
+    root = make_book(tmp_path / "b", chapters=3)
+    (root / "cards").mkdir()
+    (root / "cards" / "guan-yu.yaml").write_text(
+        "id: guan-yu\ntype: character\nname: 关羽\naliases: [云长]\nattributes:\n  status:\n"
+        "    - {value: alive, from: 1}\n",
+        encoding="utf-8",
+    )
+    (root / "outlines").mkdir()
+    (root / "outlines" / "0001.yaml").write_text(
+        "chapter: 1\nforeshadows:\n  - {op: plant, id: fs-seal, description: 玉玺下落, payoff_chapter: 6}\n",
+        encoding="utf-8",
+    )
+    book = find_book(root)
+    ctx = memory_context(book, 3)
+    assert ctx.available
+    assert any(line.startswith("关羽") and "status=alive" in line for line in ctx.card_states)
+    assert any("fs-seal" in line and "玉玺下落" in line for line in ctx.foreshadows)
+    ending = body_of(root, 2).rstrip().rsplit("\n", 1)[-1].strip()
+    assert ctx.previous_ending.endswith(ending[-50:])
+    # a book without cards or outlines says so explicitly
+    bare = find_book(make_book(tmp_path / "c", chapters=2))
+    ctx = memory_context(bare, 2)
+    assert not ctx.available and "no cards/ or outlines/" in ctx.note and ctx.previous_ending
+    assert memory_context(bare, 1).previous_ending == ""
+
+
+def test_usage_errors(tmp_path: Path, muse) -> None:
+    book = make_book(tmp_path / "b")
+    assert muse("review", "--book", book).exit_code == 2
+    r = muse("review", "1", "--range", "1-2", "--book", book)
+    assert r.exit_code == 2 and "USAGE_REVIEW" in r.stderr
+    r = muse("review", "9", "--book", book, "--json")
+    assert r.exit_code == 2 and as_json(r.stdout)["error"]["code"] == "CHAPTER_NOT_FOUND"
