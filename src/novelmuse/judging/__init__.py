@@ -4,6 +4,7 @@ report contract, the 2+1 panel, quality-gate adjudication, lessons and judge rel
 Scoring only: no candidate is changed, no threshold loosened.
 """
 
+from ._adjudicate import GateDecision, HardBlockState, Suggestion, adjudicate_quality_gate
 from ._arith import TOLERANCE, combine_three, combine_two, disagreements, median3, within
 from ._blind import (
     QUOTE_MIN_CHARS,
@@ -20,8 +21,12 @@ from ._blind import (
 )
 from ._contract import ArrayCounts, ContractResult, Finding, check_report
 from ._leak import LeakGuard
+from ._lessons import Lesson, build_lessons, lesson_key, register_lessons
+from ._panel import JudgeFn, JudgeRecord, panel_orders, run_panel, session_judge
 from ._reliability import PanelScores, Reliability, krippendorff_alpha_interval, reliability
+from ._reports import Aggregate, CellScore, CellVerdict, JudgeEntry, PanelReport, RubricRef, aggregate
 from ._rubrics import HARD_BLOCKS, PROFILES, SCENE_TYPES, Rubric, list_rubrics, load_rubric
+from ._service import JudgeOutcome, JudgeRequest, LessonRef, check_item_leaks, judge_item, open_arm_map, panel_scores
 
 __all__ = [
     "HARD_BLOCKS",
@@ -29,31 +34,58 @@ __all__ = [
     "QUOTE_MIN_CHARS",
     "SCENE_TYPES",
     "TOLERANCE",
+    "Aggregate",
     "ArrayCounts",
     "BlindInput",
     "BlindItem",
     "Candidate",
+    "CellScore",
+    "CellVerdict",
     "ContractResult",
     "Finding",
+    "GateDecision",
+    "HardBlockState",
+    "JudgeEntry",
+    "JudgeFn",
+    "JudgeOutcome",
+    "JudgeRecord",
+    "JudgeRequest",
     "LeakGuard",
+    "Lesson",
+    "LessonRef",
+    "PanelReport",
     "PanelScores",
     "Reliability",
     "Rubric",
+    "RubricRef",
     "SealedArmMap",
+    "Suggestion",
     "Target",
+    "adjudicate_quality_gate",
+    "aggregate",
     "blind_order",
     "build_blind_item",
+    "build_lessons",
     "candidate_ids",
+    "check_item_leaks",
     "check_report",
     "combine_three",
     "combine_two",
     "disagreements",
+    "judge_item",
     "judge_messages",
     "krippendorff_alpha_interval",
+    "lesson_key",
     "list_rubrics",
     "load_rubric",
     "median3",
+    "open_arm_map",
+    "panel_orders",
+    "panel_scores",
     "quote_hints",
+    "register_lessons",
     "reliability",
+    "run_panel",
+    "session_judge",
     "within",
 ]

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..book import FineOutline
 from ..errors import InputError
-from ..llm._types import Message
+from ..llm import Message
 from ..roles import load_prompt
 from ..roles.judge import EVIDENCE_TYPES
 from ..text import canonical_json, locate_quote, normalize_quote, sha256_hex, sha256_json

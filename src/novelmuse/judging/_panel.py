@@ -1,0 +1,275 @@
+"""The 2+1 blind judge panel.
+
+Judge 1 sees the blind order; judge 2 the strictly reversed candidate order (dimensions, assertions and
+constraints keep the rubric's order — they are policy, not candidates). If any candidate × dimension
+differs by more than 0.5, exactly one fresh third judge runs, seeing the blind order rotated by one
+(the first candidate moved to the end: a third order for three or more candidates). After it, a cell
+whose three scores include a pair within 0.5 gets the median of three; if any cell has no such pair the
+whole item is `invalid_unstable` (no scores, no winner, not in gate statistics). A judge that fails
+closed never shrinks the panel: the item becomes `invalid`. For fine_outline_replay a difference above
+0.5 only adds a stability warning (no third judge).
+
+Judges run one after the other (each a fresh call with no shared context): the third depends on the
+first two, and sequential calls keep scripted test runs deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from ..llm import Message, ModelCallFailed, ModelSession, Receipt, Violation
+from ..roles.judge import JudgeReport
+from ..store import new_id
+from ..text import count_chars, sha256_json
+from ._arith import combine_three, combine_two, disagreements
+from ._blind import BlindInput, BlindItem, judge_messages
+from ._contract import ContractResult, check_report
+from ._leak import LeakGuard
+from ._reports import (
+    CandidateRef,
+    CellScore,
+    CellVerdict,
+    JudgeEntry,
+    JudgeScore,
+    JudgeVerdict,
+    PanelReport,
+    QuoteSpan,
+    RubricRef,
+    rank,
+)
+from ._rubrics import Rubric, as_fraction
+
+JUDGE_ROLE = "judge"
+
+
+@dataclass
+class JudgeRecord:
+    """What one judge call produced: a contract-valid report, or the code it failed closed with."""
+
+    slot: int
+    blind: BlindInput
+    prompt_sha256: str
+    report: JudgeReport | None = None
+    contract: ContractResult | None = None
+    error_code: str | None = None
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    call_id: str | None = None
+    receipts: list[Receipt] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.report is not None and self.contract is not None and self.contract.ok
+
+    def scores(self) -> dict[tuple[str, str], Fraction]:
+        assert self.report is not None
+        return {(s.candidateId, s.dimensionId): as_fraction(s.score) for s in self.report.scores}
+
+    def verdicts(self) -> dict[tuple[str, str], str]:
+        assert self.report is not None
+        return {(v.candidateId, v.targetId): v.verdict for v in self.report.verdicts}
+
+
+#: One judge: (slot, blind input in that judge's order, the exact messages, prompt sha256) → record.
+JudgeFn = Callable[[int, BlindInput, list[Message], str], Awaitable[JudgeRecord]]
+
+
+def session_judge(session: ModelSession, rubric: Rubric) -> JudgeFn:
+    """A judge that calls the model layer (role `judge`) with the report contract as its check.
+
+    The contract runs inside the call policy (a rejected draft gets a correction with the exact reasons,
+    at most `calls.max_attempts` requests in all) and once more on the final value here, so the offsets
+    stored come from our own check, never from the model.
+    """
+
+    async def judge(slot: int, blind: BlindInput, messages: list[Message], prompt_sha256: str) -> JudgeRecord:
+        def contract(report: JudgeReport) -> list[Violation]:
+            return [Violation(code=f.code, detail=f.detail) for f in check_report(report, blind, rubric).findings]
+
+        record = JudgeRecord(slot=slot, blind=blind, prompt_sha256=prompt_sha256)
+        try:
+            result = await session.call(
+                role=JUDGE_ROLE,
+                schema=JudgeReport,
+                messages=messages,
+                contracts=[contract],
+                prompt_sha256=prompt_sha256,
+                schema_name="judge_report",
+            )
+        except ModelCallFailed as exc:
+            record.error_code = exc.code
+            record.diagnostics = dict(exc.diagnostics)
+            record.call_id = exc.call_id or None
+            record.receipts = list(exc.receipts)
+            return record
+        record.report = result.value
+        record.contract = check_report(result.value, blind, rubric)
+        record.call_id = result.call_id
+        record.receipts = list(result.receipts)
+        if not record.contract.ok:  # the policy accepted what our contract rejects: never trust it
+            record.error_code = "JUDGE_CONTRACT_RECHECK_FAILED"
+            record.diagnostics = {"violations": record.contract.code_counts()}
+        return record
+
+    return judge
+
+
+def panel_orders(order: Sequence[str]) -> dict[int, list[str]]:
+    """Candidate order per judge slot: 1 as given, 2 strictly reversed, 3 rotated by one."""
+    first = list(order)
+    return {1: first, 2: first[::-1], 3: first[1:] + first[:1]}
+
+
+def _entry(rec: JudgeRecord, order: list[str]) -> JudgeEntry:
+    final = rec.receipts[-1] if rec.receipts else None
+    entry = JudgeEntry(
+        slot=rec.slot,
+        order=order,
+        outcome="ok" if rec.ok else "failed",
+        errorCode=None if rec.ok else rec.error_code,
+        diagnostics=rec.diagnostics,
+        role=JUDGE_ROLE,
+        provider=final.provider if final else None,
+        providerKind=final.provider_kind if final else None,
+        model=(final.resolved_model or final.requested_model) if final else None,
+        callId=rec.call_id,
+        receiptIds=[r.id for r in rec.receipts],
+        attempts=len(rec.receipts),
+        promptSha256=rec.prompt_sha256,
+        inputSha256=rec.blind.sha256(),
+    )
+    if rec.ok and rec.report is not None and rec.contract is not None:
+        entry.reportSha256 = sha256_json(rec.report.model_dump(mode="json"))
+        entry.scores = [
+            JudgeScore(candidateId=s.candidateId, dimensionId=s.dimensionId, score=s.score) for s in rec.report.scores
+        ]
+        entry.verdicts = [
+            JudgeVerdict(candidateId=v.candidateId, targetId=v.targetId, verdict=v.verdict) for v in rec.report.verdicts
+        ]
+        entry.rankings = {r.dimensionId: list(r.order) for r in rec.report.rankings}
+        entry.quotes = [
+            QuoteSpan(candidateId=c, dimensionId=d, start=a, end=b) for (c, d), (a, b) in rec.contract.quotes.items()
+        ]
+    return entry
+
+
+async def run_panel(
+    item: BlindItem,
+    rubric: Rubric,
+    judge: JudgeFn,
+    *,
+    guard: LeakGuard,
+    run_id: str,
+    panel_id: str | None = None,
+) -> tuple[PanelReport, list[JudgeRecord]]:
+    """Run the 2+1 panel on one item and return its sealed report (and the judge records).
+
+    Every input a judge of this item could see (all three orders) passes the leak check before the first
+    request; a leak raises JUDGE_INPUT_LEAK and nothing is sent.
+    """
+    blind = item.blind
+    orders = panel_orders(blind.candidate_ids)
+    inputs = {slot: blind.in_order(order) for slot, order in orders.items()}
+    rendered = {slot: judge_messages(inp) for slot, inp in inputs.items()}
+    guard.check(
+        [m.content for messages, _ in rendered.values() for m in messages],
+        f"blind input of {blind.itemRef}",
+    )
+    records: list[JudgeRecord] = []
+
+    async def run(slot: int) -> JudgeRecord:
+        messages, prompt_sha = rendered[slot]
+        rec = await judge(slot, inputs[slot], messages, prompt_sha)
+        records.append(rec)
+        return rec
+
+    base = PanelReport(
+        panelId=panel_id or new_id("jp_"),
+        runId=run_id,
+        itemRef=blind.itemRef,
+        profile=rubric.profile,
+        rubric=RubricRef(id=rubric.id, version=rubric.version, sha256=rubric.sha256),
+        sceneType=blind.policy.sceneType,
+        status="invalid",
+        thirdJudge=False,
+        disagreements=0,
+        unstableCells=0,
+        candidates=[
+            CandidateRef(
+                candidateId=c.candidateId, sha256=item.candidate_sha256[c.candidateId], chars=count_chars(c.text)
+            )
+            for c in blind.candidates
+        ],
+        judges=[],
+        armMapSha256=item.arm_map.sha256,
+    )
+
+    def finish(**updates: Any) -> tuple[PanelReport, list[JudgeRecord]]:
+        judges = [_entry(r, orders[r.slot]) for r in records]
+        return base.model_copy(update={"judges": judges, **updates}).seal(), records
+
+    first = await run(1)
+    if not first.ok:
+        return finish(status="invalid", errorCode=first.error_code)
+    second = await run(2)
+    if not second.ok:
+        return finish(status="invalid", errorCode=second.error_code)
+    s1, s2 = first.scores(), second.scores()
+    differing = disagreements(s1, s2)
+    cells = [(c, d) for c in blind.candidate_ids for d in blind.dimension_ids]
+    warnings: list[str] = []
+    third: JudgeRecord | None = None
+    if differing and rubric.panel.disagreement == "stability_warning":
+        warnings.append(f"STABILITY_WARNING: {len(differing)} of {len(cells)} scores differ by more than 0.5")
+    if differing and rubric.panel.disagreement == "third_judge":
+        third = await run(3)
+        if not third.ok:
+            return finish(status="invalid", errorCode=third.error_code, thirdJudge=True, disagreements=len(differing))
+        combined, unstable = combine_three(s1, s2, third.scores())
+        if unstable:
+            return finish(
+                status="invalid_unstable",
+                errorCode="JUDGE_UNSTABLE",
+                thirdJudge=True,
+                disagreements=len(differing),
+                unstableCells=len(unstable),
+            )
+        method = "median_of_three"
+    else:
+        combined = combine_two(s1, s2)
+        method = "mean_of_two"
+    judged = [first, second] + ([third] if third is not None else [])
+    scores = [
+        CellScore(
+            candidateId=c,
+            dimensionId=d,
+            score=float(combined[(c, d)]),
+            judgeScores=[float(r.scores()[(c, d)]) for r in judged],
+            method=method,  # type: ignore[arg-type]
+        )
+        for c, d in cells
+    ]
+    rankings = []
+    for d in blind.dimension_ids:
+        r = rank({c: combined[(c, d)] for c in blind.candidate_ids}, blind.candidate_ids)
+        rankings.append(r.model_copy(update={"dimensionId": d}))
+    verdicts = []
+    for c in blind.candidate_ids:
+        for t in blind.target_ids:
+            given = [r.verdicts()[(c, t)] for r in judged]
+            value = (
+                "pass" if all(v == "pass" for v in given) else "fail" if all(v == "fail" for v in given) else "split"
+            )
+            verdicts.append(CellVerdict(candidateId=c, targetId=t, verdict=value, judgeVerdicts=given))  # type: ignore[arg-type]
+    return finish(
+        status="stable",
+        errorCode=None,
+        thirdJudge=third is not None,
+        disagreements=len(differing),
+        warnings=warnings,
+        scores=scores,
+        rankings=rankings,
+        verdicts=verdicts,
+    )

@@ -1,0 +1,246 @@
+"""Panel reports (the stable JSON shape) and aggregation across items.
+
+A `PanelReport` names candidates only by their random ids; it binds the rubric (id, version, sha256),
+each judge's identity (role, provider, model, receipt ids), the candidates' sha256, the quote offsets,
+each judge's input and report sha256, and the sealed arm map's sha256. `reportSha256` is the sha256 of
+the canonical JSON of everything else in the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ..errors import InputError
+from ..text import sha256_json
+from ._rubrics import Rubric
+
+PanelStatus = Literal["stable", "invalid", "invalid_unstable"]
+
+
+class RubricRef(BaseModel):
+    id: str
+    version: int
+    sha256: str
+
+
+class CandidateRef(BaseModel):
+    candidateId: str
+    sha256: str
+    chars: int
+
+
+class QuoteSpan(BaseModel):
+    candidateId: str
+    dimensionId: str
+    start: int
+    end: int
+
+
+class JudgeScore(BaseModel):
+    candidateId: str
+    dimensionId: str
+    score: float
+
+
+class JudgeVerdict(BaseModel):
+    candidateId: str
+    targetId: str
+    verdict: str
+
+
+class JudgeEntry(BaseModel):
+    """One judge of the panel: who (role/provider/model/receipts), what it saw and what it returned."""
+
+    slot: int
+    order: list[str]
+    outcome: Literal["ok", "failed"]
+    errorCode: str | None = None
+    diagnostics: dict[str, object] = Field(default_factory=dict)  # codes and counts only
+    role: str
+    provider: str | None = None
+    providerKind: str | None = None
+    model: str | None = None
+    callId: str | None = None
+    receiptIds: list[str] = Field(default_factory=list)
+    attempts: int = 0
+    promptSha256: str
+    inputSha256: str
+    reportSha256: str | None = None
+    scores: list[JudgeScore] = Field(default_factory=list)
+    verdicts: list[JudgeVerdict] = Field(default_factory=list)
+    rankings: dict[str, list[str]] = Field(default_factory=dict)  # the judge's own ranking (recorded, not used)
+    quotes: list[QuoteSpan] = Field(default_factory=list)
+
+
+class CellScore(BaseModel):
+    candidateId: str
+    dimensionId: str
+    score: float
+    judgeScores: list[float]
+    method: Literal["mean_of_two", "median_of_three"]
+
+
+class DimensionRanking(BaseModel):
+    """Computed from the panel's scores (best first; tied candidates share a rank)."""
+
+    dimensionId: str
+    order: list[str]
+    ranks: dict[str, int]
+
+
+class CellVerdict(BaseModel):
+    """pass only if every judge said pass; fail if every judge said fail; split otherwise (not a pass)."""
+
+    candidateId: str
+    targetId: str
+    verdict: Literal["pass", "fail", "split"]
+    judgeVerdicts: list[str]
+
+
+class PanelReport(BaseModel):
+    """One item's panel result. Before unblinding only random candidate ids appear."""
+
+    schemaVersion: str = "judge-panel-v1"
+    panelId: str
+    runId: str
+    itemRef: str
+    profile: str
+    rubric: RubricRef
+    sceneType: str | None
+    status: PanelStatus
+    errorCode: str | None = None
+    thirdJudge: bool
+    disagreements: int  # cells where judges 1 and 2 differ by more than 0.5
+    unstableCells: int
+    warnings: list[str] = Field(default_factory=list)
+    candidates: list[CandidateRef]
+    judges: list[JudgeEntry]
+    scores: list[CellScore] = Field(default_factory=list)
+    rankings: list[DimensionRanking] = Field(default_factory=list)
+    verdicts: list[CellVerdict] = Field(default_factory=list)
+    armMapSha256: str
+    reportSha256: str = ""
+
+    def seal(self) -> PanelReport:
+        """A copy whose reportSha256 is the sha256 of everything else."""
+        body = self.model_dump(mode="json", exclude={"reportSha256"})
+        return self.model_copy(update={"reportSha256": sha256_json(body)})
+
+    def verify(self) -> bool:
+        """True when reportSha256 matches the report's content."""
+        return self.reportSha256 == sha256_json(self.model_dump(mode="json", exclude={"reportSha256"}))
+
+    def score(self, candidate_id: str, dimension_id: str) -> float:
+        for s in self.scores:
+            if s.candidateId == candidate_id and s.dimensionId == dimension_id:
+                return s.score
+        raise KeyError((candidate_id, dimension_id))
+
+
+def rank(scores: Mapping[str, Fraction], order: Sequence[str]) -> DimensionRanking:
+    """Candidates by score, best first (ties keep the blind order and share the higher rank)."""
+    ordered = sorted(order, key=lambda c: -scores[c])
+    ranks: dict[str, int] = {}
+    for i, c in enumerate(ordered):
+        prev = ordered[i - 1] if i else None
+        ranks[c] = ranks[prev] if prev is not None and scores[prev] == scores[c] else i + 1
+    return DimensionRanking(dimensionId="", order=ordered, ranks=ranks)
+
+
+# ── aggregation across items ──────────────────────────────────────────────────────────────────────────
+
+
+class ArmDimension(BaseModel):
+    """Mean score of one arm on one dimension over the stable items that have it."""
+
+    arm: str
+    dimensionId: str
+    sceneType: str | None  # set for scene dimensions: aggregated only within one scene type
+    items: int
+    mean: float
+
+
+class Delta(BaseModel):
+    """Per-dimension difference of an arm against arm A (B−A, C−A) over the items where both exist."""
+
+    arm: str
+    base: str
+    dimensionId: str
+    sceneType: str | None
+    items: int
+    meanDelta: float
+
+
+class Aggregate(BaseModel):
+    rubric: RubricRef
+    itemsTotal: int
+    itemsStable: int
+    itemsExcluded: int  # invalid and invalid_unstable items are never counted
+    means: list[ArmDimension]
+    deltas: list[Delta]
+
+
+def aggregate(
+    rubric: Rubric, reports: Sequence[tuple[PanelReport, Mapping[str, str]]], *, base_arm: str = "A"
+) -> Aggregate:
+    """Aggregate stable reports (each with its opened arm map) by arm and dimension.
+
+    General dimensions aggregate across chapters; scene dimensions only within one scene type (keyed by
+    the item's pre-registered scene type), so a gain in one kind of scene cannot hide a loss in another.
+    Deltas (arm − base arm) are computed per item and averaged over items where both arms were scored.
+    Reports of another rubric (id, version or sha256) are refused: scores under different yardsticks are
+    not comparable.
+    """
+    layer = {d.id: d.layer for d in rubric.dimensions}
+    sums: dict[tuple[str, str, str | None], list[Fraction]] = {}
+    deltas: dict[tuple[str, str, str | None], list[Fraction]] = {}
+    stable = 0
+    for report, arms in reports:
+        if (report.rubric.id, report.rubric.version, report.rubric.sha256) != (
+            rubric.id,
+            rubric.version,
+            rubric.sha256,
+        ):
+            raise InputError(
+                "JUDGE_RUBRIC_MIXED",
+                f"report {report.panelId} was scored with {report.rubric.id} v{report.rubric.version}",
+                "aggregation",
+                "aggregate only reports of one rubric version",
+            )
+        if report.status != "stable":
+            continue
+        stable += 1
+        by_arm: dict[tuple[str, str], Fraction] = {}
+        for s in report.scores:
+            scene = report.sceneType if layer.get(s.dimensionId) == "scene" else None
+            arm = arms[s.candidateId]
+            value = Fraction(str(s.score))
+            sums.setdefault((arm, s.dimensionId, scene), []).append(value)
+            by_arm[(arm, s.dimensionId)] = value
+        for (arm, dim), value in by_arm.items():
+            if arm != base_arm and (base_arm, dim) in by_arm:
+                scene = report.sceneType if layer.get(dim) == "scene" else None
+                deltas.setdefault((arm, dim, scene), []).append(value - by_arm[(base_arm, dim)])
+    order = {d: i for i, d in enumerate(rubric.dimension_ids)}
+
+    def key(k: tuple[str, str, str | None]) -> tuple[str, int, str]:
+        return (k[0], order.get(k[1], 99), k[2] or "")
+
+    return Aggregate(
+        rubric=RubricRef(id=rubric.id, version=rubric.version, sha256=rubric.sha256),
+        itemsTotal=len(reports),
+        itemsStable=stable,
+        itemsExcluded=len(reports) - stable,
+        means=[
+            ArmDimension(arm=a, dimensionId=d, sceneType=s, items=len(v), mean=float(sum(v) / len(v)))
+            for (a, d, s), v in sorted(sums.items(), key=lambda kv: key(kv[0]))
+        ],
+        deltas=[
+            Delta(arm=a, base=base_arm, dimensionId=d, sceneType=s, items=len(v), meanDelta=float(sum(v) / len(v)))
+            for (a, d, s), v in sorted(deltas.items(), key=lambda kv: key(kv[0]))
+        ],
+    )

@@ -1,0 +1,230 @@
+"""Judge one item end to end: build the blind input, check leaks, run the panel through the model layer,
+persist the report and the sealed arm map, unblind after the panel, adjudicate the quality gate,
+register lessons and compute the run's reliability figures.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ..book import Book, FineOutline
+from ..errors import InputError
+from ..llm import ModelSession
+from ..store import new_id, transaction, utc_now
+from ._adjudicate import GateDecision, HardBlockState, adjudicate_quality_gate
+from ._blind import BlindItem, Candidate, SealedArmMap, Target, build_blind_item, judge_messages
+from ._leak import LeakGuard
+from ._lessons import build_lessons, register_lessons
+from ._panel import JUDGE_ROLE, JudgeFn, JudgeRecord, panel_orders, run_panel, session_judge
+from ._reliability import PanelScores, Reliability, reliability
+from ._reports import PanelReport, RubricRef
+from ._rubrics import Rubric, load_rubric
+
+
+@dataclass
+class JudgeRequest:
+    """One item to judge: candidates (with their hidden arms) and everything the blind input carries."""
+
+    profile: str
+    candidates: Sequence[Candidate]
+    item_id: str
+    seed: str = "0"
+    scene_type: str | None = None
+    outline: FineOutline | None = None
+    assertions: Sequence[Target] = ()
+    constraints: Sequence[Target] = ()
+    guard: LeakGuard = field(default_factory=LeakGuard)
+    hard_blocks: Mapping[str, HardBlockState] | None = None
+    persist_lessons: bool = True
+
+
+class LessonRef(BaseModel):
+    id: str
+    candidateId: str
+    created: bool
+
+
+class JudgeOutcome(BaseModel):
+    """The result of `muse judge` (its --json document)."""
+
+    outcome: Literal["stable", "invalid", "invalid_unstable", "skipped"]
+    reason: str | None = None
+    runId: str | None = None
+    rubric: RubricRef
+    itemRef: str
+    armMapSha256: str
+    report: PanelReport | None = None
+    unblinded: dict[str, str] | None = None  # candidateId → arm, opened only after the panel ended
+    gate: list[GateDecision] = Field(default_factory=list)
+    reliability: Reliability | None = None
+    lessons: list[LessonRef] = Field(default_factory=list)
+
+
+def check_item_leaks(item: BlindItem, guard: LeakGuard) -> None:
+    """Leak-check every input any judge of this item could see (all three orders); raises JUDGE_INPUT_LEAK."""
+    texts: list[str] = []
+    for order in panel_orders(item.blind.candidate_ids).values():
+        messages, _ = judge_messages(item.blind.in_order(order))
+        texts += [m.content for m in messages]
+    guard.check(texts, f"blind input of {item.blind.itemRef}")
+
+
+def panel_scores(report: PanelReport, records: Sequence[JudgeRecord]) -> PanelScores:
+    """The judges' scores of one panel, per cell, for the reliability figures."""
+    cells: dict[tuple[str, str], list[Fraction]] = {}
+    for rec in sorted(records, key=lambda r: r.slot):
+        if rec.ok:
+            for key, value in rec.scores().items():
+                cells.setdefault(key, []).append(value)
+    return PanelScores(status=report.status, third_judge=report.thirdJudge, cells=cells)
+
+
+def _seal_arm_map(book: Book, panel_id: str, run_id: str, item: BlindItem, rubric: Rubric) -> None:
+    with transaction(book.db) as conn:
+        conn.execute(
+            "INSERT INTO judge_panels (id, run_id, item_ref, profile, rubric_id, rubric_version, rubric_sha256, "
+            "scene_type, status, third_judge, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', 0, ?)",
+            (
+                panel_id,
+                run_id,
+                item.blind.itemRef,
+                rubric.profile,
+                rubric.id,
+                rubric.version,
+                rubric.sha256,
+                item.blind.policy.sceneType,
+                utc_now(),
+            ),
+        )
+        conn.execute(
+            "INSERT INTO judge_arm_maps (panel_id, sha256, payload, sealed_at) VALUES (?, ?, ?, ?)",
+            (panel_id, item.arm_map.sha256, item.arm_map.payload, utc_now()),
+        )
+
+
+def _store_report(book: Book, report: PanelReport, records: Sequence[JudgeRecord]) -> None:
+    with transaction(book.db) as conn:
+        conn.execute(
+            "UPDATE judge_panels SET status = ?, error_code = ?, third_judge = ?, report_json = ?, report_sha256 = ? "
+            "WHERE id = ?",
+            (
+                report.status,
+                report.errorCode,
+                int(report.thirdJudge),
+                report.model_dump_json(),
+                report.reportSha256,
+                report.panelId,
+            ),
+        )
+        for entry, rec in zip(report.judges, sorted(records, key=lambda r: r.slot), strict=True):
+            conn.execute(
+                "INSERT INTO judge_reports (panel_id, slot, call_id, receipt_ids, model, input_sha256, "
+                "report_sha256, report_json, error_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    report.panelId,
+                    entry.slot,
+                    entry.callId,
+                    json.dumps(entry.receiptIds),
+                    entry.model,
+                    entry.inputSha256,
+                    entry.reportSha256,
+                    rec.report.model_dump_json() if rec.ok and rec.report is not None else None,
+                    entry.errorCode,
+                ),
+            )
+
+
+def open_arm_map(book: Book, report: PanelReport) -> dict[str, str]:
+    """Unblind a finished panel: load its sealed arm map, check the hash sealed into the report, mark it opened."""
+    row = book.db.execute(
+        "SELECT m.sha256, m.payload, p.status FROM judge_arm_maps m JOIN judge_panels p ON p.id = m.panel_id "
+        "WHERE m.panel_id = ?",
+        (report.panelId,),
+    ).fetchone()
+    if row is None or row["status"] == "running":
+        raise InputError(
+            "JUDGE_ARM_MAP_UNAVAILABLE",
+            "the arm map opens only after its panel has ended",
+            f"panel {report.panelId}",
+            "wait for the panel to finish",
+        )
+    arms = SealedArmMap(row["payload"], row["sha256"]).open(report.armMapSha256)
+    with transaction(book.db) as conn:
+        conn.execute(
+            "UPDATE judge_arm_maps SET opened_at = COALESCE(opened_at, ?) WHERE panel_id = ?",
+            (utc_now(), report.panelId),
+        )
+    return arms
+
+
+async def judge_item(book: Book, request: JudgeRequest, *, judge: JudgeFn | None = None) -> JudgeOutcome:
+    """Judge one item with the 2+1 panel; a book without a judge model ends skipped(no model configured).
+
+    The deterministic steps (rubric load, blind input, leak check) run either way. `judge` replaces the
+    model-layer judge (tests of panel logic); normally judges are calls of role `judge`.
+    """
+    rubric = load_rubric(request.profile)
+    item = build_blind_item(
+        item_id=request.item_id,
+        seed=request.seed,
+        rubric=rubric,
+        candidates=request.candidates,
+        scene_type=request.scene_type,
+        outline=request.outline,
+        assertions=request.assertions,
+        constraints=request.constraints,
+        max_calls_per_judge=book.config.calls.max_attempts,
+    )
+    check_item_leaks(item, request.guard)
+    base = JudgeOutcome(
+        outcome="skipped",
+        rubric=RubricRef(id=rubric.id, version=rubric.version, sha256=rubric.sha256),
+        itemRef=item.blind.itemRef,
+        armMapSha256=item.arm_map.sha256,
+    )
+    if judge is None and book.config.role_target(JUDGE_ROLE) is None:
+        return base.model_copy(update={"reason": "no model configured"})
+
+    async with ModelSession.open(book, run_kind="judge") as session:
+        run_id = session.run_id
+        panel_id = new_id("jp_")
+        _seal_arm_map(book, panel_id, run_id, item, rubric)
+        report, records = await run_panel(
+            item,
+            rubric,
+            judge or session_judge(session, rubric),
+            guard=request.guard,
+            run_id=run_id,
+            panel_id=panel_id,
+        )
+        _store_report(book, report, records)
+    arms = open_arm_map(book, report)
+    gate: list[GateDecision] = []
+    if rubric.profile == "quality_gate":
+        gate = [adjudicate_quality_gate(report, rubric, c.candidateId, request.hard_blocks) for c in report.candidates]
+    lessons: list[LessonRef] = []
+    if report.status == "stable" and request.persist_lessons:
+        built = build_lessons(report, rubric, records)
+        stored = register_lessons(book.db, built, run_id=run_id, panel_id=panel_id, rubric=rubric)
+        lessons = [
+            LessonRef(id=lid, candidateId=lesson.candidate_id, created=created)
+            for lesson, (lid, created) in zip(built, stored, strict=True)
+        ]
+    return base.model_copy(
+        update={
+            "outcome": report.status,
+            "reason": report.errorCode,
+            "runId": run_id,
+            "report": report,
+            "unblinded": arms,
+            "gate": gate,
+            "reliability": reliability([panel_scores(report, records)]),
+            "lessons": lessons,
+        }
+    )

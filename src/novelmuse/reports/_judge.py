@@ -1,0 +1,138 @@
+"""Terminal rendering of `muse judge` and `muse rubrics`.
+
+The panel table shows random candidate ids; the unblinding (id → arm → file) is printed after it, once the
+panel has ended. A skipped run says skipped(no model configured) in its own colour, never passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..judging import JudgeOutcome, Rubric
+
+_STYLE = {
+    "stable": "green",
+    "passed": "green",
+    "invalid": "bold red",
+    "invalid_unstable": "bold red",
+    "failed": "red",
+    "error": "bold red",
+    "skipped": "yellow",
+    "pass": "green",
+    "fail": "red",
+    "split": "yellow",
+}
+
+
+def _fmt(x: float | None, digits: int = 2) -> str:
+    if x is None:
+        return "n/a"
+    text = f"{x:.{digits}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def render_judge(console: Console, doc: JudgeOutcome, sources: Mapping[str, str]) -> None:
+    """Everything a panel did: outcome, judges, scores, rankings, verdicts, gate, reliability, unblinding."""
+    head = Text(
+        f"judge  {doc.rubric.id} (v{doc.rubric.version}, sha256 {doc.rubric.sha256[:12]}…)  item {doc.itemRef}  "
+    )
+    label = doc.outcome if doc.outcome != "skipped" else f"skipped({doc.reason})"
+    if doc.outcome in ("invalid", "invalid_unstable") and doc.reason:
+        label += f" [{doc.reason}]"
+    head.append(label, style=_STYLE[doc.outcome])
+    console.print(head)
+    report = doc.report
+    if report is None:
+        console.print(Text("no judge model was called; nothing was scored", style="yellow"))
+        return
+    judges = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for col in ("judge", "order", "model", "attempts", "outcome"):
+        judges.add_column(col)
+    for j in report.judges:
+        outcome = Text(
+            j.outcome if j.outcome == "ok" else f"failed({j.errorCode})", style="green" if j.outcome == "ok" else "red"
+        )
+        judges.add_row(str(j.slot), " ".join(j.order), j.model or "?", str(j.attempts), outcome)
+    console.print(judges)
+    for w in report.warnings:
+        console.print(Text(w, style="yellow"))
+    if report.status != "stable":
+        console.print(
+            Text(
+                f"{report.disagreements} score(s) differed by more than 0.5; "
+                + (f"{report.unstableCells} remained unstable after the third judge; " if report.unstableCells else "")
+                + "no scores, no winner, not counted in gate statistics",
+                style="red",
+            )
+        )
+    else:
+        ids = [c.candidateId for c in report.candidates]
+        scores = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        scores.add_column("dimension")
+        for cid in ids:
+            scores.add_column(cid, justify="right")
+        scores.add_column("ranking")
+        by_cell = {(s.candidateId, s.dimensionId): s for s in report.scores}
+        dims = list(dict.fromkeys(s.dimensionId for s in report.scores))
+        ranking = {r.dimensionId: r for r in report.rankings}
+        for d in dims:
+            cells = []
+            for cid in ids:
+                s = by_cell[(cid, d)]
+                cells.append(f"{_fmt(s.score)} ({'/'.join(_fmt(v) for v in s.judgeScores)})")
+            r = ranking[d]
+            scores.add_row(d, *cells, " > ".join(r.order))
+        console.print(scores)
+        if report.thirdJudge:
+            console.print(Text("a third judge ran; scores are medians of three", style="dim"))
+        if report.verdicts:
+            verdicts = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+            for col in ("candidate", "target", "verdict", "judges"):
+                verdicts.add_column(col)
+            for v in report.verdicts:
+                verdicts.add_row(
+                    v.candidateId, v.targetId, Text(v.verdict, style=_STYLE[v.verdict]), "/".join(v.judgeVerdicts)
+                )
+            console.print(verdicts)
+    for g in doc.gate:
+        line = Text(f"quality gate {g.candidateId}: ")
+        line.append(g.outcome if g.outcome != "error" else f"error({g.code})", style=_STYLE[g.outcome])
+        console.print(line)
+        for reason in g.reasons:
+            console.print(f"  - {reason}")
+        for sug in g.suggestions:
+            note = f"  suggestion: {sug.dimensionId} {_fmt(sug.score)} < {_fmt(sug.threshold)} — {sug.question}"
+            console.print(Text(note, style="dim"))
+    if doc.reliability is not None:
+        rel = doc.reliability
+        console.print(
+            f"reliability: mean |judge1 − judge2| {_fmt(rel.meanAbsDiff)}, third-judge rate "
+            f"{_fmt(rel.thirdJudgeRate)}, invalid_unstable rate {_fmt(rel.invalidUnstableRate)}, "
+            f"Krippendorff alpha (interval) {_fmt(rel.alphaInterval, 3)}"
+        )
+    if doc.unblinded:
+        console.print(Text("unblinded (after the panel ended):", style="bold"))
+        for cid, arm in doc.unblinded.items():
+            console.print(f"  {cid} = {arm} {sources.get(arm, '')}".rstrip())
+    if doc.lessons:
+        new = sum(1 for lesson in doc.lessons if lesson.created)
+        console.print(Text(f"lessons: {new} registered, {len(doc.lessons) - new} already known", style="dim"))
+
+
+def render_rubrics(console: Console, rubrics: Sequence[Rubric]) -> None:
+    """The registered rubrics: profile, id, version, scale, sha256, then the dimensions (critical marked *)."""
+    for r in rubrics:
+        scale = f"{_fmt(r.scale.min)}–{_fmt(r.scale.max)} step {_fmt(r.scale.step)}"
+        head = Text(f"{r.profile}", style="bold")
+        head.append(f"  {r.id}  v{r.version}  {scale}  sha256 {r.sha256}")
+        console.print(head)
+        console.print("  " + ", ".join(f"{d.id}*" if d.critical else d.id for d in r.dimensions))
+        if r.scene_types:
+            console.print("  scene types: " + ", ".join(r.scene_types))
+        if r.hard_blocks:
+            console.print("  hard blocks (rule layer, never judged): " + ", ".join(r.hard_blocks))
+    console.print(Text("* critical dimension", style="dim"))

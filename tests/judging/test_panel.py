@@ -1,0 +1,262 @@
+"""The 2+1 panel end to end through the model layer with scripted judges (no network)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from novelmuse.errors import FailedClosed
+from novelmuse.judging import (
+    BlindInput,
+    Candidate,
+    JudgeOutcome,
+    JudgeRequest,
+    LeakGuard,
+    Target,
+    judge_item,
+    open_arm_map,
+)
+from novelmuse.llm import list_receipts
+
+from ._helpers import corpus_candidates, good_report
+from .conftest import Panel, output
+
+
+def run(panel: Panel, **kw: Any) -> JudgeOutcome:
+    request = JudgeRequest(
+        profile=panel.profile,
+        candidates=panel.candidates,
+        item_id=panel.item_id,
+        seed=panel.seed,
+        **kw,
+    )
+    return asyncio.run(judge_item(panel.book, request))
+
+
+def scores_by_id(table: dict[str, float], default: float = 4.0) -> Callable[[BlindInput], dict[str, Any]]:
+    """A judge giving fixed scores per candidate id (any dimension)."""
+    return lambda blind: good_report(blind, lambda c, d, i: table.get(c, default))
+
+
+def first_seen(high: float, low: float) -> Callable[[BlindInput], dict[str, Any]]:
+    """A position-biased judge: whatever candidate it sees first gets `high`, the rest `low`."""
+    return lambda blind: good_report(blind, lambda c, d, i: high if i == 0 else low)
+
+
+def test_second_judge_sees_the_exact_reverse_and_a_fresh_context(make_panel: Callable[..., Panel]) -> None:
+    cands = corpus_candidates(3)
+    panel = make_panel(cands, [[output(scores_by_id({}))], [output(scores_by_id({}))]])
+    doc = run(panel)
+    assert doc.outcome == "stable" and doc.report is not None and not doc.report.thirdJudge
+    first, second = panel.seen_inputs()
+    assert second.candidates == list(reversed(first.candidates))
+    assert second.model_dump(exclude={"candidates"}) == first.model_dump(exclude={"candidates"})
+    req1, req2 = panel.requests()
+    assert len(req1["messages"]) == len(req2["messages"]) == 2  # no shared context: system + user only
+    assert req1["messages"][0] == req2["messages"][0]
+    assert [j.order for j in doc.report.judges] == [first.candidate_ids, second.candidate_ids]
+    assert doc.report.judges[1].order == list(reversed(doc.report.judges[0].order))
+
+
+def _two_candidate_panel(make_panel: Callable[..., Panel], j1: float, j2: float, j3: float | None) -> Panel:
+    cands = corpus_candidates(2)
+    panel = make_panel(cands, None)
+    target = panel.item.blind.candidate_ids[0]
+    slots = [[output(scores_by_id({target: j1}))], [output(scores_by_id({target: j2}))]]
+    slots.append([output(scores_by_id({target: j3 if j3 is not None else 4.0}))])
+    return make_panel(cands, slots)
+
+
+def test_a_difference_of_exactly_half_a_point_runs_no_third_judge(make_panel: Callable[..., Panel]) -> None:
+    panel = _two_candidate_panel(make_panel, 4.0, 4.5, None)
+    doc = run(panel)
+    assert doc.report is not None
+    assert doc.outcome == "stable" and not doc.report.thirdJudge and doc.report.disagreements == 0
+    assert len(list_receipts(panel.book.db)) == 2
+    target = panel.item.blind.candidate_ids[0]
+    cell = next(s for s in doc.report.scores if s.candidateId == target)
+    assert cell.score == 4.25 and cell.method == "mean_of_two" and cell.judgeScores == [4.0, 4.5]
+
+
+def test_a_difference_of_one_point_runs_exactly_one_third_judge(make_panel: Callable[..., Panel]) -> None:
+    panel = _two_candidate_panel(make_panel, 3.0, 4.0, 3.5)
+    doc = run(panel)
+    assert doc.report is not None and doc.outcome == "stable"
+    assert doc.report.thirdJudge and len(doc.report.judges) == 3
+    assert len(list_receipts(panel.book.db)) == 3
+    target = panel.item.blind.candidate_ids[0]
+    cell = next(s for s in doc.report.scores if s.candidateId == target)
+    assert cell.score == 3.5 and cell.method == "median_of_three" and cell.judgeScores == [3.0, 4.0, 3.5]
+    # judge 3 sees the blind order rotated by one
+    third = panel.seen_inputs()[2]
+    first = panel.seen_inputs()[0]
+    assert third.candidate_ids == first.candidate_ids[1:] + first.candidate_ids[:1]
+
+
+def test_third_judge_within_half_of_one_judge_gives_the_median(make_panel: Callable[..., Panel]) -> None:
+    doc = run(_two_candidate_panel(make_panel, 2.0, 4.0, 4.5))
+    assert doc.outcome == "stable" and doc.report is not None
+    assert sorted(s.score for s in doc.report.scores) == [4.0] * 8 + [4.0] * 8
+
+
+def test_no_pair_within_half_a_point_makes_the_item_invalid_unstable(make_panel: Callable[..., Panel]) -> None:
+    panel = _two_candidate_panel(make_panel, 2.0, 4.0, 3.0)  # 2, 3, 4: every pair differs by ≥ 1
+    doc = run(panel)
+    assert doc.outcome == "invalid_unstable" and doc.report is not None
+    assert doc.report.scores == [] and doc.report.rankings == [] and doc.report.verdicts == []
+    assert doc.report.unstableCells == 8 and doc.lessons == []
+    row = panel.book.db.execute("SELECT status, third_judge FROM judge_panels").fetchone()
+    assert tuple(row) == ("invalid_unstable", 1)
+
+
+def test_a_leaking_input_is_refused_before_any_request(make_panel: Callable[..., Panel]) -> None:
+    cands = [Candidate("A", corpus_candidates(1)[0].text + "此法乃卡片证据策略所得。")]
+    panel = make_panel(cands, [[output(scores_by_id({}))], [output(scores_by_id({}))]])
+    with pytest.raises(FailedClosed) as exc:
+        run(panel, guard=LeakGuard(strategy_names=["卡片证据策略"]))
+    assert exc.value.code == "JUDGE_INPUT_LEAK"
+    assert panel.book.db.execute("SELECT count(*) FROM receipts").fetchone()[0] == 0
+    assert panel.book.db.execute("SELECT count(*) FROM judge_panels").fetchone()[0] == 0
+    assert not (panel.book.vault_dir / "raw").exists() or not any((panel.book.vault_dir / "raw").rglob("*"))
+
+
+def _bad_quote(kind: str) -> Callable[[BlindInput], dict[str, Any]]:
+    def make(blind: BlindInput) -> dict[str, Any]:
+        report = good_report(blind)
+        if kind == "missing":
+            report["scores"][0]["candidateQuote"] = "此句从未在候选正文里出现过呢"  # type: ignore[index]
+        else:
+            report["scores"][0]["candidateQuote"] = "玄德曰：「善。」"  # type: ignore[index]  # three times in the text
+        return report
+
+    return make
+
+
+@pytest.mark.parametrize("kind", ["missing", "not_unique"])
+def test_a_bad_quote_gets_corrections_then_fails_closed_after_three_calls(
+    make_panel: Callable[..., Panel], kind: str
+) -> None:
+    text = "玄德曰：「善。」" * 3 + corpus_candidates(1)[0].text
+    panel = make_panel([Candidate("A", text)], [[output(_bad_quote(kind))] * 3, [output(scores_by_id({}))]])
+    doc = run(panel)
+    assert doc.outcome == "invalid" and doc.report is not None
+    judge1 = doc.report.judges[0]
+    assert judge1.outcome == "failed" and judge1.attempts == 3 and len(doc.report.judges) == 1
+    receipts = list_receipts(panel.book.db)
+    assert len(receipts) == 3  # judge 2 never ran: a failed judge never shrinks the panel, the item is invalid
+    requests = panel.requests()
+    # attempts 2 and 3 carry the draft and the exact reason (a correction)
+    assert len(requests[1]["messages"]) > 2 and len(requests[2]["messages"]) > 2
+    code = "CONTRACT_QUOTE_NOT_FOUND" if kind == "missing" else "CONTRACT_QUOTE_NOT_UNIQUE"
+    assert code in requests[1]["messages"][-1]["content"] or code in str(judge1.diagnostics)
+    assert doc.report.scores == [] and doc.lessons == []
+
+
+def test_a_correction_that_fixes_the_quote_is_accepted(make_panel: Callable[..., Panel]) -> None:
+    cands = corpus_candidates(1)
+    panel = make_panel(cands, [[output(_bad_quote("missing")), output(scores_by_id({}))], [output(scores_by_id({}))]])
+    doc = run(panel)
+    assert doc.outcome == "stable" and doc.report is not None
+    assert [j.attempts for j in doc.report.judges] == [2, 1]
+    for j in doc.report.judges:
+        assert j.providerKind == "scripted" and j.model == "scripted-model-1" and len(j.receiptIds) == j.attempts
+        assert len(j.quotes) == 8
+
+
+def test_a_first_position_biased_judge_is_exposed(make_panel: Callable[..., Panel]) -> None:
+    cands = corpus_candidates(3)
+    biased = output(first_seen(5.0, 3.0))
+    panel = make_panel(cands, [[biased], [biased], [biased]])
+    doc = run(panel)
+    assert doc.report is not None and doc.reliability is not None
+    assert doc.report.thirdJudge and doc.report.disagreements == 2 * 8
+    # Each candidate got a 5 only from the judge that saw it first: the median removes the bias entirely.
+    assert doc.outcome == "stable"
+    assert {s.score for s in doc.report.scores} == {3.0}
+    assert all(set(r.ranks.values()) == {1} for r in doc.report.rankings)  # no winner emerges
+    rel = doc.reliability
+    assert rel.thirdJudgeRate == 1.0 and rel.meanAbsDiff == pytest.approx(2 * 16 / 24)
+    assert rel.alphaInterval is not None and rel.alphaInterval < 0
+
+
+def test_the_report_binds_hashes_and_unblinds_only_after_the_panel(make_panel: Callable[..., Panel]) -> None:
+    cands = corpus_candidates(2)
+    panel = make_panel(
+        cands,
+        [[output(scores_by_id({}))], [output(scores_by_id({}))]],
+        assertions=[Target("a1", "有人物出场")],
+        constraints=[Target("h1", "不得出现现代词汇")],
+    )
+    doc = run(panel, assertions=[Target("a1", "有人物出场")], constraints=[Target("h1", "不得出现现代词汇")])
+    report = doc.report
+    assert report is not None and report.verify()
+    assert report.rubric.sha256 == panel.item.blind.policy.rubricSha256
+    assert {c.sha256 for c in report.candidates} == set(panel.item.candidate_sha256.values())
+    assert report.armMapSha256 == panel.item.arm_map.sha256
+    dumped = report.model_dump_json()
+    assert '"A"' not in dumped and '"B"' not in dumped  # only random ids before unblinding
+    assert doc.unblinded == panel.item.arm_map.open(panel.item.arm_map.sha256)
+    assert sorted(doc.unblinded.values()) == ["A", "B"]
+    assert [v.verdict for v in report.verdicts] == ["pass"] * 4
+    for j in report.judges:
+        assert len(j.inputSha256) == 64 and j.reportSha256 and j.receiptIds and j.role == "judge"
+        for q in j.quotes:
+            text = next(c.text for c in panel.item.blind.candidates if c.candidateId == q.candidateId)
+            assert 0 <= q.start < q.end <= len(text)
+    row = panel.book.db.execute(
+        "SELECT report_sha256, opened_at FROM judge_panels p JOIN judge_arm_maps m ON m.panel_id = p.id"
+    ).fetchone()
+    assert row[0] == report.reportSha256 and row[1] is not None
+    assert open_arm_map(panel.book, report) == doc.unblinded
+    tampered = report.model_copy(update={"armMapSha256": "0" * 64})
+    with pytest.raises(Exception) as exc:
+        open_arm_map(panel.book, tampered)
+    assert getattr(exc.value, "code", "") == "JUDGE_ARM_MAP_TAMPERED"
+
+
+def test_no_model_configured_is_skipped_never_passed(make_panel: Callable[..., Panel]) -> None:
+    panel = make_panel(corpus_candidates(1), None)
+    doc = run(panel)
+    assert doc.outcome == "skipped" and doc.reason == "no model configured"
+    assert doc.report is None and doc.gate == [] and doc.runId is None
+
+
+def test_fine_outline_replay_only_warns_on_instability(make_panel: Callable[..., Panel]) -> None:
+    cands = corpus_candidates(2)
+    probe = make_panel(cands, None, profile="fine_outline_replay")
+    target = probe.item.blind.candidate_ids[0]
+    panel = make_panel(
+        cands,
+        [[output(scores_by_id({target: 2.0}))], [output(scores_by_id({target: 4.0}))]],
+        profile="fine_outline_replay",
+    )
+    doc = run(panel)
+    assert doc.outcome == "stable" and doc.report is not None
+    assert not doc.report.thirdJudge and len(list_receipts(panel.book.db)) == 2
+    assert doc.report.warnings and doc.report.warnings[0].startswith("STABILITY_WARNING: 6 of 12")
+    assert next(s for s in doc.report.scores if s.candidateId == target).score == 3.0
+
+
+def test_lessons_are_registered_once_and_can_be_switched_off(make_panel: Callable[..., Panel]) -> None:
+    cands = corpus_candidates(1)
+    judge = output(scores_by_id({}))
+    panel = make_panel(cands, [[judge], [judge], [judge], [judge], [judge], [judge]])
+    first = run(panel)
+    assert [lesson.created for lesson in first.lessons] == [True]
+    second = run(panel)
+    assert [lesson.created for lesson in second.lessons] == [False]
+    assert second.lessons[0].id == first.lessons[0].id
+    third = run(panel, persist_lessons=False)
+    assert third.lessons == []
+    rows = panel.book.db.execute(
+        "SELECT run_id, rubric_id, rubric_version, candidate_sha256 FROM judge_lessons"
+    ).fetchall()
+    assert len(rows) == 1
+    assert tuple(rows[0])[1:] == (
+        "quality-gate-rubric-v1",
+        1,
+        panel.item.candidate_sha256[panel.item.blind.candidate_ids[0]],
+    )
