@@ -77,10 +77,7 @@ def ledger(
     state = replay(b)
     last = max([_last_chapter(b.chapter_numbers()), *state.outlines.keys(), 0])
     n = as_of if as_of is not None else last
-    active = state.active_foreshadows(n, limit=None if overdue else limit)
-    if overdue and limit is not None:
-        over = [a for a in active.items if a.overdue]
-        active = type(active)(active.as_of, over[:limit], len(over), max(len(over) - limit, 0))
+    active = state.active_foreshadows(n, limit=limit, overdue_only=overdue)
     doc = rep.ledger_doc(
         active, overdue_only=overdue, overdue_default_age=state.overdue_default_age, problems=state.problems
     )

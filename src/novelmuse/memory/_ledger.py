@@ -91,8 +91,16 @@ class Ledger:
         item.resolved_chapter = chapter
         item.resolved_source = source
 
-    def active(self, as_of: int, *, overdue_default_age: int | None = None, limit: int | None = None) -> ActiveList:
-        """Every item planted by `as_of` and unresolved at it, oldest first; `limit` says what was left out."""
+    def active(
+        self,
+        as_of: int,
+        *,
+        overdue_default_age: int | None = None,
+        limit: int | None = None,
+        overdue_only: bool = False,
+    ) -> ActiveList:
+        """Every item planted by `as_of` and unresolved at it (only overdue ones with `overdue_only`), oldest
+        first; with `limit`, `left_out` says how many were not returned."""
         out: list[ActiveForeshadow] = []
         for item in self.items.values():
             if item.planted_chapter > as_of:
@@ -122,6 +130,8 @@ class Ledger:
                     item.source,
                 )
             )
+        if overdue_only:
+            out = [a for a in out if a.overdue]
         out.sort(key=lambda a: (a.planted_chapter, a.id))
         total = len(out)
         if limit is not None and limit < total:

@@ -75,9 +75,11 @@ class MemoryState:
         """Every card at the end of `chapter`."""
         return self.index.as_of(chapter)
 
-    def active_foreshadows(self, as_of: int, limit: int | None = None) -> ActiveList:
+    def active_foreshadows(self, as_of: int, limit: int | None = None, *, overdue_only: bool = False) -> ActiveList:
         """Planted, unresolved foreshadows at the end of `as_of` (see `Ledger.active`)."""
-        return self.ledger.active(as_of, overdue_default_age=self.overdue_default_age, limit=limit)
+        return self.ledger.active(
+            as_of, overdue_default_age=self.overdue_default_age, limit=limit, overdue_only=overdue_only
+        )
 
 
 def _is_dead(index: CardIndex, card_id: str, chapter: int) -> bool:

@@ -173,8 +173,8 @@ class LedgerDoc(BaseModel):
 def ledger_doc(
     active: ActiveList, *, overdue_only: bool, overdue_default_age: int | None, problems: list[MemoryProblem]
 ) -> LedgerDoc:
-    """`muse ledger` as JSON (items after the --overdue filter; `left_out` counts what --limit cut)."""
-    items = [a for a in active.items if a.overdue or not overdue_only]
+    """`muse ledger` as JSON (`total` counts the items that pass --overdue; `left_out` what --limit cut)."""
+    items = active.items
     return LedgerDoc(
         as_of=active.as_of,
         overdue_only=overdue_only,
