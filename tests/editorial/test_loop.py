@@ -125,9 +125,28 @@ def test_repair_that_fails_is_finalized_with_issues_after_one_repair_and_one_rer
         (0, "major", 0),
         (1, "critical", 1),
     ]
-    # the human rendering shows it too
-    r2 = muse("review", "1", "--book", book, "--force")
-    assert r2.exit_code in (1, 3)
+    # `muse review` (resumed from the record) and `muse check` show it
+    r = muse("review", "1", "--book", book)
+    assert r.exit_code == 1 and "finalized_with_issues" in r.stdout and "OPEN [critical/timeline]" in r.stdout
+    assert q2 in r.stdout and "resumed" in r.stdout
+    r = muse("check", "--book", book)
+    assert "chapter 1 was finalized with 1 open issue(s)" in r.stdout
+    r = muse("check", "--book", book, "--json")
+    assert "chapter 1 was finalized with 1 open issue(s)" in r.stderr
+    assert set(as_json(r.stdout)) == {
+        "schema_version",
+        "ok",
+        "passed",
+        "book",
+        "rules",
+        "registry",
+        "chapters",
+        "summary",
+    }
+    # once the author edits the chapter, the record no longer describes the file: no note
+    path = book / "chapters" / "0001.md"
+    path.write_text(path.read_text(encoding="utf-8") + "\n作者补的一段。\n", encoding="utf-8")
+    assert "open issue" not in muse("check", "--book", book).stdout
 
 
 def test_model_says_pass_but_lists_critical_issue_repair_happens(tmp_path: Path, muse) -> None:

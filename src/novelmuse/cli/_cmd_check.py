@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..editorial import review_notes
 from ..errors import InputError, MuseError
 from ..reports._check import check_notes, render_check
 from ..rules import check_book
@@ -55,5 +56,7 @@ def check_cmd(
             return ch.body if ch.sha256 == shas.get(number) else None  # changed meanwhile: offsets only
 
         render_check(report, console, body_of)
+    for note in review_notes(opened, {c.number: c.sha256 for c in report.chapters}):  # muse review's open issues
+        (err_console if json_out else console).print(note, markup=False)
     if not report.passed:
         raise typer.Exit(1)

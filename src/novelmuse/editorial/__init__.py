@@ -19,7 +19,7 @@ from ._models import (
     UsageOut,
 )
 from ._outcomes import NO_MODEL, StepOutcome
-from ._records import ReviewStatus, find_current_review, latest_reviews
+from ._records import ReviewStatus, finalized_with_issues, find_current_review, latest_reviews, review_notes
 from ._review import config_sha256, review_chapter
 from ._rules_step import RuleView, load_rule_view, rule_view
 from ._run import ReviewRun, RunSummary, review_chapters
@@ -50,6 +50,7 @@ __all__ = [
     "chapter_status",
     "compute_verdict",
     "config_sha256",
+    "finalized_with_issues",
     "find_current_review",
     "latest_reviews",
     "load_rule_view",
@@ -59,6 +60,7 @@ __all__ = [
     "previous_ending",
     "review_chapter",
     "review_chapters",
+    "review_notes",
     "rule_view",
     "run_loop",
     "splice_paragraphs",

@@ -8,6 +8,8 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
+from ..book import Book
+from ..errors import MuseError
 from ..store import transaction, utc_now
 from ._models import ChapterReview
 from ._state import LoopState
@@ -164,3 +166,27 @@ def latest_reviews(conn: sqlite3.Connection, current_sha256: dict[int, str]) -> 
         )
         out[row["chapter"]] = ReviewStatus(row["chapter"], row["status"], row["open_issues"], row["id"], current)
     return out
+
+
+def finalized_with_issues(book: Book, current_sha256: dict[int, str]) -> list[ReviewStatus]:
+    """Chapters whose latest review, still bound to the file on disk, ended `finalized_with_issues`.
+
+    For `muse check`: never creates a database and never fails the check — a book without one, or
+    one that cannot be opened (read-only directory), simply has no review to show.
+    """
+    if not book.db_path.is_file():
+        return []
+    try:
+        reviews = latest_reviews(book.db, current_sha256)
+    except (MuseError, sqlite3.Error):
+        return []
+    return [r for n, r in sorted(reviews.items()) if r.current and r.status == "finalized_with_issues"]
+
+
+def review_notes(book: Book, current_sha256: dict[int, str]) -> list[str]:
+    """One line per chapter finalized with open issues (what `muse check` prints)."""
+    return [
+        f"note: chapter {r.chapter} was finalized with {r.open_issues} open issue(s) by `muse review`"
+        f" (record {r.record_id}) — run `muse review {r.chapter}` to see them"
+        for r in finalized_with_issues(book, current_sha256)
+    ]

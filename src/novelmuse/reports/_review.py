@@ -41,50 +41,54 @@ def render_chapter(console: Console, doc: ChapterReview) -> None:
     steps.add_column("outcome")
     steps.add_column("detail", overflow="fold")
     for s in doc.steps:
-        steps.add_row(s.step, outcome_text(s), s.detail)
+        steps.add_row(Text(s.step), outcome_text(s), Text(s.detail))
     console.print(steps)
     if doc.rules.forbidden or doc.rules.fatigue:
         parts = [f"forbidden {h.phrase}×{h.count} (paragraphs {h.paragraphs})" for h in doc.rules.forbidden]
         parts += [f"fatigue {h.phrase} {h.actual}>{h.limit}" for h in doc.rules.fatigue]
-        console.print("rules: " + "; ".join(parts))
+        console.print("rules: " + "; ".join(parts), markup=False)
     if not doc.memory.available:
         console.print(Text(f"memory: unavailable — {doc.memory.note}", style="yellow"))
     for rnd in doc.consistency:
         label = "review" if rnd.round == 0 else f"re-review {rnd.round}"
         flag = "" if rnd.model_passed is None else f"; model said passed={rnd.model_passed}"
         dis = " (disagrees with the severities; ignored)" if rnd.model_disagrees else ""
-        console.print(f"consistency {label}: {len(rnd.issues)} issue(s), {rnd.blocking} blocking{flag}{dis}")
+        console.print(
+            f"consistency {label}: {len(rnd.issues)} issue(s), {rnd.blocking} blocking{flag}{dis}", markup=False
+        )
         for i in rnd.issues:
             mark = "OPEN " if i.open else ""
             console.print(
                 f"  {mark}[{i.severity}/{i.type}] ¶{i.paragraph} @{i.start}-{i.end} 「{i.quote}」\n"
-                f"      {i.explanation} → {i.fix_hint}"
+                f"      {i.explanation} → {i.fix_hint}",
+                markup=False,
             )
     for e in doc.editor:
-        table = Table(title=f"editor round {e.round}: overall {e.overall}", box=None, header_style="bold")
+        table = Table(title=Text(f"editor round {e.round}: overall {e.overall}"), box=None, header_style="bold")
         table.add_column("dimension")
         table.add_column("score", justify="right")
         table.add_column("evidence", overflow="fold")
         for d in e.dims:
-            table.add_row(d.name, str(d.score) + (" (neutral)" if d.neutral else ""), d.evidence)
+            table.add_row(Text(d.name), Text(str(d.score) + (" (neutral)" if d.neutral else "")), Text(d.evidence))
         console.print(table)
         agree = "agree" if e.agrees else "DISAGREE"
-        console.print(f"  verdict: computed {e.computed_verdict}, model {e.model_verdict} ({agree})")
+        console.print(f"  verdict: computed {e.computed_verdict}, model {e.model_verdict} ({agree})", markup=False)
         for note in e.notes:
-            console.print(f"  - {note}")
+            console.print(f"  - {note}", markup=False)
     for a in doc.arbiter:
-        console.print(f"arbiter round {a.round}: {a.decision} — {a.reason}")
+        console.print(f"arbiter round {a.round}: {a.decision} — {a.reason}", markup=False)
     for r in doc.repairs:
         where = "whole chapter" if r.paragraphs is None else f"paragraphs {r.paragraphs}"
-        console.print(f"change: {r.step} ({r.kind}) {where}")
+        console.print(f"change: {r.step} ({r.kind}) {where}", markup=False)
     if doc.revision is not None:
         state = "applied to the chapter file" if doc.revision.applied else "stored; run with --apply to write it"
-        console.print(f"revision {doc.revision.id} sha256 {doc.revision.sha256[:12]}… — {state}")
+        console.print(f"revision {doc.revision.id} sha256 {doc.revision.sha256[:12]}… — {state}", markup=False)
     u = doc.usage
     console.print(
         f"open issues: {doc.open_issues}; disagreements: reviewer pass flag {doc.disagreements.reviewer_pass_flag},"
         f" editor verdict {doc.disagreements.editor_verdict}; calls {u.calls} ({u.attempts} requests),"
-        f" tokens {u.input_tokens} in / {u.output_tokens} out, cost {_cost(u.cost)}"
+        f" tokens {u.input_tokens} in / {u.output_tokens} out, cost {_cost(u.cost)}",
+        markup=False,
     )
     console.print()
 
@@ -99,6 +103,6 @@ def render_review_run(console: Console, run: ReviewRun) -> None:
         f" {s.finalized} finalized, {s.finalized_with_issues} finalized with issues, {s.not_reviewed} not reviewed,"
         f" {s.error} error; tokens {s.input_tokens} in / {s.output_tokens} out, cost {_cost(s.cost)}"
     )
-    console.print(line)
+    console.print(line, markup=False)
     if s.not_run:
         console.print(Text(f"not run (a chapter failed closed): {s.not_run} — rerun to resume", style="yellow"))
