@@ -217,29 +217,32 @@ def test_every_role_over_a_loopback_endpoint(muse, tmp_path: Path, monkeypatch: 
 
 
 def test_key_never_appears_in_db_vault_or_output(tmp_path: Path) -> None:
+    """One real subprocess run, with the SDK's debug log on: the reviewer's answer and the writer's errors echo
+    the key back (as real endpoints do in 401 messages); it must reach no file and no output."""
     echo = {"error": {"message": f"Incorrect API key provided: {KEY}", "type": "invalid_request_error"}}
-    with LoopbackServer("openai") as srv:
-        srv.queue(
-            Reply(status=503, error_body=echo),
-            Reply(content={"ok": True, "echo": "muse-reviewer", "note": KEY}),
-            Reply(status=401, error_body=echo),
-        )
+    writer_replies = [Reply(status=503, error_body=echo), Reply(status=401, error_body=echo)]
+
+    def respond(request: dict) -> Reply:
+        if "muse-writer" in json.dumps(request["messages"]):
+            return writer_replies.pop(0)
+        return Reply(content={"ok": True, "echo": "muse-reviewer", "note": KEY})
+
+    with LoopbackServer("openai", responder=respond) as srv:
         toml = (
             f'[providers.ds]\nkind = "openai"\nbase_url = "{srv.base_url}"\napi_key_env = "MUSE_TEST_MC_KEY"\n'
-            '[roles]\nreviewer = "ds:deepseek-chat"\n'
+            '[roles]\nreviewer = "ds:deepseek-chat"\nwriter = "ds:deepseek-chat"\n'
         )
         book = make_book(tmp_path / "b", toml)
-        env = {"MUSE_TEST_MC_KEY": KEY}
-        first = muse_subprocess("models", "check", "--book", book, "--json", env=env)
-        # the SDK's own debug logging is on for the second run: it must not print the key either
-        second = muse_subprocess("models", "check", "--book", book, env={**env, "OPENAI_LOG": "debug"})
+        env = {"MUSE_TEST_MC_KEY": KEY, "OPENAI_LOG": "debug"}
+        r = muse_subprocess("models", "check", "--book", book, "--json", env=env)
         assert srv.count == 3
         assert all(req.headers["authorization"] == f"Bearer {KEY}" for req in srv.requests)
-    assert first.exit_code == 0, first.stdout + first.stderr
-    assert second.exit_code == 3 and "MODEL_AUTH" in second.stdout
-    assert "DEBUG" in second.stderr  # the debug log really was written
-    for out in (first.stdout, first.stderr, second.stdout, second.stderr):
-        assert KEY not in out
+    assert r.exit_code == 3, r.stdout + r.stderr
+    by_role = roles_of(json.loads(r.stdout))
+    assert by_role["reviewer"]["outcome"] == "passed"
+    assert (by_role["writer"]["code"], by_role["writer"]["attempts"]) == ("MODEL_AUTH", 2)
+    assert "DEBUG" in r.stderr  # the SDK's debug log really was written
+    assert KEY not in r.stdout and KEY not in r.stderr
     files = [p for p in (book / ".muse").rglob("*") if p.is_file()]
     assert any("vault" in p.parts for p in files)
     for path in files:
