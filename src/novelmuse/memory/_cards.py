@@ -197,7 +197,11 @@ def _overlaps(entries: list[AuthorEntry]) -> list[tuple[AuthorEntry, AuthorEntry
 
 def _parse_card(book: Book, path: Path) -> Card:
     rel = str(path.relative_to(book.root))
-    raw = load_yaml_lines(path, code_prefix="CARD")
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError("CARD_SYNTAX", f"not UTF-8 (byte {exc.start})", f"{rel}:1", "save the file as UTF-8") from exc
+    raw = load_yaml_lines(Path(rel), code_prefix="CARD", text=text)
     if not isinstance(raw, LineDict):
         raise InputError("CARD_INVALID", "a card file must be one mapping (id, type, name, …)", f"{rel}:1", "")
     model = validate_located(CardFile, raw, Path(rel), code="CARD_INVALID", fix="fix the card (see README: cards)")
