@@ -260,3 +260,26 @@ def test_lessons_are_registered_once_and_can_be_switched_off(make_panel: Callabl
         1,
         panel.item.candidate_sha256[panel.item.blind.candidate_ids[0]],
     )
+
+
+def test_a_transient_error_is_resent_within_the_same_three_calls(make_panel: Callable[..., Panel]) -> None:
+    transient = {"error": {"code": "MODEL_TRANSIENT", "status": 500}}
+    panel = make_panel(corpus_candidates(1), [[transient, output(scores_by_id({}))], [output(scores_by_id({}))]])
+    doc = run(panel)
+    assert doc.outcome == "stable" and doc.report is not None
+    assert [j.attempts for j in doc.report.judges] == [2, 1]
+    first, second = panel.requests()[:2]
+    assert first == second  # resent unchanged: no correction for a transient failure
+
+
+def test_more_than_three_calls_per_judge_is_refused(make_panel: Callable[..., Panel]) -> None:
+    panel = make_panel(corpus_candidates(1), [[output(scores_by_id({}))]])
+    toml = panel.book.root / "book.toml"
+    toml.write_text(toml.read_text(encoding="utf-8") + "\n[calls]\nmax_attempts = 5\n", encoding="utf-8")
+    from novelmuse.book import find_book
+    from novelmuse.errors import InputError
+
+    panel.book = find_book(panel.book.root)
+    with pytest.raises(InputError) as exc:
+        run(panel)
+    assert exc.value.code == "JUDGE_MAX_ATTEMPTS"

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..book import Book, FineOutline
-from ..errors import InputError
+from ..errors import InputError, MuseError
 from ..llm import ModelSession
 from ..store import new_id, transaction, utc_now
 from ._adjudicate import GateDecision, HardBlockState, adjudicate_quality_gate
@@ -25,6 +25,9 @@ from ._panel import JUDGE_ROLE, JudgeFn, JudgeRecord, panel_orders, run_panel, s
 from ._reliability import PanelScores, Reliability, reliability
 from ._reports import PanelReport, RubricRef
 from ._rubrics import Rubric, load_rubric
+
+#: Seed 000: each fresh judge makes at most three calls (format corrections and transient retries share them).
+MAX_CALLS_PER_JUDGE = 3
 
 
 @dataclass
@@ -170,6 +173,14 @@ async def judge_item(book: Book, request: JudgeRequest, *, judge: JudgeFn | None
     model-layer judge (tests of panel logic); normally judges are calls of role `judge`.
     """
     rubric = load_rubric(request.profile)
+    if book.config.calls.max_attempts > MAX_CALLS_PER_JUDGE:
+        raise InputError(
+            "JUDGE_MAX_ATTEMPTS",
+            f"[calls] max_attempts = {book.config.calls.max_attempts}, but a judge may make at most "
+            f"{MAX_CALLS_PER_JUDGE} calls (seed 000: corrections and transient retries share three calls)",
+            "book.toml [calls]",
+            f"set max_attempts to {MAX_CALLS_PER_JUDGE} or less",
+        )
     item = build_blind_item(
         item_id=request.item_id,
         seed=request.seed,
@@ -195,14 +206,21 @@ async def judge_item(book: Book, request: JudgeRequest, *, judge: JudgeFn | None
         run_id = session.run_id
         panel_id = new_id("jp_")
         _seal_arm_map(book, panel_id, run_id, item, rubric)
-        report, records = await run_panel(
-            item,
-            rubric,
-            judge or session_judge(session, rubric),
-            guard=request.guard,
-            run_id=run_id,
-            panel_id=panel_id,
-        )
+        try:
+            report, records = await run_panel(
+                item,
+                rubric,
+                judge or session_judge(session, rubric),
+                guard=request.guard,
+                run_id=run_id,
+                panel_id=panel_id,
+            )
+        except MuseError as exc:  # e.g. the vault or the store refused: the panel ended without a report
+            with transaction(book.db) as conn:
+                conn.execute(
+                    "UPDATE judge_panels SET status = 'invalid', error_code = ? WHERE id = ?", (exc.code, panel_id)
+                )
+            raise
         _store_report(book, report, records)
     arms = open_arm_map(book, report)
     gate: list[GateDecision] = []

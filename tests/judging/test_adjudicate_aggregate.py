@@ -1,0 +1,109 @@
+"""Quality-gate adjudication and aggregation across items (pure functions over panel reports)."""
+
+from __future__ import annotations
+
+import pytest
+
+from novelmuse.errors import InputError
+from novelmuse.judging import (
+    CellScore,
+    PanelReport,
+    Rubric,
+    RubricRef,
+    adjudicate_quality_gate,
+    aggregate,
+    load_rubric,
+)
+
+QG = load_rubric("quality_gate")
+WR = load_rubric("writer_replay")
+
+
+def report(rubric: Rubric, scores: dict[str, dict[str, float]], *, status: str = "stable", scene: str | None = None):  # type: ignore[no-untyped-def]
+    cells = [
+        CellScore(candidateId=c, dimensionId=d, score=v, judgeScores=[v, v], method="mean_of_two")
+        for c, dims in scores.items()
+        for d, v in dims.items()
+    ]
+    return PanelReport(
+        panelId="jp_x",
+        runId="r",
+        itemRef="item_x",
+        profile=rubric.profile,
+        rubric=RubricRef(id=rubric.id, version=rubric.version, sha256=rubric.sha256),
+        sceneType=scene,
+        status=status,  # type: ignore[arg-type]
+        errorCode=None if status == "stable" else "JUDGE_UNSTABLE",
+        thirdJudge=False,
+        disagreements=0,
+        unstableCells=0,
+        candidates=[],
+        judges=[],
+        scores=cells if status == "stable" else [],
+        armMapSha256="0" * 64,
+    ).seal()
+
+
+def qg_scores(**over: float) -> dict[str, float]:
+    return {d: over.get(d, 4.0) for d in QG.dimension_ids}
+
+
+ALL_PASSED = {"source_safety": "passed", "output_compliance": "passed", "static_contract": "passed"}
+
+
+def test_passes_only_when_all_critical_dimensions_reach_four_and_no_hard_block_fired() -> None:
+    ok = adjudicate_quality_gate(report(QG, {"c1": qg_scores()}), QG, "c1", ALL_PASSED)  # type: ignore[arg-type]
+    assert ok.outcome == "passed" and ok.reasons == [] and ok.code is None
+    low = adjudicate_quality_gate(report(QG, {"c1": qg_scores(scene_structure=3.5)}), QG, "c1", ALL_PASSED)  # type: ignore[arg-type]
+    assert low.outcome == "failed" and low.code == "GATE_FAILED"
+    assert low.reasons == ["critical dimension scene_structure scored 3.5 < 4.0"]
+    boundary = adjudicate_quality_gate(report(QG, {"c1": qg_scores(canon_compliance=4.0)}), QG, "c1", ALL_PASSED)  # type: ignore[arg-type]
+    assert boundary.outcome == "passed"  # ≥ 4.0, exactly
+
+
+def test_a_fired_or_unevaluated_hard_block_fails_the_gate() -> None:
+    r = report(QG, {"c1": qg_scores(canon_compliance=5.0)})
+    fired = adjudicate_quality_gate(r, QG, "c1", {**ALL_PASSED, "source_safety": "fired"})  # type: ignore[dict-item]
+    assert fired.outcome == "failed" and fired.reasons == ["hard block source_safety fired (rule layer)"]
+    missing = adjudicate_quality_gate(r, QG, "c1", None)
+    assert missing.outcome == "failed" and len(missing.reasons) == 3
+    assert missing.hardBlocks == dict.fromkeys(QG.hard_blocks, "not evaluated")
+
+
+def test_non_critical_dimensions_only_suggest() -> None:
+    r = report(QG, {"c1": qg_scores(readability=2.0, style_fit=3.5)})
+    d = adjudicate_quality_gate(r, QG, "c1", ALL_PASSED)  # type: ignore[arg-type]
+    assert d.outcome == "passed"
+    assert [(s.dimensionId, s.score) for s in d.suggestions] == [("style_fit", 3.5), ("readability", 2.0)]
+
+
+def test_an_unstable_panel_cannot_be_adjudicated() -> None:
+    d = adjudicate_quality_gate(report(QG, {}, status="invalid_unstable"), QG, "c1", ALL_PASSED)  # type: ignore[arg-type]
+    assert d.outcome == "error" and d.code == "JUDGE_UNSTABLE"
+
+
+def test_aggregation_gives_b_minus_a_and_keeps_scene_dimensions_within_their_scene_type() -> None:
+    def wr(a: float, b: float, tension_a: float, tension_b: float) -> dict[str, dict[str, float]]:
+        base = dict.fromkeys(WR.dimension_ids[:4], a)
+        other = dict.fromkeys(WR.dimension_ids[:4], b)
+        return {"c1": {**base, "narrative_tension": tension_a}, "c2": {**other, "narrative_tension": tension_b}}
+
+    items = [
+        (report(WR, wr(6.0, 7.0, 5.0, 8.0), scene="battle"), {"c1": "A", "c2": "B"}),
+        (report(WR, wr(6.0, 6.5, 7.0, 5.0), scene="character_dialogue"), {"c1": "A", "c2": "B"}),
+        (report(WR, wr(1.0, 9.0, 1.0, 9.0), status="invalid_unstable", scene="battle"), {"c1": "A", "c2": "B"}),
+    ]
+    agg = aggregate(WR, items)
+    assert (agg.itemsTotal, agg.itemsStable, agg.itemsExcluded) == (3, 2, 1)
+    deltas = {(d.arm, d.dimensionId, d.sceneType): (d.items, d.meanDelta) for d in agg.deltas}
+    assert deltas[("B", "style_consistency", None)] == (2, 0.75)  # general: across chapters
+    assert deltas[("B", "narrative_tension", "battle")] == (1, 3.0)  # scene: within one scene type only
+    assert deltas[("B", "narrative_tension", "character_dialogue")] == (1, -2.0)
+    assert ("B", "narrative_tension", None) not in deltas
+
+
+def test_aggregation_refuses_mixed_rubric_versions() -> None:
+    other = report(QG, {"c1": qg_scores()})
+    with pytest.raises(InputError) as exc:
+        aggregate(WR, [(other, {"c1": "A"})])
+    assert exc.value.code == "JUDGE_RUBRIC_MIXED"

@@ -1,0 +1,140 @@
+"""`muse judge` and `muse rubrics`: exit codes, JSON shape, skipped never passed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from novelmuse.judging import Candidate
+
+from ..conftest import muse_subprocess
+from ._helpers import corpus_candidates, good_report
+from .conftest import Panel, output
+
+
+def _files(panel: Panel) -> list[Path]:
+    paths = []
+    for i, c in enumerate(panel.candidates):
+        p = panel.book.root / f"draft{i}.txt"
+        p.write_text(c.text, encoding="utf-8")
+        paths.append(p)
+    return paths
+
+
+def _args(panel: Panel, *extra: str | Path) -> list[str | Path]:
+    return [
+        "judge",
+        "--book",
+        panel.book.root,
+        "--profile",
+        "quality_gate",
+        *_files(panel),
+        "--item",
+        "item-1",
+        "--seed",
+        "s",
+        *extra,
+    ]
+
+
+def test_rubrics_lists_profiles_versions_and_hashes(muse) -> None:  # type: ignore[no-untyped-def]
+    r = muse("rubrics", "--json")
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)
+    assert [(x["profile"], x["id"], x["version"]) for x in doc["rubrics"]] == [
+        ("quality_gate", "quality-gate-rubric-v1", 1),
+        ("fine_outline_replay", "fine-outline-replay-rubric-v1", 1),
+        ("writer_replay", "writer-replay-rubric-v2", 2),
+    ]
+    assert all(len(x["sha256"]) == 64 for x in doc["rubrics"])
+    human = muse("rubrics")
+    assert "canon_compliance*" in human.stdout and "sha256" in human.stdout
+
+
+def test_judge_stable_with_hard_blocks_passes_the_gate(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
+    good = output(lambda b: good_report(b, 4.5))
+    panel = make_panel(corpus_candidates(2), [[good], [good]])
+    blocks = panel.book.root / "blocks.yaml"
+    blocks.write_text("source_safety: passed\noutput_compliance: passed\nstatic_contract: passed\n", "utf-8")
+    asserts = panel.book.root / "asserts.yaml"
+    asserts.write_text("[]\n", "utf-8")
+    r = muse(*_args(panel, "--hard-blocks", blocks, "--assertions", asserts, "--json"))
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["outcome"] == "stable" and doc["report"]["status"] == "stable"
+    assert [g["outcome"] for g in doc["gate"]] == ["passed", "passed"]
+    assert sorted(doc["unblinded"].values()) == ["A", "B"] and doc["sources"]["A"].endswith("draft0.txt")
+    assert doc["reliability"]["thirdJudgeRate"] == 0.0
+    human = muse(*_args(panel, "--hard-blocks", blocks, "--no-lessons"))
+    assert "unblinded" in human.stdout
+
+
+def test_judge_without_hard_blocks_fails_the_gate_with_exit_1(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
+    good = output(lambda b: good_report(b, 4.5))
+    panel = make_panel(corpus_candidates(1), [[good], [good]])
+    r = muse(*_args(panel))
+    assert r.exit_code == 1
+    assert "not evaluated" in r.stdout
+
+
+def test_invalid_item_exits_3_with_one_error_line(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
+    panel = make_panel(corpus_candidates(1), [[{"raw_text": "not json"}] * 3])
+    r = muse(*_args(panel, "--json"))
+    assert r.exit_code == 3
+    doc = json.loads(r.stdout)
+    assert doc["outcome"] == "invalid" and doc["report"]["scores"] == []
+    assert r.stderr.strip().startswith("error[") and "invalid" in r.stderr
+
+
+def test_leak_exits_3_and_sends_nothing(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
+    text = corpus_candidates(1)[0].text + "（arm_cards 生成）"
+    panel = make_panel([Candidate("A", text)], [[output(good_report)]])
+    r = muse(*_args(panel, "--secret", "arm_cards", "--json"))
+    assert r.exit_code == 3
+    assert json.loads(r.stdout)["error"]["code"] == "JUDGE_INPUT_LEAK"
+    assert "arm_cards" not in r.stderr
+
+
+def test_file_name_of_a_candidate_counts_as_an_arm_label(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
+    panel = make_panel(corpus_candidates(1), [[output(good_report)]])
+    path = panel.book.root / "cardsarm.txt"
+    path.write_text(corpus_candidates(1)[0].text + " cardsarm ", encoding="utf-8")
+    r = muse("judge", "--book", panel.book.root, "--profile", "quality_gate", path)
+    assert r.exit_code == 3 and "JUDGE_INPUT_LEAK" in r.stderr
+
+
+def test_no_model_is_skipped_exit_0_and_says_so(make_panel: Callable[..., Panel]) -> None:
+    panel = make_panel(corpus_candidates(1), None)
+    r = muse_subprocess(*_args(panel, "--json"))
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["outcome"] == "skipped" and doc["reason"] == "no model configured" and doc["report"] is None
+    human = muse_subprocess(*_args(panel))
+    assert "skipped(no model configured)" in human.stdout and "passed" not in human.stdout
+
+
+def test_usage_errors_exit_2(muse, make_panel: Callable[..., Panel], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    panel = make_panel(corpus_candidates(1), None)
+    (draft,) = _files(panel)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- {id: a1}\n", "utf-8")
+    cases = [
+        ["--profile", "nope", draft],
+        ["--profile", "writer_replay", draft],
+        ["--profile", "writer_replay", "--scene-type", "picnic", draft],
+        ["--profile", "quality_gate", "--assertions", bad, draft],
+        ["--profile", "quality_gate", tmp_path / "missing.txt"],
+    ]
+    codes = []
+    for args in cases:
+        r = muse("judge", "--book", panel.book.root, *args)
+        assert r.exit_code == 2, (args, r.stderr)
+        codes.append(r.stderr.split("]")[0])
+    assert codes == [
+        "error[JUDGE_PROFILE_UNKNOWN",
+        "error[JUDGE_SCENE_TYPE",
+        "error[JUDGE_SCENE_TYPE",
+        "error[JUDGE_ASSERTIONS_INVALID",
+        "error[JUDGE_FILE_READ",
+    ]
