@@ -7,12 +7,13 @@ to travel through the environment, which the provider whitelists):
     {
       "version": "2.1.211 (Claude Code)",      # what --version prints
       "record_dir": "/abs/dir",                # each run appends call-N.json: argv, env, cwd, stdin, modes
+      "skip_stdin": false,                     # true: never read stdin (a CLI that exits early)
       "responses": [ {...}, ... ]               # one per model run, in order; the last one repeats
     }
 
 A response object:
     output            the structured_output object (default {"ok": true})
-    mode              "ok" | "exit" | "error_flag" | "not_json" | "sleep" | "no_structured"
+    mode              "ok" | "exit" | "error_flag" | "not_json" | "sleep" | "no_structured" | "flood"
     exit_code         for mode "exit" (default 1)
     model             the modelUsage key (default: the --model argument)
     usage             false → no usage block; or an object replacing it
@@ -93,20 +94,25 @@ def main() -> int:
     if argv == ["--version"]:
         print(control.get("version", "2.1.211 (Claude Code)"))
         return 0
-    stdin = sys.stdin.read()
+    responses = control.get("responses") or [{}]
+    stdin = "" if control.get("skip_stdin") else sys.stdin.read()
     n = int(COUNTER.read_text()) + 1 if COUNTER.exists() else 1
     try:  # inside a sandbox this directory is read-only: then every run is run 1 and nothing is recorded
         COUNTER.write_text(str(n))
         _record(control, argv, stdin, n)
     except OSError as exc:
         sys.stderr.write(f"fake claude: cannot record ({exc})\n")
-    responses = control.get("responses") or [{}]
     resp = responses[min(n, len(responses)) - 1]
     mode = resp.get("mode", "ok")
     model = resp.get("model") or _arg(argv, "--model") or "unknown"
     if mode == "exit":
         sys.stderr.write("fake claude: failing on purpose\n")
         return int(resp.get("exit_code", 1))
+    if mode == "flood":  # far more output than any answer
+        block = "x" * 65536
+        for _ in range(int(resp.get("blocks", 4096))):
+            sys.stdout.write(block)
+        return 0
     if mode == "not_json":
         sys.stdout.write("this is not json {")
         return 0

@@ -396,6 +396,32 @@ def test_cancellation_also_kills_the_group_and_cleans_up(fake: FakeCli, tmp_path
     assert not Path(rec["cwd"]).parent.exists()
 
 
+def test_a_flood_of_output_is_cut_off_and_fails_closed(
+    fake: FakeCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_provider_cli, "MAX_STDOUT_BYTES", 1 << 20)
+    fake.control(responses=[{"mode": "flood", "blocks": 4096}])  # 256 MiB if nobody stopped it
+    started = time.monotonic()
+    err = send_error(fake)
+    assert err.code == "MODEL_OUTPUT_TOO_LARGE" and err.cost_known is False
+    assert time.monotonic() - started < 15
+    (rec,) = fake.records()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(rec["pid"]):
+        time.sleep(0.05)
+    assert not _alive(rec["pid"])
+    assert not Path(rec["cwd"]).parent.exists()
+
+
+def test_a_cli_that_never_reads_a_large_prompt_does_not_deadlock(fake: FakeCli) -> None:
+    doc = json.loads((fake.dir / "control.json").read_text())
+    (fake.dir / "control.json").write_text(json.dumps({**doc, "skip_stdin": True}), encoding="utf-8")
+    big = [Message(role="user", content="话" * 400_000)]  # 1.2 MB, far beyond a pipe buffer
+    resp = send(fake, request(messages=big))
+    assert json.loads(resp.text) == {"ok": True}
+    assert resp.extra["stderr_bytes"] == 0
+
+
 # ── the sandbox ─────────────────────────────────────────────────────────────────────────────────
 
 

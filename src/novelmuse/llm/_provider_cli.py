@@ -302,10 +302,44 @@ class _Timeout(Exception):
     pass
 
 
+class _TooLarge(Exception):
+    pass
+
+
+#: Bounds on what one attempt may print; beyond them the process group is killed and the attempt fails
+#: closed (a structured answer is far smaller; a flood is a broken or hostile CLI).
+MAX_STDOUT_BYTES = 32 * 1024 * 1024
+MAX_STDERR_BYTES = 1024 * 1024
+
+
+async def _drain(stream: asyncio.StreamReader | None, limit: int) -> bytes:
+    if stream is None:
+        return b""
+    buf = bytearray()
+    while chunk := await stream.read(65536):
+        buf += chunk
+        if len(buf) > limit:
+            raise _TooLarge()
+    return bytes(buf)
+
+
+async def _feed(writer: asyncio.StreamWriter | None, data: bytes) -> None:
+    if writer is None:
+        return
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a CLI may exit without reading all
+        writer.write(data)
+        await writer.drain()
+        writer.close()
+
+
 async def run_isolated(
     argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, stdin: bytes, timeout_s: float
 ) -> tuple[int, bytes, bytes]:
-    """Run one process in its own session; on timeout or cancellation kill its whole process group."""
+    """Run one process in its own session; on timeout, a flood or cancellation kill its whole process group.
+
+    stdin is written while stdout and stderr are read (no pipe deadlock), each read is bounded
+    (MAX_STDOUT_BYTES / MAX_STDERR_BYTES → `_TooLarge`), and the whole run by `timeout_s` → `_Timeout`.
+    """
     proc = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.PIPE,
@@ -318,8 +352,22 @@ async def run_isolated(
     )
     pgid = proc.pid  # a new session's leader: its pid is the process group id
     try:
+
+        async def everything() -> tuple[bytes, bytes]:
+            try:
+                async with asyncio.TaskGroup() as tg:  # one failing read cancels the others
+                    tg.create_task(_feed(proc.stdin, stdin))
+                    out = tg.create_task(_drain(proc.stdout, MAX_STDOUT_BYTES))
+                    err = tg.create_task(_drain(proc.stderr, MAX_STDERR_BYTES))
+                    tg.create_task(proc.wait())
+            except BaseExceptionGroup as group:
+                if group.subgroup(_TooLarge) is not None:
+                    raise _TooLarge() from None
+                raise
+            return out.result(), err.result()
+
         try:
-            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout_s)
+            out, err = await asyncio.wait_for(everything(), timeout_s)
         except TimeoutError:
             raise _Timeout() from None
         return proc.returncode if proc.returncode is not None else -1, out, err
@@ -378,6 +426,8 @@ class ClaudeCliProvider:
             )
         except _Timeout:
             raise ProviderError(PIN_MISMATCH, "`claude --version` timed out") from None
+        except _TooLarge:
+            raise ProviderError(PIN_MISMATCH, "`claude --version` printed far too much") from None
         except OSError as exc:
             raise ProviderError(PIN_MISMATCH, f"cannot run {exe} ({exc.strerror})") from exc
         words = out.decode("utf-8", "replace").split()
@@ -412,7 +462,7 @@ class ClaudeCliProvider:
             )
             stdin = render_transcript(request.messages).encode("utf-8")
             try:
-                rc, out, _err = await run_isolated(
+                rc, out, err = await run_isolated(
                     argv, env=env, cwd=where.cwd, stdin=stdin, timeout_s=request.timeout_s or self.config.timeout_s
                 )
             except _Timeout:
@@ -422,11 +472,19 @@ class ClaudeCliProvider:
                     transient=True,
                     cost_known=False,
                 ) from None
+            except _TooLarge:
+                raise ProviderError(
+                    "MODEL_OUTPUT_TOO_LARGE",
+                    f"the Claude CLI printed more than {MAX_STDOUT_BYTES} bytes (or {MAX_STDERR_BYTES} on stderr)",
+                    cost_known=False,
+                ) from None
             except OSError as exc:
                 raise ProviderError("MODEL_CLI_SPAWN", f"cannot start {exe} ({exc.strerror})") from exc
         if rc != 0:
             raise ProviderError("MODEL_CLI_EXIT", f"the Claude CLI exited with {rc}", cost_known=False, raw=out)
-        return parse_cli_result(out, sandbox=kind)
+        response = parse_cli_result(out, sandbox=kind)
+        response.extra["stderr_bytes"] = len(err)  # its size only: stderr may echo content
+        return response
 
     async def aclose(self) -> None:
         """Nothing is held between attempts (every attempt is its own process and directory)."""
