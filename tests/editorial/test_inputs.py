@@ -1,0 +1,78 @@
+"""What the roles are actually sent (read back from the raw vault): memory, fatigue, preferences, the text itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..conftest import muse_subprocess
+from .helpers import as_json, body_of, editor_output, make_book
+
+
+def _vault_requests(book: Path) -> str:
+    return "\n".join(
+        p.read_text(encoding="utf-8", errors="replace") for p in (book / ".muse" / "vault").rglob("*") if p.is_file()
+    )
+
+
+def test_reviewer_gets_text_and_memory_editor_gets_fatigue(tmp_path: Path, muse) -> None:
+    body2 = body_of(tmp_path, 2)
+    book = make_book(
+        tmp_path / "b",
+        chapters=2,
+        rules="疲劳词:玄德≤1\n偏好:多写对话\n",
+        script={"reviewer": [{"output": {"issues": [], "passed": True}}], "editor": [{"output": editor_output(body2)}]},
+    )
+    (book / "cards").mkdir()
+    (book / "cards" / "liu-bei.yaml").write_text(
+        "id: liu-bei\ntype: character\nname: 刘备\naliases: [玄德]\nattributes:\n  status:\n"
+        "    - {value: alive, from: 1}\n  location:\n    - {value: 涿郡, from: 1}\n",
+        encoding="utf-8",
+    )
+    r = muse("review", "2", "--book", book, "--json")
+    assert r.exit_code == 0, r.stderr
+    ch = as_json(r.stdout)["chapters"][0]
+    assert ch["memory"]["available"] is True and ch["memory"]["card_states"] == 1
+    assert ch["rules"]["fatigue"][0]["phrase"] == "玄德" and ch["rules"]["fatigue"][0]["limit"] == 1
+    sent = _vault_requests(book)
+    decoded = json.dumps(json.loads("[" + ",".join(_json_docs(sent)) + "]"), ensure_ascii=False)
+    assert "location=涿郡" in decoded and "status=alive" in decoded  # as-of card state, to the reviewer
+    assert "玄德:" in decoded and "上限 1" in decoded  # the fatigue warning, to the editor as reference
+    assert "多写对话" in decoded  # the book's style requirements (preferences), to the editor
+    assert body2.strip().splitlines()[-1].strip()[:30] in decoded  # the chapter text itself, not a summary
+    assert "accept 是最常见结果" in decoded  # the seed's calibration
+
+
+def _json_docs(blob: str) -> list[str]:
+    """The JSON documents among the vault files (requests and responses)."""
+    docs = []
+    for chunk in blob.split("\n"):
+        chunk = chunk.strip()
+        if chunk.startswith("{"):
+            try:
+                json.loads(chunk)
+            except ValueError:
+                continue
+            docs.append(chunk)
+    return docs
+
+
+def test_bad_rules_are_bad_input(tmp_path: Path, muse) -> None:
+    book = make_book(tmp_path / "b", rules="禁止:后宫\n疲劳词:后宫≤2\n")
+    r = muse("review", "1", "--book", book)
+    assert r.exit_code == 2 and "RULES_CONTRADICTION" in r.stderr
+
+
+def test_range_in_a_real_subprocess_progress_on_stderr_json_on_stdout(tmp_path: Path) -> None:
+    book = make_book(tmp_path / "b", chapters=3)
+    r = muse_subprocess("review", "--range", "1-3", "--book", book, "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)  # exactly one JSON document on stdout
+    assert [c["status"] for c in doc["chapters"]] == ["not_reviewed"] * 3
+    assert doc["run_id"] is None and doc["summary"]["not_reviewed"] == 3
+    for c in doc["chapters"]:
+        labels = {s["step"]: s["status"] for s in c["steps"]}
+        assert labels == {"rules": "passed", "consistency_review": "skipped", "editor_review": "skipped"}
+    r = muse_subprocess("review", "--range", "1-3", "--book", book)
+    assert r.stdout.count("skipped(no model configured)") == 6
+    assert "3 resumed" in r.stdout
