@@ -49,6 +49,7 @@ def test_unclear_lines_come_back_unparsed_with_line_numbers() -> None:
         ("疲劳词:不由得≤两", "not a whole number"),
         ("疲劳词:不由得≤-1", "not a whole number"),
         ("疲劳词:不由得≤", "not a whole number"),
+        ("疲劳词:不由得≤1、\u3000≤0", "'≤0' has no phrase before it"),
         ("禁止:后宫≤2", "禁止 phrases take none"),
         ("禁止:", "nothing after the colon"),
         ("偏好：  ", "nothing after the colon"),

@@ -27,7 +27,7 @@ def _excerpt(body: str, start: int, end: int) -> str:
 def _where_cell(f: FindingOut) -> str:
     if f.rule == "length":
         return "-"
-    shown = " ".join(f"¶{h.paragraph}@{h.start}" for h in f.hits[:MAX_HITS_SHOWN])
+    shown = " ".join(f"¶{para}@{start}" for para, start, _ in f.hits[:MAX_HITS_SHOWN])
     more = len(f.hits) - MAX_HITS_SHOWN
     return shown + (f" +{more}" if more > 0 else "")
 
@@ -57,10 +57,8 @@ def render_check(report: CheckReport, console: Console, body_of: Callable[[int],
         if body is None:
             continue
         for f in ch.findings:
-            for h in f.hits[:MAX_HITS_SHOWN]:
-                console.print(
-                    f"  {escape(f.target)} ¶{h.paragraph} @{h.start}-{h.end}: {_excerpt(body, h.start, h.end)}"
-                )
+            for para, start, end in f.hits[:MAX_HITS_SHOWN]:
+                console.print(f"  {escape(f.target)} ¶{para} @{start}-{end}: {_excerpt(body, start, end)}")
     s = report.summary
     length = "length checked" if s.length_checked else escape("length skipped (no limits in book.toml [chapters])")
     verdict = "[red]FAILED[/red]" if not report.passed else "[green]passed[/green]"

@@ -11,8 +11,8 @@ from typing import Literal
 
 import numpy as np
 
-from ..book import Book, Chapter
-from ..errors import MuseError
+from ..book import Book, Chapter, parse_chapter_file
+from ..errors import InputError, MuseError
 from ..store import ChapterRecord, register_chapters, utc_now
 from ..text import count_chars, split_paragraphs
 from ._defaults import load_defaults
@@ -25,7 +25,6 @@ from ._report import (
     ChapterOut,
     CheckReport,
     FindingOut,
-    HitOut,
     RegistryOut,
     RulesFileState,
     RulesInfo,
@@ -59,36 +58,49 @@ class CompiledRules:
         self.effective = effective
         self.rules: tuple[EffectiveRule, ...] = effective.rules
         self.matcher = PhraseMatcher([r.phrase for r in self.rules])
+        # occurrences allowed per chapter: 0 for forbidden, the limit for fatigue
+        self._allowed: IntArray = np.array([r.limit or 0 for r in self.rules], dtype=np.int64)
 
     def check_texts(self, texts: Sequence[str]) -> list[list[Finding]]:
         """Phrase findings for each text: forbidden with ≥ 1 occurrence (error), fatigue above its limit
-        (warning). Counts have `str.count` semantics; positions index into each text."""
+        (warning). Counts have `str.count` semantics; positions index into each text.
+
+        Per-hit work is vectorised: one paragraph lookup (`searchsorted` over `text.split_paragraphs` starts,
+        the same answer as `text.paragraph_at`) per text, and array views per finding."""
         scan = self.matcher.scan(texts)
+        n_phr = scan.phrases
         out: list[list[Finding]] = []
         for t, text in enumerate(texts):
+            lo, hi = scan.group_range(t)
             found: list[Finding] = []
-            para_starts: IntArray | None = None
-            for p, n in sorted(scan.counts(t).items()):
-                rule = self.rules[p]
-                if rule.kind == "fatigue" and rule.limit is not None and n <= rule.limit:
-                    continue
-                if para_starts is None:
+            if lo < hi:
+                ids = scan.keys[lo:hi] - t * n_phr
+                counts = scan.group_count[lo:hi]
+                violating = np.flatnonzero(counts > self._allowed[ids])
+                if violating.size:
+                    base = int(scan.group_start[lo])
+                    block = scan.starts[base : int(scan.group_start[hi - 1] + scan.group_count[hi - 1])]
                     para_starts = np.array([q.start for q in split_paragraphs(text)], dtype=np.int64)
-                starts = scan.match_starts(t, p)
-                found.append(
-                    Finding(
-                        rule=rule.kind,
-                        target=rule.phrase,
-                        limit=rule.limit,
-                        actual=n,
-                        severity=rule.severity,
-                        origin=rule.origin.label,
-                        starts=starts,
-                        ends=starts + len(rule.phrase),
-                        # a phrase holds no whitespace, so each occurrence lies inside one non-blank line
-                        paragraphs=np.searchsorted(para_starts, starts, side="right") - 1,
-                    )
-                )
+                    # a phrase holds no whitespace, so each occurrence lies inside one non-blank line
+                    paras = np.searchsorted(para_starts, block, side="right") - 1
+                    for j in violating.tolist():
+                        rule = self.rules[int(ids[j])]
+                        a = int(scan.group_start[lo + j]) - base
+                        b = a + int(counts[j])
+                        starts = block[a:b]
+                        found.append(
+                            Finding(
+                                rule=rule.kind,
+                                target=rule.phrase,
+                                limit=rule.limit,
+                                actual=b - a,
+                                severity=rule.severity,
+                                origin=rule.origin.label,
+                                starts=starts,
+                                ends=starts + len(rule.phrase),
+                                paragraphs=paras[a:b],
+                            )
+                        )
             out.append(found)
         return out
 
@@ -118,6 +130,14 @@ def load_book_rules(book: Book) -> LoadedRules:
     return LoadedRules(book.rules_path, state, ruleset, effective)
 
 
+def _read(number: int, path: Path) -> Chapter:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError("CHAPTER_READ", f"cannot read ({exc.strerror})", str(path), "check the file") from exc
+    return parse_chapter_file(number, path, data)
+
+
 def _finding_out(f: Finding) -> FindingOut:
     return FindingOut(
         rule=f.rule,
@@ -126,7 +146,7 @@ def _finding_out(f: Finding) -> FindingOut:
         actual=f.actual,
         severity=f.severity,
         origin=f.origin,
-        hits=[HitOut(paragraph=a, start=b, end=c) for a, b, c in f.hits()],
+        hits=f.hits(),
     )
 
 
@@ -171,7 +191,8 @@ def check_book(
     """
     loaded = load_book_rules(book)
     numbers = book.select_chapters(chapter, span)
-    chapters: list[Chapter] = [book.read_chapter(n) for n in numbers]
+    paths = book.chapter_paths()
+    chapters: list[Chapter] = [_read(n, paths[n]) for n in numbers]
     compiled = CompiledRules(loaded.effective)
     per_text = compiled.check_texts([c.body for c in chapters])
     out: list[ChapterOut] = []

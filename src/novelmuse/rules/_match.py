@@ -56,10 +56,16 @@ class ScanResult:
         i = self._index.get(text * self.phrases + phrase)
         return 0 if i is None else int(self.group_count[i])
 
-    def counts(self, text: int) -> dict[int, int]:
-        """Phrase index → count, for every phrase that occurs in text `text` at least once."""
+    def group_range(self, text: int) -> tuple[int, int]:
+        """[lo, hi) of the groups of text `text`; its matches are `starts[group_start[lo] : end of group hi-1]`,
+        contiguous, because groups are sorted by text first."""
         lo = int(np.searchsorted(self.keys, text * self.phrases, side="left"))
         hi = int(np.searchsorted(self.keys, (text + 1) * self.phrases, side="left"))
+        return lo, hi
+
+    def counts(self, text: int) -> dict[int, int]:
+        """Phrase index → count, for every phrase that occurs in text `text` at least once."""
+        lo, hi = self.group_range(text)
         return dict(
             zip(
                 (self.keys[lo:hi] - text * self.phrases).tolist(),

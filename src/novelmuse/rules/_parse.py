@@ -165,6 +165,9 @@ def _parse_line(b: _Builder, raw: str, n: int) -> None:
                 return
             parsed.append((item, None))
             continue
+        if item.startswith(_OPS):
+            b.problem("RULES_SYNTAX", "error", f"line {n}: the limit {item!r} has no phrase before it", n)
+            return
         fm = _FATIGUE_ITEM.match(item)
         if fm is None:
             b.problem(

@@ -19,12 +19,10 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class HitOut(_Out):
-    """One occurrence: paragraph index (`text.split_paragraphs` of the body) and [start, end) into the body."""
-
-    paragraph: int
-    start: int
-    end: int
+#: One occurrence as ``[paragraph, start, end]``: the paragraph index (`text.split_paragraphs` of the body) and
+#: the [start, end) character offsets into the body. A triple, not an object: a check can report hundreds of
+#: thousands of hits, and an object per hit costs ~10x more to build and to print.
+Hit = tuple[int, int, int]
 
 
 class FindingOut(_Out):
@@ -36,7 +34,7 @@ class FindingOut(_Out):
     actual: int  # occurrences (str.count semantics), or the chapter's count_chars
     severity: Severity
     origin: str  # "default v1", "rules.txt line 3", "book.toml [chapters]"
-    hits: list[HitOut]
+    hits: list[Hit]  # [paragraph, start, end] per occurrence, in text order
 
 
 class LengthOut(_Out):
