@@ -725,3 +725,10 @@ def test_end_to_end_key_never_reaches_database_vault_or_output(
             assert secret.encode() not in path.read_bytes(), path
     out = capsys.readouterr()
     assert secret not in out.out and secret not in out.err
+
+
+def test_sandbox_read_paths_are_resolved_against_the_book_root(fake: FakeCli, tmp_path: Path) -> None:
+    (tmp_path / "runtime").mkdir()
+    cfg = fake.config(sandbox_read_paths=["runtime", "/opt/node"])
+    provider = ClaudeCliProvider("cli", cfg, tmp_path)
+    assert provider._read_only(fake.path) == [fake.path.parent, (tmp_path / "runtime").resolve(), Path("/opt/node")]

@@ -407,7 +407,10 @@ class ClaudeCliProvider:
         return kind, tool
 
     def _read_only(self, exe: Path) -> list[Path]:
-        return [exe.parent, *(Path(p) for p in self.config.sandbox_read_paths)]
+        """What the sandbox shows read-only besides the system runtime: the CLI's directory and the
+        configured `sandbox_read_paths` (relative ones are relative to the book root), all resolved."""
+        extra = [Path(os.path.realpath(self.book_root / p)) for p in self.config.sandbox_read_paths]
+        return [exe.parent, *extra]
 
     async def _probe_version(
         self, exe: Path, kind: SandboxKind, tool: str | None, env: Mapping[str, str], where: IsolatedDir
