@@ -246,6 +246,13 @@ def _make_handler(srv: LoopbackServer) -> type[BaseHTTPRequestHandler]:
         def _handle(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
+            if self.command == "GET" and self.path == "/_loopback/count":  # not a model request: not counted
+                body = str(srv.count).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
             try:
                 parsed: Any = json.loads(raw) if raw else None
             except ValueError:
@@ -281,3 +288,40 @@ def serving(kind: Kind, *replies: Reply, default: Reply | None = None) -> Iterat
     srv.queue(*replies)
     with srv:
         yield srv
+
+
+@contextmanager
+def serving_in_subprocess(kind: Kind, *, delay_s: float = 0.0) -> Iterator[str]:
+    """Run a loopback server in a separate process (answering every request with a success after `delay_s`)
+    and yield its base URL: for benchmarks, where a server thread would compete with the client for the GIL.
+    `GET <host>/_loopback/count` returns the number of model requests it received."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, __file__, kind, str(delay_s)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        if not line.startswith("http://127.0.0.1:"):
+            raise RuntimeError(f"loopback subprocess did not start: {line!r}")
+        yield line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _main(argv: list[str]) -> None:
+    kind: Kind = "anthropic" if argv[0] == "anthropic" else "openai"
+    srv = LoopbackServer(kind, default=Reply(delay_s=float(argv[1]) if len(argv) > 1 else 0.0)).start()
+    print(srv.base_url, flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    import sys
+
+    _main(sys.argv[1:])

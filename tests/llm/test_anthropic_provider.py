@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,7 +17,7 @@ from novelmuse.book import AnthropicProviderConfig
 from novelmuse.llm._provider_anthropic import AnthropicProvider, parse_message
 from novelmuse.llm._types import Message, ProviderError, ProviderRequest, ProviderResponse
 
-from .loopback import LoopbackServer, Reply
+from .loopback import LoopbackServer, Reply, serving_in_subprocess
 
 KEY = "sk-ant-test-0123456789SECRET"
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer", "minimum": 1}}}
@@ -232,3 +233,10 @@ def test_parse_never_crashes_on_odd_bodies(body: Any) -> None:
         return
     assert resp.text is None or isinstance(resp.text, str)
     assert resp.finish in ("stop", "length", "filtered", "tool_use", "other")
+
+
+def test_loopback_server_in_a_separate_process_serves_and_counts() -> None:
+    with serving_in_subprocess("anthropic", delay_s=0.01) as base_url:
+        resp = send(make_provider(base_url))
+        assert resp.resolved_model == "claude-test-model-1" and resp.finish == "stop"
+        assert httpx2.get(f"{base_url}/_loopback/count").text == "1"
