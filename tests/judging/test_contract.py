@@ -177,6 +177,11 @@ def test_coverage_counts_equal_a_naive_recount(
     r = _naive(r_entries, [(d,) for d in dids])
     v = _naive(v_entries, [(c, t) for c in cids for t in tids])
     assert (result.scores.missing, result.scores.duplicate, result.scores.out_of_range) == s
+    assert (result.scores.entries, result.rankings.entries, result.verdicts.entries) == (
+        len(s_entries),
+        len(r_entries),
+        len(v_entries),
+    )
     assert (result.rankings.missing, result.rankings.duplicate, result.rankings.out_of_range) == r
     assert (result.verdicts.missing, result.verdicts.duplicate, result.verdicts.out_of_range) == v
     codes = result.code_counts()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -153,6 +154,11 @@ def test_a_bad_quote_gets_corrections_then_fails_closed_after_three_calls(
     code = "CONTRACT_QUOTE_NOT_FOUND" if kind == "missing" else "CONTRACT_QUOTE_NOT_UNIQUE"
     assert code in requests[1]["messages"][-1]["content"] or code in str(judge1.diagnostics)
     assert doc.report.scores == [] and doc.lessons == []
+    diag = judge1.diagnostics
+    assert diag["slot"] == 1 and diag["attempts"] == 3
+    assert diag["contract"]["scores"] == {"expected": 8, "entries": 8, "missing": 0, "duplicate": 0, "outOfRange": 0}
+    assert "玄德" not in json.dumps(diag, ensure_ascii=False)  # codes and counts only, never content
+    assert judge1.finalReceiptId is None
 
 
 def test_a_correction_that_fixes_the_quote_is_accepted(make_panel: Callable[..., Panel]) -> None:
@@ -164,6 +170,7 @@ def test_a_correction_that_fixes_the_quote_is_accepted(make_panel: Callable[...,
     for j in doc.report.judges:
         assert j.providerKind == "scripted" and j.model == "scripted-model-1" and len(j.receiptIds) == j.attempts
         assert len(j.quotes) == 8
+        assert j.finalReceiptId == j.receiptIds[-1]
 
 
 def test_a_first_position_biased_judge_is_exposed(make_panel: Callable[..., Panel]) -> None:

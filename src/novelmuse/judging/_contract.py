@@ -33,9 +33,20 @@ class ArrayCounts:
     """Coverage of one array against its expected product."""
 
     expected: int
+    entries: int  # entries the report gave (including duplicates and unknown ids)
     missing: int
     duplicate: int
     out_of_range: int
+
+    def to_json(self) -> dict[str, int]:
+        """Counts only (safe for diagnostics)."""
+        return {
+            "expected": self.expected,
+            "entries": self.entries,
+            "missing": self.missing,
+            "duplicate": self.duplicate,
+            "outOfRange": self.out_of_range,
+        }
 
 
 @dataclass
@@ -57,6 +68,18 @@ class ContractResult:
     def ok(self) -> bool:
         return not self.findings
 
+    def count_summary(self) -> dict[str, object]:
+        """Array counts and missing/duplicate/out-of-range counts per array: what a failure may record."""
+        return {
+            "scores": self.scores.to_json(),
+            "rankings": self.rankings.to_json(),
+            "verdicts": self.verdicts.to_json(),
+            "scoreValueOutOfRange": self.score_value_out_of_range,
+            "scoreOffStep": self.score_off_step,
+            "rankingsIncomplete": self.rankings_incomplete,
+            "verdictValueInvalid": self.verdict_value_invalid,
+        }
+
     def code_counts(self) -> dict[str, int]:
         """Finding code → count: what diagnostics may record (never the details)."""
         return dict(sorted(Counter(f.code for f in self.findings).items()))
@@ -77,7 +100,8 @@ def _coverage(keys: Iterable[tuple[str, ...]], expected: Sequence[tuple[str, ...
             seen.add(key)
             firsts.add(i)
     missing = len(expected_set - seen)
-    return ArrayCounts(len(expected_set), missing, duplicate, out_of_range), firsts
+    entries = len(firsts) + duplicate + out_of_range
+    return ArrayCounts(len(expected_set), entries, missing, duplicate, out_of_range), firsts
 
 
 def check_report(report: JudgeReport, blind: BlindInput, rubric: Rubric) -> ContractResult:

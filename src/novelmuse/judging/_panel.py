@@ -85,8 +85,11 @@ def session_judge(session: ModelSession, rubric: Rubric) -> JudgeFn:
     """
 
     async def judge(slot: int, blind: BlindInput, messages: list[Message], prompt_sha256: str) -> JudgeRecord:
+        checked: list[ContractResult] = []
+
         def contract(report: JudgeReport) -> list[Violation]:
-            return [Violation(code=f.code, detail=f.detail) for f in check_report(report, blind, rubric).findings]
+            checked.append(check_report(report, blind, rubric))
+            return [Violation(code=f.code, detail=f.detail) for f in checked[-1].findings]
 
         record = JudgeRecord(slot=slot, blind=blind, prompt_sha256=prompt_sha256)
         try:
@@ -100,7 +103,9 @@ def session_judge(session: ModelSession, rubric: Rubric) -> JudgeFn:
             )
         except ModelCallFailed as exc:
             record.error_code = exc.code
-            record.diagnostics = dict(exc.diagnostics)
+            record.diagnostics = {**exc.diagnostics, "slot": slot}
+            if checked:  # the last draft that parsed: its array counts (never its content)
+                record.diagnostics["contract"] = checked[-1].count_summary()
             record.call_id = exc.call_id or None
             record.receipts = list(exc.receipts)
             return record
@@ -136,6 +141,7 @@ def _entry(rec: JudgeRecord, order: list[str]) -> JudgeEntry:
         model=(final.resolved_model or final.requested_model) if final else None,
         callId=rec.call_id,
         receiptIds=[r.id for r in rec.receipts],
+        finalReceiptId=final.id if final is not None and rec.ok else None,
         attempts=len(rec.receipts),
         promptSha256=rec.prompt_sha256,
         inputSha256=rec.blind.sha256(),

@@ -66,6 +66,7 @@ class JudgeEntry(BaseModel):
     model: str | None = None
     callId: str | None = None
     receiptIds: list[str] = Field(default_factory=list)
+    finalReceiptId: str | None = None  # the receipt of the accepted draft this report is bound to
     attempts: int = 0
     promptSha256: str
     inputSha256: str
