@@ -500,7 +500,7 @@ _json_values = st.recursive(
 _docs = st.fixed_dictionaries(
     {},
     optional={
-        "type": st.sampled_from(["result", "assistant"]),
+        "type": st.sampled_from(["result", "result", "assistant"]),
         "subtype": st.sampled_from(["success", "error_max_turns", "error_during_execution"]),
         "is_error": st.sampled_from([True, False, None, 0, "false"]),
         "stop_reason": st.sampled_from(["end_turn", "max_tokens", "refusal", "tool_use", None, "pause_turn"]),
@@ -525,7 +525,7 @@ def _oracle_success(doc: dict[str, Any]) -> bool:
         return type(v) is int and v >= 0
 
     return (
-        doc.get("type", "result") == "result"
+        doc.get("type") == "result"
         and doc.get("is_error") is False
         and doc.get("subtype") == "success"
         and doc.get("stop_reason") in ("end_turn", "stop_sequence", "tool_use")
@@ -540,7 +540,7 @@ def _oracle_success(doc: dict[str, Any]) -> bool:
 @given(_docs)
 def test_parser_agrees_with_the_success_oracle(doc: dict[str, Any]) -> None:
     raw = json.dumps(doc).encode()
-    if doc.get("type", "result") != "result":
+    if doc.get("type") != "result":
         with pytest.raises(ProviderError) as info:
             parse_cli_result(raw, sandbox="none")
         assert info.value.code == "MODEL_OUTPUT_NOT_JSON"
@@ -556,6 +556,25 @@ def test_parser_agrees_with_the_success_oracle(doc: dict[str, Any]) -> None:
     assert ok == _oracle_success(doc)
     if resp.text is not None:
         assert json.loads(resp.text) == doc["structured_output"]
+
+
+def test_a_verbose_message_array_needs_exactly_one_result() -> None:
+    result = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 3, "output_tokens": 4},
+        "modelUsage": {MODEL: {}},
+        "structured_output": {"ok": True},
+    }
+    init = {"type": "system", "subtype": "init", "model": MODEL}
+    resp = parse_cli_result(json.dumps([init, result]).encode(), sandbox="none")
+    assert json.loads(resp.text or "") == {"ok": True} and resp.finish == "stop"
+    for doc in ([init], [init, result, result], {"subtype": "success"}):
+        with pytest.raises(ProviderError) as info:
+            parse_cli_result(json.dumps(doc).encode(), sandbox="none")
+        assert info.value.code == "MODEL_OUTPUT_NOT_JSON"
 
 
 @settings(max_examples=200, deadline=None)

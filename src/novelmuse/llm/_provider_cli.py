@@ -222,12 +222,19 @@ def _finish(doc: Mapping[str, Any], is_error: bool) -> Finish:
 
 
 def parse_cli_result(stdout: bytes, *, sandbox: SandboxKind) -> ProviderResponse:
-    """Turn the CLI's JSON result document into a response; stdout that is not one → MODEL_OUTPUT_NOT_JSON."""
+    """Turn the CLI's JSON result document into a response; stdout that is not one → MODEL_OUTPUT_NOT_JSON.
+
+    The document is one object with ``"type": "result"``. A verbose CLI prints an array of every
+    message instead; then exactly one element must be the result (none or several → not JSON).
+    """
     try:
         doc = json.loads(stdout.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         doc = None
-    if not isinstance(doc, dict) or doc.get("type", "result") != "result":
+    if isinstance(doc, list):
+        results = [d for d in doc if isinstance(d, dict) and d.get("type") == "result"]
+        doc = results[0] if len(results) == 1 else None
+    if not isinstance(doc, dict) or doc.get("type") != "result":
         raise ProviderError(
             "MODEL_OUTPUT_NOT_JSON",
             "the Claude CLI printed no JSON result document",
