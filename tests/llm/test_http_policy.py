@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -326,3 +327,15 @@ def test_the_key_never_reaches_db_vault_or_receipts(server: LoopbackServer, book
     for path in files:
         assert needle not in path.read_bytes(), path
     assert KEY not in str(err) and KEY not in json.dumps(err.diagnostics)
+
+
+def test_connection_refused_is_resent_up_to_the_bound(tmp_path: Path, kind: Kind) -> None:
+    """Nothing was sent, so the cost is known (0) and the transient error is resent — 3 attempts, then closed."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there once the socket is closed
+    suffix = "/v1" if kind == "openai" else ""
+    out = call_once(write_book(tmp_path / "refused", kind, f"http://127.0.0.1:{port}{suffix}"))
+    err = failed(out, "MODEL_CONNECTION")
+    assert out.receipts == [(i, "failed", "MODEL_CONNECTION") for i in (1, 2, 3)]
+    assert err.diagnostics["bound_reached"] is True
