@@ -117,3 +117,22 @@ def db_rows(root: Path, sql: str, *args: object) -> list[tuple[Any, ...]]:
 def as_json(stdout: str) -> dict[str, Any]:
     doc: dict[str, Any] = json.loads(stdout)
     return doc
+
+
+def vault_requests(root: Path) -> list[list[dict[str, str]]]:
+    """The message lists of every raw request in the vault (requests carry `messages`; responses do not)."""
+    out = []
+    for p in sorted((root / ".muse" / "vault" / "raw").rglob("*")):
+        if p.is_file():
+            try:
+                doc = json.loads(p.read_text(encoding="utf-8"))
+            except ValueError:
+                continue
+            if isinstance(doc, dict) and "messages" in doc:
+                out.append(doc["messages"])
+    return out
+
+
+def requests_of(root: Path, system_marker: str) -> list[list[dict[str, str]]]:
+    """The requests whose system message contains `system_marker` (e.g. 'novelmuse writer role')."""
+    return [m for m in vault_requests(root) if m and m[0]["role"] == "system" and system_marker in m[0]["content"]]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from novelmuse.text import split_paragraphs
 
-from .helpers import as_json, body_of, db_rows, editor_output, make_book, receipts_by_role
+from .helpers import as_json, body_of, db_rows, editor_output, make_book, receipts_by_role, requests_of
 
 CLEAN = {"output": {"issues": [], "passed": True}}
 
@@ -84,6 +84,12 @@ def test_rewrite_then_rereview_still_below_asks_arbiter_once_and_respects_rewrit
         }
     ]
     assert db_rows(book, "SELECT round, decision, reason FROM arbiter_decisions") == [(0, "keep_rewriting", "分数在涨")]
+    # the arbiter saw every review report and the rewrite's paragraph diff
+    (arbiter,) = requests_of(book, "novelmuse arbiter role")
+    task = arbiter[1]["content"]
+    first_para = split_paragraphs(body)[0].text.strip()
+    assert f"-{first_para}" in task and f"+甲{first_para}" in task
+    assert '"editor_round": 0' in task and '"editor_round": 1' in task and '"overall": 55' in task
 
 
 def test_arbiter_bound_stops_rewriting_even_with_rewrite_rounds_left(tmp_path: Path, muse) -> None:

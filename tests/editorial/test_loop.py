@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from novelmuse.text import split_paragraphs
@@ -15,6 +16,7 @@ from .helpers import (
     make_book,
     paragraph_of,
     receipts_by_role,
+    requests_of,
     unique_sentences,
 )
 
@@ -252,12 +254,15 @@ def test_forbidden_phrase_rewrites_only_its_paragraphs(tmp_path: Path, muse) -> 
     # byte-compare every line: only the lines of the targeted paragraphs differ (line 0 is the heading)
     line_of = {p.index: body[: p.start].count("\n") + 1 for p in paras}
     assert changed == [line_of[i] for i in targets]
-    # the writer got the preferences verbatim and the contract correction (2 requests in one call)
+    # the writer got the preferences verbatim, and the contract's correction (2 requests in one call)
     assert receipts_by_role(book)["writer"] == 2
-    vault_text = "".join(
-        p.read_text(encoding="utf-8", errors="replace") for p in (book / ".muse" / "vault").rglob("*") if p.is_file()
+    writer = requests_of(book, "novelmuse writer role")
+    assert len(writer) == 2
+    assert "多对话,快节奏" in writer[0][0]["content"] and phrase in writer[0][0]["content"]
+    assert f"需要重写的段落编号:{'、'.join(map(str, targets))}" in writer[0][1]["content"]
+    assert (
+        "CONTRACT_FORBIDDEN_PHRASE" in json.dumps(writer[1], ensure_ascii=False) or phrase in writer[1][-1]["content"]
     )
-    assert "多对话,快节奏" in vault_text
 
 
 def test_no_model_configured_skips_model_steps_never_passes(tmp_path: Path, muse) -> None:
