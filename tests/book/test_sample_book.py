@@ -6,10 +6,9 @@ import re
 import subprocess
 import sys
 
-from tests.conftest import ROOT, SAMPLE_BOOK, SANGUO, SHARED
-
 from novelmuse.book import find_book
 from novelmuse.text import count_chars
+from tests.conftest import ROOT, SAMPLE_BOOK, SANGUO, SHARED
 
 
 def test_sample_book_loads_with_sensible_limits() -> None:

@@ -28,7 +28,7 @@ from ..store import register_chapters
 from ..text import ChapterPart, HeadingLine, SplitText, decode_text, sha256_hex, split_chapters
 from ._files import atomic_write_bytes
 from ._init import init_book, remove_created
-from ._project import BOOK_FILE, find_book
+from ._project import BOOK_FILE, find_book, parse_chapter_file
 
 PROLOGUE_HEADING = "序"
 _MAX_LISTED = 8
@@ -168,9 +168,7 @@ def _validate(split: SplitText, source: Path, allow_gaps: bool) -> list[Gap]:
             "renumber or merge those chapters in the source file (duplicates are never guessed)",
         )
     if disorder:
-        backwards = [
-            f"{o.number} at line {o.line} after {o.previous_number} at line {o.previous_line}" for o in disorder
-        ]
+        backwards = [f"{o.number} (line {o.line}) after {o.previous_number} (line {o.previous_line})" for o in disorder]
         raise InputError(
             "IMPORT_CHAPTER_ORDER",
             "chapter numbers go backwards: " + _listed(backwards),
@@ -250,8 +248,10 @@ def import_novel(source: Path, into: Path, *, allow_gaps: bool = False, title: s
                 target = book.chapters_dir / f"{number:04d}.md"
                 atomic_write_bytes(target, payload)
                 written.append(target)
-            chapters = [book.read_chapter(number) for number, *_ in files]
-            register_chapters(conn, [book.chapter_record(ch) for ch in chapters], remove_others=False)
+            # read back what is on disk now (one read per file: Book.read_chapter lists the directory each time)
+            chapters = [parse_chapter_file(f[0], p, p.read_bytes()) for f, p in zip(files, written, strict=True)]
+            records = [book.chapter_record(ch) for ch in chapters]
+            register_chapters(conn, records, remove_others=False)
         except BaseException:
             for p in written:
                 with contextlib.suppress(OSError):
@@ -267,8 +267,7 @@ def import_novel(source: Path, into: Path, *, allow_gaps: bool = False, title: s
         raise
 
     out: list[ImportedChapter] = []
-    for (number, ch_title, heading, line, payload), ch in zip(files, chapters, strict=True):
-        rec = book.chapter_record(ch)
+    for (number, ch_title, heading, line, payload), rec in zip(files, records, strict=True):
         out.append(
             ImportedChapter(
                 number=number,

@@ -1,0 +1,358 @@
+"""`muse import FILE --into DIR`: byte-exact chapters, prologue, numbering problems, bad input, safety."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from novelmuse.book import check_numbering, find_book, import_novel
+from novelmuse.errors import InputError
+from novelmuse.store import registered_chapters
+from novelmuse.text import count_chars, decode_text, sha256_hex, split_chapters, split_paragraphs
+from tests.book.readonly import read_only
+from tests.conftest import HONGLOU, SANGUO, muse_subprocess
+
+BAD_UTF8 = "第一章 甲\n正文。\n".encode() * 50 + b"\xc3\x28" + "第二章 乙\n".encode()  # 24 bytes x 50, then a bad byte
+
+
+def rejoin_files(book_dir: Path) -> str:
+    """Re-join a book's chapter files: prologue body, then each chapter's heading line and body."""
+    out = []
+    for path in sorted((book_dir / "chapters").glob("*.md")):
+        text = path.read_bytes().decode("utf-8")
+        first, _, body = text.partition("\n")
+        assert first.startswith("# ")
+        out.append(body if path.name == "0000.md" else first[2:] + "\n" + body)
+    return "".join(out)
+
+
+def normalise_headings(text: str, heading_lines: list[int]) -> str:
+    """The input with the given (1-based) heading lines stripped — what the import promises to keep."""
+    lines = text.split("\n")
+    for n in heading_lines:
+        lines[n - 1] = lines[n - 1].strip()
+    return "\n".join(lines)
+
+
+def _json(r) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    assert r.stdout, r.stderr
+    return json.loads(r.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("path", [HONGLOU, SANGUO], ids=["honglou", "sanguo"])
+def test_corpus_round_trip_and_registry(muse, tmp_path: Path, path: Path) -> None:  # type: ignore[no-untyped-def]
+    d = tmp_path / "book"
+    r = muse("import", path, "--into", d, "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = _json(r)
+    assert doc["ok"] is True and doc["initialised"] is True and doc["encoding"] == "utf-8" and doc["unit"] == "回"
+    assert [c["number"] for c in doc["chapters"]] == list(range(1, 121))
+    assert doc["prologue"] is None and doc["gaps"] == []
+    source = path.read_text(encoding="utf-8")
+    assert doc["source_sha256"] == sha256_hex(path.read_bytes())
+    assert rejoin_files(d) == source  # the corpus heading lines are already normalised: exact
+    book = find_book(d)
+    reg = registered_chapters(book.db)
+    assert sorted(reg) == list(range(1, 121))
+    for c in doc["chapters"]:
+        ch = book.read_chapter(c["number"])
+        assert reg[c["number"]].sha256 == sha256_hex((d / c["path"]).read_bytes()) == c["sha256"]
+        assert reg[c["number"]].chars == c["chars"] == count_chars(ch.body)
+        assert reg[c["number"]].paragraphs == c["paragraphs"] == len(split_paragraphs(ch.body))
+        assert ch.heading == c["heading"] and c["heading"].endswith(c["title"])
+    assert doc["chapters"][118]["heading"].startswith("第一百十九回")
+    assert book.config.book.title == path.stem
+
+
+def test_prologue_crlf_bom_emoji_and_heading_normalisation(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    text = (
+        "书名：试炼\r\n作者：某某\r\n\r\n"
+        "  第一章：开端  \r\n"
+        "\u3000\u3000他笑了😀，e\u0301 café\u3000全角　空格。\r\n"
+        "第一卷 潜龙\r\n"
+        "第2章\t风起\r\n"
+        "正文二。\r\n"
+        "第三章风停"  # last line, no line break
+    )
+    src = tmp_path / "novel.txt"
+    src.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    d = tmp_path / "b"
+    r = muse("import", src, "--into", d, "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = _json(r)
+    assert doc["encoding"] == "utf-8-sig" and any("byte-order mark" in n for n in doc["notes"])
+    assert doc["prologue"]["number"] == 0 and doc["prologue"]["path"] == "chapters/0000.md"
+    assert doc["prologue"]["heading"] == "序"
+    assert (d / "chapters" / "0000.md").read_bytes() == "# 序\n书名：试炼\r\n作者：某某\r\n\r\n".encode()
+    assert [(c["number"], c["title"], c["line"]) for c in doc["chapters"]] == [
+        (1, "开端", 4),
+        (2, "风起", 7),
+        (3, "风停", 9),
+    ]
+    assert doc["volumes"] == [{"line": 6, "text": "第一卷 潜龙"}]
+    assert any("volume" in n and "line 6" in n for n in doc["notes"])
+    one = (d / "chapters" / "0001.md").read_bytes()
+    assert one == "# 第一章：开端\n\u3000\u3000他笑了😀，e\u0301 café\u3000全角　空格。\r\n第一卷 潜龙\r\n".encode()
+    assert (d / "chapters" / "0003.md").read_bytes() == "# 第三章风停\n".encode()
+    expected = normalise_headings(text, [4, 7, 9]).replace("第一章：开端\r\n", "第一章：开端\n")
+    expected = expected.replace("第2章\t风起\r\n", "第2章\t风起\n") + "\n"
+    assert rejoin_files(d) == expected
+
+
+def test_gb18030_source_is_noted_and_written_as_utf8(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    text = SANGUO.read_text(encoding="utf-8")
+    cut = text.index("第四回")
+    src = tmp_path / "gbk.txt"
+    src.write_bytes(text[:cut].encode("gb18030"))
+    r = muse("import", src, "--into", tmp_path / "b", "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = _json(r)
+    assert doc["encoding"] == "gb18030" and any("GB18030" in n for n in doc["notes"])
+    assert rejoin_files(tmp_path / "b") == text[:cut]
+    r = muse("import", src, "--into", tmp_path / "c")  # the human output shows the note on stderr
+    assert r.exit_code == 0 and "GB18030" in r.stderr and "第三回" in r.stdout
+
+
+def _book_text(numbers: list[int]) -> str:
+    return "".join(f"第{n}章 标题{n}\n正文{n}。\n" for n in numbers)
+
+
+def test_duplicates_are_refused_with_line_numbers(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    src = tmp_path / "dup.txt"
+    src.write_text(_book_text([1, 2, 3, 2, 4]), encoding="utf-8")
+    d = tmp_path / "b"
+    r = muse("import", src, "--into", d, "--allow-gaps", "--json")
+    assert r.exit_code == 2
+    err = _json(r)["error"]
+    assert err["code"] == "IMPORT_DUPLICATE_CHAPTERS" and "2 at lines 3, 7" in err["what"]
+    assert not d.exists()  # nothing written, not even the book
+
+
+def test_backwards_numbers_are_refused(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    src = tmp_path / "order.txt"
+    src.write_text(_book_text([1, 3, 2]), encoding="utf-8")
+    r = muse("import", src, "--into", tmp_path / "b", "--allow-gaps")
+    assert r.exit_code == 2 and r.stderr.startswith("error[IMPORT_CHAPTER_ORDER]")
+    assert "2 (line 5) after 3 (line 3)" in r.stderr
+
+
+def test_gaps_are_an_error_unless_allowed(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    src = tmp_path / "gaps.txt"
+    src.write_text(_book_text([1, 2, 5, 7]), encoding="utf-8")
+    d = tmp_path / "b"
+    r = muse("import", src, "--into", d)
+    assert r.exit_code == 2 and r.stderr.startswith("error[IMPORT_CHAPTER_GAPS]")
+    assert "missing 3–4 between line 3 (ch. 2) and line 5 (ch. 5)" in r.stderr
+    assert "missing 6 between line 5 (ch. 5) and line 7 (ch. 7)" in r.stderr
+    assert not d.exists()
+    r = muse("import", src, "--into", d, "--allow-gaps", "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = _json(r)
+    assert [c["number"] for c in doc["chapters"]] == [1, 2, 5, 7]
+    assert [(g["missing_from"], g["missing_to"], g["after_line"], g["before_line"]) for g in doc["gaps"]] == [
+        (3, 4, 3, 5),
+        (6, 6, 5, 7),
+    ]
+    assert sorted(p.name for p in (d / "chapters").iterdir()) == ["0001.md", "0002.md", "0005.md", "0007.md"]
+    r = muse("import", src, "--into", tmp_path / "c", "--allow-gaps")
+    assert r.exit_code == 0 and "warning: imported with --allow-gaps" in r.stderr
+
+
+def test_no_heading_at_all(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    src = tmp_path / "plain.txt"
+    src.write_text("只是一段文字。\n第一回说到此处。\n", encoding="utf-8")
+    r = muse("import", src, "--into", tmp_path / "b")
+    assert r.exit_code == 2 and r.stderr.startswith("error[IMPORT_NO_HEADINGS]")
+
+
+def test_never_overwrites_an_authors_chapter(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    d = tmp_path / "b"
+    first = tmp_path / "one.txt"
+    first.write_text(_book_text([1, 2]), encoding="utf-8")
+    assert muse("import", first, "--into", d).exit_code == 0
+    (d / "chapters" / "0002.md").write_text("# 第2章 我改过的\n作者的修改。\n", encoding="utf-8")
+    again = tmp_path / "again.txt"
+    again.write_text(_book_text([2, 3]), encoding="utf-8")
+    r = muse("import", again, "--into", d, "--json")
+    assert r.exit_code == 2
+    err = _json(r)["error"]
+    assert err["code"] == "IMPORT_CHAPTER_EXISTS" and err["where"].endswith("chapters/0002.md")
+    assert (d / "chapters" / "0002.md").read_text(encoding="utf-8") == "# 第2章 我改过的\n作者的修改。\n"
+    assert not (d / "chapters" / "0003.md").exists()
+    # a continuation with new numbers goes into the same book and is registered beside the old ones
+    more = tmp_path / "more.txt"
+    more.write_text(_book_text([3, 4]), encoding="utf-8")
+    r = muse("import", more, "--into", d, "--json")
+    assert r.exit_code == 0, r.stderr
+    assert _json(r)["initialised"] is False
+    assert sorted(registered_chapters(find_book(d).db)) == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize(
+    ("data", "code", "detail"),
+    [
+        (b"", "TEXT_EMPTY", "empty"),
+        (b"\xef\xbb\xbf \r\n", "TEXT_EMPTY", "no text"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "TEXT_BINARY", "offset 8"),
+        (
+            BAD_UTF8,
+            "TEXT_ENCODING",
+            "byte offset 1200",
+        ),  # 24 bytes x 50
+    ],
+    ids=["empty", "bom-only", "binary", "bad-utf8"],
+)
+def test_bad_files_are_clear_errors(muse, tmp_path: Path, data: bytes, code: str, detail: str) -> None:  # type: ignore[no-untyped-def]
+    src = tmp_path / "novel.txt"
+    src.write_bytes(data)
+    d = tmp_path / "b"
+    r = muse("import", src, "--into", d, "--json")
+    assert r.exit_code == 2
+    err = _json(r)["error"]
+    assert err["code"] == code and detail in err["what"], err
+    assert r.stderr.startswith(f"error[{code}]") and "Traceback" not in r.stderr
+    assert not d.exists()
+
+
+def test_missing_source_and_directory_source(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    r = muse("import", tmp_path / "nope.txt", "--into", tmp_path / "b")
+    assert r.exit_code == 2 and r.stderr.startswith("error[IMPORT_SOURCE_NOT_FOUND]")
+    r = muse("import", tmp_path, "--into", tmp_path / "b")
+    assert r.exit_code == 2 and r.stderr.startswith("error[IMPORT_SOURCE_NOT_FOUND]")
+    r = muse("import", tmp_path / "nope.txt")
+    assert r.exit_code == 2 and r.stderr.startswith("error[USAGE]")
+
+
+def test_read_only_book_directory(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    d = tmp_path / "b"
+    assert muse("init", d).exit_code == 0
+    src = tmp_path / "n.txt"
+    src.write_text(_book_text([1, 2, 3]), encoding="utf-8")
+    with read_only(d / "chapters"):
+        r = muse("import", src, "--into", d, "--json")
+    assert r.exit_code == 2, r.stderr
+    assert _json(r)["error"]["code"] in ("FILE_WRITE", "BOOK_WRITE")
+    assert "Traceback" not in r.stderr
+    assert list((d / "chapters").iterdir()) == []
+    assert registered_chapters(find_book(d).db) == {}
+    # a read-only directory that is not a book yet: nothing at all is created in it
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    with read_only(ro):
+        r = muse("import", src, "--into", ro)
+    assert r.exit_code == 2 and r.stderr.startswith("error[BOOK_WRITE]")
+    assert list(ro.iterdir()) == []
+
+
+def test_a_failing_write_midway_is_rolled_back(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import novelmuse.book._import as imp
+
+    real = imp.atomic_write_bytes
+    calls = []
+
+    def third_fails(path: Path, data: bytes, **kw: object) -> None:
+        calls.append(path.name)
+        if len(calls) == 3:
+            raise InputError("FILE_WRITE", "cannot write (No space left on device)", str(path), "free space")
+        real(path, data)
+
+    monkeypatch.setattr(imp, "atomic_write_bytes", third_fails)
+    src = tmp_path / "n.txt"
+    src.write_text(_book_text([1, 2, 3, 4]), encoding="utf-8")
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    (existing / "notes.txt").write_text("作者笔记", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        import_novel(src, existing)
+    assert info.value.code == "FILE_WRITE" and calls == ["0001.md", "0002.md", "0003.md"]
+    assert sorted(p.name for p in existing.iterdir()) == ["notes.txt"]  # the book it started is undone too
+
+
+def test_real_subprocess_import(tmp_path: Path) -> None:
+    src = tmp_path / "n.txt"
+    src.write_text("前言。\n" + _book_text([1, 2]), encoding="utf-8")
+    r = muse_subprocess("import", src, "--into", tmp_path / "b", "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["prologue"]["chars"] == 3 and [c["path"] for c in doc["chapters"]] == [
+        "chapters/0001.md",
+        "chapters/0002.md",
+    ]
+    r = muse_subprocess("import", tmp_path / "missing.txt", "--into", tmp_path / "c")
+    assert r.exit_code == 2 and r.stderr.startswith("error[IMPORT_SOURCE_NOT_FOUND]") and "Traceback" not in r.stderr
+
+
+def test_a_50_mb_novel_imports(tmp_path: Path) -> None:
+    """A ~50 MB novel (480 long chapters of 红楼梦 text) imports byte-exact within the suite's budget.
+
+    Most of the time is one fsync per chapter file (atomic writes); the text work is linear.
+    """
+    chapters = [p.body for p in split_chapters(HONGLOU.read_text(encoding="utf-8")).chapters]
+    parts = []
+    for i in range(480):
+        parts.append(f"第{i + 1}章 卷{i + 1}\n")
+        parts.extend(chapters[(5 * i + k) % 120] for k in range(5))
+    text = "".join(parts)
+    data = text.encode("utf-8")
+    assert len(data) > 50_000_000
+    src = tmp_path / "big.txt"
+    src.write_bytes(data)
+    t0 = time.perf_counter()
+    report = import_novel(src, tmp_path / "b")
+    elapsed = time.perf_counter() - t0
+    assert len(report.chapters) == 480 and report.chapters[-1].path == "chapters/0480.md"
+    assert rejoin_files(tmp_path / "b") == text
+    assert elapsed < 20, f"import of {len(data) / 1e6:.0f} MB took {elapsed:.1f}s"
+
+
+def test_split_is_linear_in_the_text_length() -> None:
+    """Decoding and splitting 4x the text takes about 4x the time (not 16x): no quadratic step."""
+    base = "".join(f"第{i + 1}章 题\n" + "正文，一段话。\n" * 40 for i in range(2000)).encode("utf-8")
+
+    def best_of_3(data: bytes) -> float:
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            split = split_chapters(decode_text(data).text)
+            check_numbering(split.chapters)
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    small = best_of_3(base)
+    big_data = "".join(f"第{i + 1}章 题\n" + "正文，一段话。\n" * 40 for i in range(8000)).encode("utf-8")
+    big = best_of_3(big_data)
+    assert big < 8 * small, (small, big)
+
+
+_line = st.text(st.sampled_from(list("天地玄黄。，！“”　 😀é\u0301\r第章回一")), max_size=20).filter(
+    lambda s: "\n" not in s
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(_line, max_size=3),
+    st.lists(
+        st.tuples(st.sampled_from(["", " ", "　", "：", "\t"]), st.lists(_line, max_size=3)), min_size=1, max_size=5
+    ),
+)
+def test_generated_books_round_trip_through_files(tmp_path_factory, prologue, chapters) -> None:  # type: ignore[no-untyped-def]
+    lines = [f"甲{p}" for p in prologue]
+    heading_lines = []
+    for i, (sep, body) in enumerate(chapters, start=1):
+        lines.append(f" 第{i}章{sep}题{i} ")
+        heading_lines.append(len(lines))
+        lines.extend(f"乙{b}" for b in body)
+    text = "\n".join(lines) + "\n"
+    d = tmp_path_factory.mktemp("gen")
+    (d / "src.txt").write_text(text, encoding="utf-8", newline="")
+    report = import_novel(d / "src.txt", d / "book")
+    assert [c.number for c in report.chapters] == list(range(1, len(chapters) + 1))
+    assert [c.line for c in report.chapters] == heading_lines
+    assert (report.prologue is not None) == bool(prologue)
+    assert rejoin_files(d / "book") == normalise_headings(text, heading_lines)
