@@ -248,3 +248,14 @@ def test_key_never_appears_in_db_vault_or_output(tmp_path: Path) -> None:
     for path in files:
         assert KEY.encode() not in path.read_bytes(), path
     assert os.environ.get("MUSE_TEST_MC_KEY") is None  # the subprocess env never leaked into ours
+
+
+def test_bad_config_and_missing_book_exit_2_with_one_error(muse, tmp_path: Path) -> None:
+    book = make_book(tmp_path / "b", '[roles]\nwriter = "nowhere:model-x"\n')
+    r = muse("models", "check", "--book", book, "--json")
+    assert r.exit_code == 2
+    assert json.loads(r.stdout)["error"]["code"] == "CONFIG_INVALID"
+    assert r.stderr.startswith("error[CONFIG_INVALID]")
+    missing = muse("models", "check", "--book", tmp_path / "nope")
+    assert missing.exit_code == 2 and missing.stderr.startswith("error[")
+    assert "Traceback" not in missing.stderr
