@@ -177,3 +177,15 @@ def test_parse_back_generated_rules(
     assert sorted(got, key=lambda x: (x[3], x[1])) == sorted(expected, key=lambda x: (x[3], x[1]))
     assert [(p.text, p.line) for p in rs.preferences] == prefs
     assert rs.errors == () and rs.unparsed == ()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=30), st.text(max_size=30), st.booleans(), st.sampled_from([b"\xff", b"\x80", b"\xc3("]))
+def test_encoding_error_offset_is_the_bad_byte_in_the_file(head: str, tail: str, bom: bool, bad: bytes) -> None:
+    prefix = (b"\xef\xbb\xbf" if bom else b"") + head.encode("utf-8")
+    data = prefix + bad + tail.encode("utf-8")
+    with pytest.raises(InputError) as exc:
+        decode_rules(data, "rules.txt")
+    assert f"byte offset {len(prefix)} " in exc.value.what
+    line = prefix.count(b"\n") + 1
+    assert f"(line {line})" in exc.value.what

@@ -202,14 +202,15 @@ def parse_rules(text: str) -> RuleSet:
 
 def decode_rules(data: bytes, where: str) -> str:
     """Decode a rules file (UTF-8, BOM tolerated); anything else is RULES_ENCODING naming the byte offset."""
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     try:
-        return data.decode("utf-8-sig")
+        return data[bom:].decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
+        offset = bom + exc.start  # offsets count from the start of the file, BOM included
+        line = data[:offset].count(b"\n") + 1
         raise InputError(
             "RULES_ENCODING",
-            f"the rules file is not UTF-8: invalid byte 0x{data[exc.start]:02x} at byte offset {exc.start} "
-            f"(line {line})",
+            f"the rules file is not UTF-8: invalid byte 0x{data[offset]:02x} at byte offset {offset} (line {line})",
             where,
             "save the file as UTF-8",
         ) from exc

@@ -1,0 +1,95 @@
+"""`muse rules lint` and `muse rules show`: exit codes, JSON shapes, origins and the sha256."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from novelmuse.rules import load_defaults
+from tests.conftest import SAMPLE_BOOK, muse_subprocess
+from tests.rules._books import make_book
+
+
+def book_with(tmp_path: Path, rules: str | bytes | None) -> Path:
+    return make_book(tmp_path / "b", [("第一章", "正文。\n")], rules=rules)
+
+
+def test_lint_lists_rules_unparsed_lines_and_problems(muse: Any, tmp_path: Path) -> None:
+    book = book_with(tmp_path, "禁止:后宫\n疲劳词:一丝≤2\n偏好:多对话\n随便写写\n禁止:后宫\n")
+    r = muse("rules", "lint", "--book", book, "--json")
+    assert r.exit_code == 0, r.stderr  # warnings and unparsed lines do not fail the lint
+    doc = json.loads(r.stdout)
+    assert doc["passed"] is True and doc["file"] == "present"
+    assert doc["forbidden"] == [{"phrase": "后宫", "line": 1}]
+    assert doc["fatigue"] == [{"phrase": "一丝", "limit": 2, "line": 2}]
+    assert doc["preferences"] == [{"text": "多对话", "line": 3}]
+    assert [(u["line"], u["text"]) for u in doc["unparsed"]] == [(4, "随便写写")]
+    assert [(p["code"], p["lines"]) for p in doc["problems"]] == [("RULES_DUPLICATE", [1, 5])]
+    assert doc["counts"] == {"forbidden": 1, "fatigue": 1, "preferences": 1, "unparsed": 1, "errors": 0, "warnings": 1}
+    r = muse("rules", "lint", "--book", book)
+    assert r.exit_code == 0 and "unparsed line 4" in r.stdout and "RULES_DUPLICATE" in r.stdout
+
+
+def test_lint_exits_1_on_errors_and_lints_a_loose_file(muse: Any, tmp_path: Path) -> None:
+    f = tmp_path / "rules.txt"
+    f.write_text("禁止:后宫\n疲劳词:后宫≤1\n疲劳词:不由得\n", encoding="utf-8")
+    r = muse("rules", "lint", "--file", f, "--json")
+    assert r.exit_code == 1
+    doc = json.loads(r.stdout)
+    assert doc["passed"] is False
+    assert sorted((p["code"], p["lines"]) for p in doc["problems"]) == [
+        ("RULES_CONTRADICTION", [1, 2]),
+        ("RULES_SYNTAX", [3]),
+    ]
+    r = muse("rules", "lint", "--file", tmp_path / "nope.txt")
+    assert r.exit_code == 2 and r.stderr.startswith("error[RULES_NOT_FOUND]")
+    f.write_bytes(b"\xef\xbb\xbf" + "禁止:a\n".encode() + b"\x80")
+    r = muse("rules", "lint", "--file", f)
+    assert r.exit_code == 2 and "error[RULES_ENCODING]" in r.stderr and "byte offset 12" in r.stderr
+
+
+def test_lint_of_a_book_without_rules_file(muse: Any, tmp_path: Path) -> None:
+    r = muse("rules", "lint", "--book", book_with(tmp_path, None), "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["file"] == "missing" and "defaults apply" in r.stderr
+
+
+def test_show_gives_origins_and_a_stable_sha256(muse: Any, tmp_path: Path) -> None:
+    book = book_with(tmp_path, "禁止:不由得\n疲劳词:一丝≤5\n偏好:多对话\n")
+    r = muse("rules", "show", "--book", book, "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    eff = doc["effective"]
+    rules = {x["phrase"]: x for x in eff["rules"]}
+    assert rules["不由得"]["kind"] == "forbidden" and rules["不由得"]["origin"] == {
+        "source": "book",
+        "version": None,
+        "line": 1,
+    }
+    assert rules["一丝"]["limit"] == 5
+    d = load_defaults()
+    assert rules["仿佛"]["origin"] == {"source": "default", "version": d.version, "line": None}
+    assert eff["defaults"] == {"version": d.version, "sha256": d.sha256, "rules": len(d.fatigue)}
+    assert eff["preferences"] == [{"text": "多对话", "line": 3}]
+    sha = eff["sha256"]
+    assert len(sha) == 64
+    # the same rules laid out differently: same hash; a changed limit: another hash
+    (book / "rules.txt").write_text("# x\n\n禁止：不由得\n疲劳词:一丝<=5 # y\n偏好:多对话\n", encoding="utf-8")
+    assert json.loads(muse("rules", "show", "--book", book, "--json").stdout)["effective"]["sha256"] == sha
+    (book / "rules.txt").write_text("禁止:不由得\n疲劳词:一丝≤4\n偏好:多对话\n", encoding="utf-8")
+    assert json.loads(muse("rules", "show", "--book", book, "--json").stdout)["effective"]["sha256"] != sha
+    r = muse("rules", "show", "--book", book)
+    assert "default v1" in r.stdout and "rules.txt line 1" in r.stdout and "sha256:" in r.stdout
+
+
+def test_show_refuses_unusable_rules(muse: Any, tmp_path: Path) -> None:
+    r = muse("rules", "show", "--book", book_with(tmp_path, "禁止:后宫\n疲劳词:后宫≤1\n"))
+    assert r.exit_code == 2 and r.stderr.startswith("error[RULES_CONTRADICTION]")
+
+
+def test_sample_book_as_a_real_subprocess() -> None:
+    r = muse_subprocess("rules", "show", "--book", SAMPLE_BOOK, "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["effective"]["sha256"]
+    r = muse_subprocess("check", "--book", SAMPLE_BOOK, "--chapter", "2")
+    assert r.exit_code == 1 and "后宫" in r.stdout and "Traceback" not in r.stderr
