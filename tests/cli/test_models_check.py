@@ -259,3 +259,34 @@ def test_bad_config_and_missing_book_exit_2_with_one_error(muse, tmp_path: Path)
     missing = muse("models", "check", "--book", tmp_path / "nope")
     assert missing.exit_code == 2 and missing.stderr.startswith("error[")
     assert "Traceback" not in missing.stderr
+
+
+def test_failures_that_point_at_the_config_come_with_a_hint(
+    muse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MUSE_TEST_MC_KEY", KEY)
+
+    def respond(request: dict) -> Reply:
+        text = json.dumps(request["messages"])
+        if "muse-writer" in text:
+            return Reply(content={"ok": True, "echo": "muse-writer"}, model="deepseek-chat-0324")
+        if "muse-reviewer" in text:
+            return Reply(status=400)
+        return Reply(status=401)
+
+    with LoopbackServer("openai", responder=respond) as srv:
+        toml = (
+            f'[providers.ds]\nkind = "openai"\nbase_url = "{srv.base_url}"\napi_key_env = "MUSE_TEST_MC_KEY"\n'
+            '[roles]\nwriter = "ds:deepseek-chat"\nreviewer = "ds:deepseek-chat"\njudge = "ds:deepseek-chat"\n'
+        )
+        book = make_book(tmp_path / "b", toml)
+        r = muse("models", "check", "--book", book, "--json")
+        assert srv.count == 3  # none of these is retried
+        human = muse("models", "check", "--book", book)
+    assert r.exit_code == 3
+    by_role = roles_of(json.loads(r.stdout))
+    assert by_role["writer"]["code"] == "MODEL_MISMATCH" and "'deepseek-chat-0324'" in by_role["writer"]["hint"]
+    assert by_role["reviewer"]["code"] == "MODEL_INVALID_REQUEST"
+    assert 'structured = "json_object"' in by_role["reviewer"]["hint"]
+    assert by_role["judge"]["code"] == "MODEL_AUTH" and "$MUSE_TEST_MC_KEY" in by_role["judge"]["hint"]
+    assert human.exit_code == 3 and "hint:" in human.stdout

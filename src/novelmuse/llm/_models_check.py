@@ -64,6 +64,7 @@ class RoleCheck(BaseModel):
     outcome: Literal["passed", "error", "skipped"]
     code: str | None = None
     reason: str | None = None
+    hint: str | None = None  # what to change, when the failure points at the configuration
     attempts: int = 0
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -183,6 +184,24 @@ def _role_issue(book: Book, role: str, issues: list[ConfigIssue]) -> ConfigIssue
     return None
 
 
+def failure_hint(exc: ModelCallFailed, config: ProviderConfig) -> str | None:
+    """A concrete next step for failures that usually mean a configuration mistake."""
+    if exc.code == "MODEL_MISMATCH":
+        resolved = next((r.resolved_model for r in reversed(exc.receipts) if r.resolved_model), None)
+        if resolved:
+            return (
+                f"the endpoint answered as model {resolved!r}: roles need the full model id the endpoint reports; "
+                f"use {resolved!r} if that is the model you mean"
+            )
+    if exc.code == "MODEL_INVALID_REQUEST" and config.kind == "openai" and config.structured == "json_schema":
+        return 'if this endpoint has no json_schema structured output (e.g. DeepSeek), set structured = "json_object"'
+    if exc.code in ("MODEL_AUTH", "MODEL_PERMISSION") and config.kind in ("openai", "anthropic"):
+        return f"check the key in ${config.api_key_env} and that it may use this model"
+    if exc.code == "MODEL_USAGE_MISSING":
+        return "the endpoint reports no token usage, so the cost cannot be accounted; novelmuse will not use it"
+    return None
+
+
 async def _check_role(session: ModelSession, role: str) -> RoleCheck:
     provider, model = session.target(role) or ("", "")
     kind = session.book.config.providers[provider].kind
@@ -208,6 +227,7 @@ async def _check_role(session: ModelSession, role: str) -> RoleCheck:
             outcome="error",
             code=exc.code,
             reason=exc.what,
+            hint=failure_hint(exc, session.book.config.providers[provider]),
             attempts=len(exc.receipts),
             latency_ms=round((time.monotonic() - start) * 1000),
             call_id=exc.call_id or None,
