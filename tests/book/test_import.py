@@ -356,3 +356,14 @@ def test_generated_books_round_trip_through_files(tmp_path_factory, prologue, ch
     assert [c.line for c in report.chapters] == heading_lines
     assert (report.prologue is not None) == bool(prologue)
     assert rejoin_files(d / "book") == normalise_headings(text, heading_lines)
+
+
+def test_an_imported_book_is_checked_at_once(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The scaffold from import is a working book: `muse check` runs on it with no further setup."""
+    src = tmp_path / "n.txt"
+    src.write_text("第一章 甲\n他不由得笑了，不由得又笑，不由得再笑。\n第二章 乙\n正文。\n", encoding="utf-8")
+    d = tmp_path / "b"
+    assert muse("import", src, "--into", d).exit_code == 0
+    r = muse("check", "--book", d, "--json")
+    assert r.exit_code in (0, 1), r.stderr
+    assert json.loads(r.stdout)  # one JSON document

@@ -135,3 +135,12 @@ def test_a_directory_without_book_toml_is_not_a_book(tmp_path: Path, monkeypatch
             assert exc.code == "BOOK_NOT_FOUND" and exc.exit_code == 2
         else:
             raise AssertionError("expected BOOK_NOT_FOUND")
+
+
+def test_commands_other_than_init_and_import_say_book_not_found(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "chapters").mkdir()
+    r = muse("check", "--book", tmp_path, "--json")
+    assert r.exit_code == 2 and r.stderr.startswith("error[BOOK_NOT_FOUND]")
+    assert json.loads(r.stdout)["error"]["code"] == "BOOK_NOT_FOUND"
+    r = muse("check", cwd=tmp_path / "chapters")
+    assert r.exit_code == 2 and r.stderr.startswith("error[BOOK_NOT_FOUND]") and "Traceback" not in r.stderr

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from novelmuse.text import find_headings, parse_heading, rejoin, split_chapters
@@ -156,3 +156,36 @@ def test_split_rejoin_generated_books(book: tuple[str, list[int], list[str]]) ->
         expected += "\n"  # a heading on the very last line gains its line break
     assert rejoin(split) == expected
     assert [c.heading_line.heading.text for c in split.chapters] == [h.strip() for h in headings]
+
+
+_title_chars = st.sampled_from(list("风起云涌少年英雄斩黄巾（）“”！？ 　·ABCabc123"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=99_999),
+    st.sampled_from(["章", "回", "节", "卷"]),
+    st.sampled_from(["cn", "arabic", "fullwidth"]),
+    st.sampled_from(["", " ", "　", "：", ":", " - ", "\t"]),
+    st.text(_title_chars, max_size=40),
+)
+def test_any_well_formed_heading_parses_back(number: int, unit: str, style: str, sep: str, title: str) -> None:
+    if style == "cn":
+        numeral = to_chinese(number)
+    elif style == "arabic":
+        numeral = str(number)
+    else:
+        numeral = str(number).translate(str.maketrans("0123456789", "０１２３４５６７８９"))
+    title = title.strip()
+    assume(not (len(title) > 1 and title[-1] == "”" and title[-2] in "！？"))  # 好！” ends a quoted sentence
+    h = parse_heading(f"第{numeral}{unit}{sep if title else ''}{title}")
+    assert h is not None
+    assert (h.number, h.unit, h.title) == (number, unit, title)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from(list("第一二十百章回节卷 　，。！？“”：…天下")), max_size=60))
+def test_prose_with_sentence_punctuation_is_never_a_heading(text: str) -> None:
+    line = text + "。"
+    assert parse_heading(line) is None
+    assert parse_heading("　　" + text + "，") is None

@@ -10,9 +10,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+
+from pydantic import BaseModel
 
 from ..errors import InputError
 from ._files import atomic_write_text
@@ -22,14 +23,16 @@ BOOK_DIRS = ("chapters", "outlines", "cards")
 GITIGNORE_LINE = ".muse/"
 
 
-@dataclass(frozen=True)
-class InitResult:
-    """What `init_book` did: the book root, paths it created and paths it found and kept (relative)."""
+class InitResult(BaseModel):
+    """What `init_book` did (also the --json document of `muse init`, under "ok": true).
 
-    root: Path
-    created: list[str] = field(default_factory=list)
-    kept: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    `book` is the book root; `created` and `kept` are paths relative to it (directories end in "/").
+    """
+
+    book: str
+    created: list[str]
+    kept: list[str]
+    notes: list[str]
 
 
 def _template(name: str) -> str:
@@ -132,4 +135,4 @@ def init_book(root: Path, *, title: str | None = None) -> InitResult:
                 "BOOK_WRITE", exc.what, exc.where, "check that the directory is writable and retry"
             ) from exc
         raise _write_error(exc, root) from exc
-    return InitResult(root, created, kept, notes)
+    return InitResult(book=str(root), created=created, kept=kept, notes=notes)

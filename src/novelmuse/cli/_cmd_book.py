@@ -25,15 +25,7 @@ def init_cmd(
     """
     result = init_book(directory, title=title)
     if json_out:
-        emit_json(
-            {
-                "ok": True,
-                "book": str(result.root),
-                "created": result.created,
-                "kept": result.kept,
-                "notes": result.notes,
-            }
-        )
+        emit_json({"ok": True, **result.model_dump(mode="json")})
     else:
         render_init(result, console)
 

@@ -10,7 +10,7 @@ from ..book import ImportReport, InitResult
 
 def render_init(result: InitResult, console: Console) -> None:
     """What `muse init` created and kept, and what to do next."""
-    console.print(f"initialised book in {result.root}")
+    console.print(f"initialised book in {result.book}")
     for rel in result.created:
         console.print(f"  created {rel}")
     for rel in result.kept:
