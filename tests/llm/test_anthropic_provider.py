@@ -6,14 +6,16 @@ import asyncio
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel, Field
 
 from novelmuse.book import AnthropicProviderConfig
+from novelmuse.llm import strict_json_schema
 from novelmuse.llm._provider_anthropic import AnthropicProvider, parse_message
 from novelmuse.llm._types import Message, ProviderError, ProviderRequest, ProviderResponse
 
@@ -240,3 +242,26 @@ def test_loopback_server_in_a_separate_process_serves_and_counts() -> None:
         resp = send(make_provider(base_url))
         assert resp.resolved_model == "claude-test-model-1" and resp.finish == "stop"
         assert httpx2.get(f"{base_url}/_loopback/count").text == "1"
+
+
+class Inner(BaseModel):
+    quote: str
+    start: int | None = None
+    kind: Literal["plant", "resolve"] = "plant"
+
+
+class Outer(BaseModel):
+    issues: list[Inner]
+    score: int = Field(ge=1, le=10)
+
+
+def test_nested_call_layer_schema_keeps_closed_objects_and_required_fields() -> None:
+    request = make_request()
+    request = ProviderRequest(**{**request.__dict__, "json_schema": strict_json_schema(Outer)})
+    schema = make_provider(None).build_params(request)["output_config"]["format"]["schema"]
+    assert schema["additionalProperties"] is False and schema["required"] == ["issues", "score"]
+    inner = schema["properties"]["issues"]["items"]
+    assert inner["additionalProperties"] is False and inner["required"] == ["quote", "start", "kind"]
+    assert inner["properties"]["kind"]["enum"] == ["plant", "resolve"]
+    assert "minimum" not in schema["properties"]["score"]  # unsupported by the API: moved into the description
+    assert "1" in schema["properties"]["score"].get("description", "")

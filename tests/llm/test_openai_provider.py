@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from novelmuse.book import OpenAIProviderConfig
+from novelmuse.llm import strict_json_schema
 from novelmuse.llm._provider_openai import OpenAIProvider, parse_chat_completion, schema_name, strict_schema
 from novelmuse.llm._types import Message, ProviderError, ProviderRequest, ProviderResponse
 
@@ -326,3 +327,8 @@ def test_parse_never_crashes_on_odd_bodies(body: Any) -> None:
     assert resp.resolved_model is None or isinstance(resp.resolved_model, str)
     if resp.usage is not None:
         assert resp.usage.input_tokens >= 0 and resp.usage.cache_read_tokens >= 0
+
+
+def test_strict_schema_leaves_the_call_layers_schema_unchanged() -> None:
+    schema = strict_json_schema(Outer)
+    assert strict_schema(schema) == schema
