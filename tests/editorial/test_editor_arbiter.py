@@ -57,7 +57,7 @@ def test_rewrite_then_rereview_still_below_asks_arbiter_once_and_respects_rewrit
         tmp_path / "b",
         review={"rewrite_rounds": 1, "arbiter_rounds": 1},
         script={
-            "reviewer": [CLEAN],
+            "reviewer": [CLEAN, CLEAN],
             "editor": [_editor_on(body, 50, "rewrite"), _editor_on(body, 55, "rewrite")],
             "writer": [{"output": first}, {"output": _rewritten(body, "乙")}],
             "arbiter": [
@@ -70,10 +70,11 @@ def test_rewrite_then_rereview_still_below_asks_arbiter_once_and_respects_rewrit
     assert r.exit_code == 1, r.stderr  # the rewrite verdict stands: finalized with issues
     ch = as_json(r.stdout)["chapters"][0]
     assert ch["status"] == "finalized_with_issues"
-    assert receipts_by_role(book) == {"reviewer": 1, "editor": 2, "writer": 1, "arbiter": 1}
+    assert receipts_by_role(book) == {"reviewer": 2, "editor": 2, "writer": 1, "arbiter": 1}
     assert [(a["decision"], a["reason"]) for a in ch["arbiter"]] == [("keep_rewriting", "分数在涨")]
-    assert ch["steps"][-1]["step"] == "rewrite" and ch["steps"][-1]["status"] == "failed"
-    assert "bound of 1 rewrite round(s) reached" in ch["steps"][-1]["detail"]
+    assert ch["steps"][-2]["step"] == "rewrite" and ch["steps"][-2]["status"] == "failed"
+    assert "bound of 1 rewrite round(s) reached" in ch["steps"][-2]["detail"]
+    assert ch["steps"][-1]["step"] == "post_rewrite_review" and ch["steps"][-1]["status"] == "passed"
     assert ch["repairs"] == [
         {
             "step": "rewrite",
@@ -98,7 +99,7 @@ def test_arbiter_bound_stops_rewriting_even_with_rewrite_rounds_left(tmp_path: P
         tmp_path / "b",
         review={"rewrite_rounds": 3, "arbiter_rounds": 1},
         script={
-            "reviewer": [CLEAN],
+            "reviewer": [CLEAN, CLEAN],
             "editor": [_editor_on(body, 40, "rewrite"), _editor_on(body, 45, "rewrite"), _editor_on(body, 50)],
             "writer": [{"output": _rewritten(body, "甲")}, {"output": _rewritten(body, "乙")}],
             "arbiter": [{"output": {"decision": "keep_rewriting", "reason": "还能改"}}],
@@ -107,9 +108,9 @@ def test_arbiter_bound_stops_rewriting_even_with_rewrite_rounds_left(tmp_path: P
     r = muse("review", "1", "--book", book, "--json")
     ch = as_json(r.stdout)["chapters"][0]
     # rewrite 1 → re-review (rewrite) → arbiter keep → rewrite 2 → re-review (rewrite) → arbiter bound reached
-    assert receipts_by_role(book) == {"reviewer": 1, "editor": 3, "writer": 2, "arbiter": 1}
+    assert receipts_by_role(book) == {"reviewer": 2, "editor": 3, "writer": 2, "arbiter": 1}
     assert len(ch["arbiter"]) == 1
-    assert ch["steps"][-1] == {
+    assert ch["steps"][-2] == {
         "step": "arbiter",
         "status": "failed",
         "reason": None,
@@ -125,7 +126,7 @@ def test_arbiter_accept_and_continue_finalizes(tmp_path: Path, muse) -> None:
         tmp_path / "b",
         review={"rewrite_rounds": 2},
         script={
-            "reviewer": [CLEAN],
+            "reviewer": [CLEAN, CLEAN],
             "editor": [_editor_on(body, 40, "rewrite"), _editor_on(body, 45, "rewrite")],
             "writer": [{"output": _rewritten(body, "甲")}],
             "arbiter": [{"output": {"decision": "accept_and_continue", "reason": "收益递减"}}],
@@ -143,7 +144,7 @@ def test_rewrite_that_passes_rereview_needs_no_arbiter(tmp_path: Path, muse) -> 
     book = make_book(
         tmp_path / "b",
         script={
-            "reviewer": [CLEAN],
+            "reviewer": [CLEAN, CLEAN],
             "editor": [_editor_on(body, 59, "polish"), _editor_on(body, 85)],
             "writer": [{"output": _rewritten(body, "甲")}],
         },
@@ -174,3 +175,41 @@ def test_neutral_foreshadow_in_first_chapters(tmp_path: Path, muse) -> None:
     r = muse("review", "1", "--book", book2, "--json")
     assert r.exit_code == 3
     assert as_json(r.stdout)["chapters"][0]["error_code"] == "CONTRACT_QUOTE_EMPTY"
+
+
+def test_rewritten_chapter_gets_one_consistency_review_of_its_final_text(tmp_path: Path, muse) -> None:
+    body = body_of(tmp_path)
+    new = _rewritten(body, "甲")
+    quote = "甲" + split_paragraphs(body)[0].text.strip()[:12]
+    book = make_book(
+        tmp_path / "b",
+        script={
+            "reviewer": [
+                CLEAN,
+                {
+                    "output": {
+                        "issues": [
+                            {
+                                "severity": "critical",
+                                "type": "character",
+                                "quote": quote,
+                                "explanation": "重写引入的矛盾",
+                                "fix_hint": "改回",
+                            }
+                        ],
+                        "passed": False,
+                    }
+                },
+            ],
+            "editor": [_editor_on(body, 40, "rewrite"), _editor_on(body, 90)],
+            "writer": [{"output": new}],
+        },
+    )
+    r = muse("review", "1", "--book", book, "--json")
+    assert r.exit_code == 1, r.stderr
+    ch = as_json(r.stdout)["chapters"][0]
+    assert ch["status"] == "finalized_with_issues" and ch["open_issues"] == 1
+    final = ch["consistency"][-1]
+    assert final["round"] == 1 and final["issues"][0]["open"] is True
+    assert ch["steps"][-1]["step"] == "post_rewrite_review" and ch["steps"][-1]["status"] == "failed"
+    assert receipts_by_role(book) == {"reviewer": 2, "editor": 2, "writer": 1}

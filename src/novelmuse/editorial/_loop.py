@@ -6,6 +6,7 @@
                    ├─ polish → one targeted polish
                    └─ rewrite → rewrite → editor re-review ── still rewrite? → arbiter
                                   ↑ keep_rewriting (≤ rewrite_rounds, ≤ arbiter_rounds) ┘
+    after any whole-chapter rewrite: one consistency review of the final text (issues stay open)
 
 A step that fails closed ends the loop (`error`); the main steps not reached are recorded as
 skipped with that reason. With no model configured, model steps are `skipped(no model configured)`
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from ._arbiter import arbitrate
 from ._calls import Caller
-from ._consistency import BLOCKING, consistency_loop
+from ._consistency import BLOCKING, consistency_loop, review_round
 from ._editor import editor_round, polish, rewrite
 from ._models import ChapterStatus
 from ._outcomes import NO_MODEL, StepOutcome
@@ -72,6 +73,25 @@ async def _editor_loop(state: LoopState, caller: Caller) -> None:
             return
 
 
+async def _post_rewrite_review(state: LoopState, caller: Caller) -> None:
+    """A whole-chapter rewrite replaced the text the consistency review saw: review the final text once.
+
+    Its blocking issues stay open (no further repair: the bounds were spent), so a rewritten chapter is
+    never reported `finalized` on the strength of a review of a text that no longer exists.
+    """
+    for rnd in state.consistency:  # issues of earlier texts are superseded by this review
+        if any(i.open for i in rnd.issues):
+            idx = state.consistency.index(rnd)
+            state.consistency[idx] = rnd.model_copy(
+                update={"issues": [i.model_copy(update={"open": False}) for i in rnd.issues]}
+            )
+    final = await review_round(state, caller, len(state.consistency), "post_rewrite_review")
+    if final is not None and final.blocking:
+        state.consistency[-1] = final.model_copy(
+            update={"issues": [i.model_copy(update={"open": i.severity in BLOCKING}) for i in final.issues]}
+        )
+
+
 async def run_loop(state: LoopState, caller: Caller) -> None:
     """Run every step on `state` in order; stops at the first error (fail closed)."""
     state.fatigue = fatigue_hits(state.text, state.rules)
@@ -80,6 +100,8 @@ async def run_loop(state: LoopState, caller: Caller) -> None:
         await consistency_loop(state, caller)
     if state.error_code is None:
         await _editor_loop(state, caller)
+    if state.error_code is None and any(r.kind == "rewrite" for r in state.repairs) and caller.configured("reviewer"):
+        await _post_rewrite_review(state, caller)
     if state.error_code is not None:
         reached = {s.step for s in state.steps}
         for step in MAIN_STEPS:
