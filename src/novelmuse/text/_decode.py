@@ -78,7 +78,8 @@ def decode_text(data: bytes, where: str = "") -> DecodedText:
     if nul >= 0:
         raise InputError(
             "TEXT_BINARY",
-            f"this is a binary file, not text (NUL byte at byte offset {nul})",
+            f"this is a binary file, not text (NUL byte at byte offset {nul}; UTF-16 without a byte-order "
+            "mark looks like this too)",
             where,
             "pass a plain-text novel file (.txt in UTF-8 or GB18030)",
         )
