@@ -25,6 +25,7 @@ the receipts and failure-safe diagnostics (codes and counts only). Never a defau
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 import string
@@ -41,10 +42,10 @@ from pydantic import BaseModel, ValidationError
 from ..errors import FailedClosed, InputError
 from ..store import new_id, utc_now
 from ..text import canonical_json, sha256_hex, sha256_json
-from ._budget import RunBudget, estimate_input_tokens
+from ._budget import Reservation, RunBudget, estimate_input_tokens
 from ._prices import PriceTable
-from ._receipts import Outcome, Receipt, end_call_row, start_call_row, write_receipt
-from ._schema import schema_sha256, strict_json_schema
+from ._receipts import CallEnd, CallStart, Outcome, Receipt, end_call, write_receipt
+from ._schema import cached_strict_schema
 from ._types import Message, Provider, ProviderError, ProviderRequest, ProviderResponse, Usage
 from ._vault import Lease, Vault, VaultError
 
@@ -251,13 +252,11 @@ async def run_call(
     """Run one logical call under the policy; return the accepted value or raise ModelCallFailed."""
     if not messages:
         raise InputError("MODEL_NO_MESSAGES", "a model call needs at least one message", f"role {ctx.role}")
-    json_schema = strict_json_schema(schema)
-    s_sha = schema_sha256(json_schema)
+    json_schema, s_sha = cached_strict_schema(schema)  # shared read-only: providers copy before changing it
     name = schema_name or schema.__name__
     call_id = new_id("call_")
     provider = ctx.provider
-    start_call_row(
-        ctx.conn,
+    call_start: CallStart | None = CallStart(  # inserted with the first receipt (one transaction)
         call_id=call_id,
         run_id=ctx.run_id,
         role=ctx.role,
@@ -297,7 +296,9 @@ async def run_call(
         cost: float | None = None,
         latency_ms: float | None = None,
         diag: dict[str, Any] | None = None,
+        accepted_sha: str | None = None,
     ) -> Receipt:
+        nonlocal call_start
         usage = response.usage if response is not None else None
         if outcome == "refused":  # never sent: nothing used, a known zero cost
             usage, cost = Usage(0, 0), 0.0
@@ -329,25 +330,19 @@ async def run_call(
             sandbox=response.sandbox if response is not None else None,
             diagnostics=diag or {},
         )
-        write_receipt(ctx.conn, rec)
         receipts.append(rec)
         if code:
             codes[code] += 1
+        end = None
+        if accepted_sha is not None:  # the accepted attempt: the call's outcome goes in the same transaction
+            end = CallEnd("ok", None, len(receipts), rec.id, accepted_sha, diagnostics(False), rec.ended_at)
+        write_receipt(ctx.conn, rec, start=call_start, end=end)
+        call_start = None
         return rec
 
     def fail(code: str, what: str, fix: str, *, bound_reached: bool = False) -> ModelCallFailed:
         diag = diagnostics(bound_reached)
-        end_call_row(
-            ctx.conn,
-            call_id=call_id,
-            status="failed",
-            error_code=code,
-            attempts=len(receipts),
-            final_receipt_id=None,
-            output_sha256=None,
-            diagnostics=diag,
-            ended_at=utc_now(),
-        )
+        end_call(ctx.conn, call_id, CallEnd("failed", code, len(receipts), None, None, diag, utc_now()))
         return ModelCallFailed(
             code,
             what,
@@ -393,39 +388,18 @@ async def run_call(
             remaining = ctx.budget.remaining_s()
             if remaining is not None and remaining < request.timeout_s:
                 request = replace(request, timeout_s=max(remaining, 0.001))
-            lease: Lease | None = None
             try:
                 lease = ctx.vault.lease(call_id, attempt, ctx.run_id)
-                lease.put(request_bytes)
             except VaultError as exc:
                 ctx.budget.settle(reservation, 0, 0.0)
                 receipt(attempt, "refused", exc.code, request_sha, started)
-                raise fail(exc.code, f"the raw vault refused the request: {exc.what}", exc.fix) from exc
-            t0 = time.perf_counter()
-            response: ProviderResponse | None = None
-            error: ProviderError | None = None
+                raise fail(exc.code, f"the raw vault refused the lease: {exc.what}", exc.fix) from exc
             try:
-                response = await provider.send(request)
-            except ProviderError as exc:
-                error = exc
-            except asyncio.CancelledError:
-                latency = (time.perf_counter() - t0) * 1000
-                ctx.budget.settle(reservation, None, None)
-                lease.complete()
-                receipt(attempt, "failed", "MODEL_CANCELLED", request_sha, started, latency_ms=latency)
-                fail("MODEL_CANCELLED", "the call was cancelled", "")
-                raise
-            except Exception as exc:  # an unclassified provider failure: never retried
-                error = ProviderError("MODEL_PROVIDER_ERROR", type(exc).__name__, transient=False, cost_known=False)
-            latency = (time.perf_counter() - t0) * 1000
-            try:
-                raw = error.raw if error is not None else response.raw if response is not None else b""
-                response_sha = lease.put(raw)
-                lease.complete()
-            except VaultError as exc:
-                ctx.budget.settle(reservation, None, None)
-                receipt(attempt, "failed", exc.code, request_sha, started, latency_ms=latency)
-                raise fail(exc.code, f"the raw vault refused the response: {exc.what}", exc.fix) from exc
+                response, error, response_sha, latency = await _send_attempt(
+                    ctx, lease, request, request_bytes, reservation, attempt, request_sha, started, receipt, fail
+                )
+            finally:
+                lease.close()
 
         if error is not None:
             # a failed request whose cost is known was not billed (0); otherwise the worst case stays spent
@@ -473,24 +447,13 @@ async def run_call(
             fail("CONTRACT_ERROR", "a contract check raised an exception", "this is a bug in novelmuse")
             raise
         if judgement.action == "accept":
-            rec = receipt(
-                attempt, "ok", None, request_sha, started,
-                response=response, response_sha=response_sha, cost=cost, latency_ms=latency,
-            )  # fmt: skip
             assert judgement.value is not None
             value: T = judgement.value  # type: ignore[assignment]
             out_sha = sha256_json(value.model_dump(mode="json"))
-            end_call_row(
-                ctx.conn,
-                call_id=call_id,
-                status="ok",
-                error_code=None,
-                attempts=len(receipts),
-                final_receipt_id=rec.id,
-                output_sha256=out_sha,
-                diagnostics=diagnostics(False),
-                ended_at=utc_now(),
-            )
+            receipt(
+                attempt, "ok", None, request_sha, started,
+                response=response, response_sha=response_sha, cost=cost, latency_ms=latency, accepted_sha=out_sha,
+            )  # fmt: skip
             costs = [r.cost for r in receipts]
             return StructuredResult(
                 value=value,
@@ -528,6 +491,54 @@ async def run_call(
             bound_reached=True,
         )
     raise AssertionError("unreachable: the attempt loop always returns or raises")
+
+
+async def _send_attempt(
+    ctx: CallContext,
+    lease: Lease,
+    request: ProviderRequest,
+    request_bytes: bytes,
+    reservation: Reservation,
+    attempt: int,
+    request_sha: str,
+    started: str,
+    receipt: Callable[..., Receipt],
+    fail: Callable[..., ModelCallFailed],
+) -> tuple[ProviderResponse | None, ProviderError | None, str, float]:
+    """Vault the request, send it once, vault the raw response: (response, error, response sha, latency ms)."""
+    try:
+        lease.put(request_bytes)
+    except VaultError as exc:
+        ctx.budget.settle(reservation, 0, 0.0)
+        receipt(attempt, "refused", exc.code, request_sha, started)
+        raise fail(exc.code, f"the raw vault refused the request: {exc.what}", exc.fix) from exc
+    t0 = time.perf_counter()
+    response: ProviderResponse | None = None
+    error: ProviderError | None = None
+    try:
+        response = await ctx.provider.send(request)
+    except ProviderError as exc:
+        error = exc
+    except asyncio.CancelledError:
+        latency = (time.perf_counter() - t0) * 1000
+        ctx.budget.settle(reservation, None, None)
+        with contextlib.suppress(VaultError):
+            lease.complete()
+        receipt(attempt, "failed", "MODEL_CANCELLED", request_sha, started, latency_ms=latency)
+        fail("MODEL_CANCELLED", "the call was cancelled", "")
+        raise
+    except Exception as exc:  # an unclassified provider failure: never retried
+        error = ProviderError("MODEL_PROVIDER_ERROR", type(exc).__name__, transient=False, cost_known=False)
+    latency = (time.perf_counter() - t0) * 1000
+    try:
+        raw = error.raw if error is not None else response.raw if response is not None else b""
+        response_sha = lease.put(raw)
+        lease.complete()
+    except VaultError as exc:
+        ctx.budget.settle(reservation, None, None)
+        receipt(attempt, "failed", exc.code, request_sha, started, latency_ms=latency)
+        raise fail(exc.code, f"the raw vault refused the response: {exc.what}", exc.fix) from exc
+    return response, error, response_sha, latency
 
 
 _FIXES = {

@@ -58,13 +58,90 @@ class Receipt:
 _COLUMNS = [f.name for f in fields(Receipt) if f.name != "diagnostics"] + ["diagnostics_json"]
 
 
-def write_receipt(conn: sqlite3.Connection, receipt: Receipt) -> None:
-    """Insert one receipt in its own transaction."""
+@dataclass(frozen=True)
+class CallStart:
+    """The `model_calls` row of a logical call, inserted with its first receipt."""
+
+    call_id: str
+    run_id: str
+    role: str
+    provider: str
+    provider_kind: str
+    requested_model: str
+    schema_name: str
+    schema_sha256: str
+    prompt_sha256: str | None
+    started_at: str
+
+
+@dataclass(frozen=True)
+class CallEnd:
+    """A logical call's final outcome, written with its last receipt (or alone)."""
+
+    status: Literal["ok", "failed"]
+    error_code: str | None
+    attempts: int
+    final_receipt_id: str | None
+    output_sha256: str | None
+    diagnostics: dict[str, Any]
+    ended_at: str
+
+
+def _insert_call(conn: sqlite3.Connection, start: CallStart) -> None:
+    conn.execute(
+        "INSERT INTO model_calls (id, run_id, role, provider, provider_kind, requested_model, schema_name,"
+        " schema_sha256, prompt_sha256, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            start.call_id,
+            start.run_id,
+            start.role,
+            start.provider,
+            start.provider_kind,
+            start.requested_model,
+            start.schema_name,
+            start.schema_sha256,
+            start.prompt_sha256,
+            start.started_at,
+        ),
+    )
+
+
+def _update_call(conn: sqlite3.Connection, call_id: str, end: CallEnd) -> None:
+    conn.execute(
+        "UPDATE model_calls SET status = ?, error_code = ?, attempts = ?, final_receipt_id = ?,"
+        " output_sha256 = ?, diagnostics_json = ?, ended_at = ? WHERE id = ?",
+        (
+            end.status,
+            end.error_code,
+            end.attempts,
+            end.final_receipt_id,
+            end.output_sha256,
+            json.dumps(end.diagnostics, sort_keys=True),
+            end.ended_at,
+            call_id,
+        ),
+    )
+
+
+def write_receipt(
+    conn: sqlite3.Connection, receipt: Receipt, *, start: CallStart | None = None, end: CallEnd | None = None
+) -> None:
+    """Insert one receipt in its own transaction (with its call's row on the first, its outcome on the last)."""
     values = [getattr(receipt, c) for c in _COLUMNS[:-1]]
     values.append(json.dumps(receipt.diagnostics, sort_keys=True))
     placeholders = ", ".join("?" for _ in _COLUMNS)
     with transaction(conn):
+        if start is not None:
+            _insert_call(conn, start)
         conn.execute(f"INSERT INTO receipts ({', '.join(_COLUMNS)}) VALUES ({placeholders})", values)
+        if end is not None:
+            _update_call(conn, receipt.call_id, end)
+
+
+def end_call(conn: sqlite3.Connection, call_id: str, end: CallEnd) -> None:
+    """Record a logical call's final outcome on its own (when the last receipt is already written)."""
+    with transaction(conn):
+        _update_call(conn, call_id, end)
 
 
 def _row_to_receipt(row: sqlite3.Row) -> Receipt:
@@ -88,70 +165,6 @@ def list_receipts(conn: sqlite3.Connection, run_id: str | None = None, *, call_i
     sql += " ORDER BY id"
     conn.row_factory = sqlite3.Row
     return [_row_to_receipt(r) for r in conn.execute(sql, args)]
-
-
-def start_call_row(
-    conn: sqlite3.Connection,
-    *,
-    call_id: str,
-    run_id: str,
-    role: str,
-    provider: str,
-    provider_kind: str,
-    requested_model: str,
-    schema_name: str,
-    schema_sha256: str,
-    prompt_sha256: str | None,
-    started_at: str,
-) -> None:
-    """Record that a logical call began (status `running` until `end_call_row`)."""
-    with transaction(conn):
-        conn.execute(
-            "INSERT INTO model_calls (id, run_id, role, provider, provider_kind, requested_model, schema_name,"
-            " schema_sha256, prompt_sha256, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                call_id,
-                run_id,
-                role,
-                provider,
-                provider_kind,
-                requested_model,
-                schema_name,
-                schema_sha256,
-                prompt_sha256,
-                started_at,
-            ),
-        )
-
-
-def end_call_row(
-    conn: sqlite3.Connection,
-    *,
-    call_id: str,
-    status: Literal["ok", "failed"],
-    error_code: str | None,
-    attempts: int,
-    final_receipt_id: str | None,
-    output_sha256: str | None,
-    diagnostics: dict[str, Any],
-    ended_at: str,
-) -> None:
-    """Record a logical call's final outcome, binding the accepted output to its receipt."""
-    with transaction(conn):
-        conn.execute(
-            "UPDATE model_calls SET status = ?, error_code = ?, attempts = ?, final_receipt_id = ?,"
-            " output_sha256 = ?, diagnostics_json = ?, ended_at = ? WHERE id = ?",
-            (
-                status,
-                error_code,
-                attempts,
-                final_receipt_id,
-                output_sha256,
-                json.dumps(diagnostics, sort_keys=True),
-                ended_at,
-                call_id,
-            ),
-        )
 
 
 @dataclass(frozen=True)

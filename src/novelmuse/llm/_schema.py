@@ -13,6 +13,7 @@ are kept beside the inlined schema. Free-form mappings (``dict[str, X]``) keep t
 from __future__ import annotations
 
 import copy
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -53,13 +54,19 @@ def _inline(node: Any, defs: dict[str, Any], stack: tuple[str, ...]) -> Any:
     return out
 
 
-def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema, closed, all-required, defaults dropped and references inlined."""
+@lru_cache(maxsize=256)
+def cached_strict_schema(model: type[BaseModel]) -> tuple[dict[str, Any], str]:
+    """(strict schema, its sha256), computed once per model class; the dict must be treated as read-only."""
     schema = model.model_json_schema()
     defs = schema.get("$defs", {})
     result = _inline(schema, defs, ())
     assert isinstance(result, dict)
-    return result
+    return result, schema_sha256(result)
+
+
+def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema, closed, all-required, defaults dropped and references inlined (a fresh copy)."""
+    return copy.deepcopy(cached_strict_schema(model)[0])
 
 
 def schema_sha256(schema: dict[str, Any]) -> str:

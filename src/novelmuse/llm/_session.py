@@ -45,9 +45,11 @@ def recover_vault(book: Book, conn: sqlite3.Connection | None = None) -> Recover
     """Run the vault recovery pass for a book (what session start and `muse vault recover` do)."""
     own = conn is None
     db = connect(book.db_path) if conn is None else conn
+    vault = Vault(book.vault_dir)
     try:
-        return Vault(book.vault_dir).recover(lambda run_id: run_is_running(db, run_id))
+        return vault.recover(lambda run_id: run_is_running(db, run_id))
     finally:
+        vault.close()
         if own:
             db.close()
 
@@ -205,6 +207,7 @@ class ModelSession:
                     self.conn.execute(
                         "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?", (final, utc_now(), self.run_id)
                     )
+            self.vault.close()
             self.conn.close()
 
     async def __aenter__(self) -> ModelSession:

@@ -28,11 +28,13 @@ receipts in SQLite hold the hashes that later verify any raw file.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 import re
 import stat
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -78,19 +80,40 @@ def _open_dir(parent_fd: int | None, name: str, where: str, *, create: bool = Tr
     """Open (creating 0700 if missing) directory `name` under `parent_fd`, refusing symlinks."""
     if parent_fd is not None:
         _check_component(name)
-    if create:
+    flags = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
+    try:
+        fd = os.open(name, flags, dir_fd=parent_fd)
+    except FileNotFoundError:
+        if not create:
+            raise VaultError("VAULT_IO", "no such vault directory", where) from None
         try:
             os.mkdir(name, _DIR_MODE, dir_fd=parent_fd)
         except FileExistsError:
             pass
         except OSError as exc:
             raise VaultError("VAULT_IO", f"cannot create a vault directory ({exc.strerror})", where) from exc
-    try:
-        fd = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=parent_fd)
+        fd = _open_existing_dir(parent_fd, name, where, flags)
     except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
-            raise _unsafe("a symlink or non-directory stands where a vault directory belongs", where) from exc
-        raise VaultError("VAULT_IO", f"cannot open a vault directory ({exc.strerror})", where) from exc
+        fd = _refuse_dir(exc, where)
+    _check_dir_mode(fd, where)
+    return fd
+
+
+def _open_existing_dir(parent_fd: int | None, name: str, where: str, flags: int) -> int:
+    try:
+        return os.open(name, flags, dir_fd=parent_fd)
+    except OSError as exc:
+        return _refuse_dir(exc, where)
+
+
+def _refuse_dir(exc: OSError, where: str) -> int:
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+        raise _unsafe("a symlink or non-directory stands where a vault directory belongs", where) from exc
+    raise VaultError("VAULT_IO", f"cannot open a vault directory ({exc.strerror})", where) from exc
+
+
+def _check_dir_mode(fd: int, where: str) -> None:
+    """Make sure `fd` is a directory with mode 0700 (tightening it if someone loosened it)."""
     st = os.fstat(fd)
     if not stat.S_ISDIR(st.st_mode):
         os.close(fd)
@@ -100,35 +123,45 @@ def _open_dir(parent_fd: int | None, name: str, where: str, *, create: bool = Tr
         if stat.S_IMODE(os.fstat(fd).st_mode) != _DIR_MODE:
             os.close(fd)
             raise VaultError("VAULT_MODE", "cannot make a vault directory private (0700)", where)
-    return fd
 
 
-def _write_exclusive(dir_fd: int, name: str, data: bytes, where: str) -> bool:
-    """Create `name` with exactly `data`, mode 0600. False if an identical object already exists."""
+def _write_exclusive(dir_fd: int, name: str, data: bytes, where: str, *, keep_open: bool = False) -> int | None:
+    """Create `name` with exactly `data`, mode 0600; None if an object of that name already exists.
+
+    With `keep_open` the file descriptor is returned open (for appending), else it is closed and 0 returned.
+    """
     _check_component(name)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | (os.O_APPEND if keep_open else 0)
     try:
         fd = os.open(name, flags, _FILE_MODE, dir_fd=dir_fd)
     except FileExistsError:
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         if not stat.S_ISREG(st.st_mode):
             raise _unsafe("a symlink or special file stands where a vault object belongs", where) from None
-        return False
+        return None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise _unsafe("a symlink stands where a vault file belongs", where) from exc
         raise VaultError("VAULT_IO", f"cannot write to the vault ({exc.strerror})", where) from exc
     try:
         os.fchmod(fd, _FILE_MODE)
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        _write_all(fd, data)
         if stat.S_IMODE(os.fstat(fd).st_mode) != _FILE_MODE:
             raise VaultError("VAULT_MODE", "a vault file is not private (0600) after writing", where)
-    finally:
+    except BaseException:
         os.close(fd)
-    return True
+        raise
+    if keep_open:
+        return fd
+    os.close(fd)
+    return 0
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
 
 
 def _read_at(dir_fd: int, name: str, where: str) -> bytes:
@@ -186,26 +219,22 @@ class RecoveryReport:
 
 
 class Lease:
-    """An open attempt lease: objects are `put` under it, then it is `complete`d."""
+    """An open attempt lease: objects are `put` under it, then it is `complete`d (or `close`d unfinished)."""
 
-    def __init__(self, vault: Vault, name: str):
+    def __init__(self, vault: Vault, name: str, fd: int):
         self._vault = vault
+        self._fd: int | None = fd  # the lease file, open for appending until completed or closed
         self.name = name
         self.objects: list[str] = []
         self.done = False
 
     def _append(self, record: dict[str, Any]) -> None:
-        line = (json.dumps(record, sort_keys=True) + "\n").encode()
-        with self._vault._dirs() as (_root, leases, _raw):
-            flags = os.O_WRONLY | os.O_APPEND | _NOFOLLOW | _CLOEXEC
-            try:
-                fd = os.open(self.name + ".lease", flags, dir_fd=leases)
-            except OSError as exc:
-                raise VaultError("VAULT_IO", f"cannot append to a lease ({exc.strerror})", self.name) from exc
-            try:
-                os.write(fd, line)
-            finally:
-                os.close(fd)
+        if self._fd is None:
+            raise VaultError("VAULT_LEASE_CLOSED", f"lease {self.name} is closed", str(self._vault.root))
+        try:
+            _write_all(self._fd, (json.dumps(record, sort_keys=True) + "\n").encode())
+        except OSError as exc:
+            raise VaultError("VAULT_IO", f"cannot append to a lease ({exc.strerror})", self.name) from exc
 
     def put(self, data: bytes) -> str:
         """Store `data` under its sha256 (recording the intent in the lease first); return the sha256."""
@@ -220,6 +249,13 @@ class Lease:
         if not self.done:
             self._append({"done": utc_now()})
             self.done = True
+        self.close()
+
+    def close(self) -> None:
+        """Release the lease file; an uncompleted lease stays open on disk for recovery to judge."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 class Vault:
@@ -227,42 +263,82 @@ class Vault:
 
     def __init__(self, root: Path):
         self.root = root
+        self._fds: tuple[int, int, int] | None = None
+        self._subs: dict[str, int] = {}  # raw/<2 hex> directories opened so far
+        self._lock = threading.Lock()
 
-    @contextmanager
-    def _dirs(self) -> Iterator[tuple[int, int, int]]:
+    def _open_handles(self) -> tuple[int, int, int]:
         parent = self.root.parent
         try:
             parent.mkdir(parents=True, exist_ok=True)
+            pfd = os.open(parent, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
         except OSError as exc:
-            raise VaultError("VAULT_IO", f"cannot create {parent} ({exc.strerror})", str(parent)) from exc
-        pfd = os.open(parent, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+            raise VaultError("VAULT_IO", f"cannot open {parent} ({exc.strerror})", str(parent)) from exc
         opened: list[int] = []
         try:
-            root = _open_dir(pfd, self.root.name, str(self.root))
-            opened.append(root)
-            leases = _open_dir(root, "leases", str(self.root / "leases"))
-            opened.append(leases)
-            raw = _open_dir(root, "raw", str(self.root / "raw"))
-            opened.append(raw)
-            yield root, leases, raw
-        finally:
-            for fd in reversed(opened):
+            opened.append(_open_dir(pfd, self.root.name, str(self.root)))
+            opened.append(_open_dir(opened[0], "leases", str(self.root / "leases")))
+            opened.append(_open_dir(opened[0], "raw", str(self.root / "raw")))
+        except BaseException:
+            for fd in opened:
                 os.close(fd)
+            raise
+        finally:
             os.close(pfd)
+        return opened[0], opened[1], opened[2]
+
+    def _handles(self, *, recheck: bool = False) -> tuple[int, int, int]:
+        """The vault's three directories, opened once (symlinks refused) and kept open.
+
+        Holding verified directory descriptors means later file operations are relative to them and a
+        symlink planted in the path afterwards cannot redirect them. `recheck` (at every new lease)
+        re-verifies the modes and reopens when the directories were removed meanwhile.
+        """
+        with self._lock:
+            if self._fds is not None and recheck:
+                if any(os.fstat(fd).st_nlink == 0 for fd in self._fds) or self.root.is_symlink():
+                    self._close_locked()
+                else:
+                    for fd, sub in zip(self._fds, ("", "leases", "raw"), strict=True):
+                        _check_dir_mode(fd, str(self.root / sub))
+            if self._fds is None:
+                self._fds = self._open_handles()
+            return self._fds
+
+    @contextmanager
+    def _dirs(self) -> Iterator[tuple[int, int, int]]:
+        yield self._handles()
+
+    def _close_locked(self) -> None:
+        for fd in self._subs.values():
+            os.close(fd)
+        self._subs.clear()
+        if self._fds is not None:
+            for fd in self._fds:
+                os.close(fd)
+            self._fds = None
+
+    def close(self) -> None:
+        """Release the directory descriptors (the session does this when it closes)."""
+        with self._lock:
+            self._close_locked()
 
     def _store(self, digest: str, data: bytes) -> None:
         check_object_name(digest)
         where = f"{self.root}/raw/{digest[:2]}/{digest}"
-        with self._dirs() as (_root, _leases, raw):
-            sub = _open_dir(raw, digest[:2], where)
-            try:
-                created = _write_exclusive(sub, digest, data, where)
-                if not created and sha256_hex(_read_at(sub, digest, where)) != digest:
-                    raise VaultError(
-                        "VAULT_CORRUPT", "a vault object does not match its name", where, "move the file aside"
-                    )
-            finally:
-                os.close(sub)
+        sub = self._subdir(digest[:2], where)
+        created = _write_exclusive(sub, digest, data, where)
+        if created is None and sha256_hex(_read_at(sub, digest, where)) != digest:
+            raise VaultError("VAULT_CORRUPT", "a vault object does not match its name", where, "move the file aside")
+
+    def _subdir(self, prefix: str, where: str) -> int:
+        """The directory raw/<prefix>, opened once (symlink refused) and kept with the other handles."""
+        _root, _leases, raw = self._handles()
+        with self._lock:
+            fd = self._subs.get(prefix)
+            if fd is None:
+                fd = self._subs[prefix] = _open_dir(raw, prefix, where)
+            return fd
 
     def lease(self, call_id: str, attempt: int, run_id: str) -> Lease:
         """Write a new lease for one attempt (exclusively: a lease is never reused)."""
@@ -271,10 +347,11 @@ class Vault:
             raise _unsafe(f"refused lease name {name!r}", str(self.root))
         record = {"call_id": call_id, "attempt": attempt, "run_id": run_id, "pid": os.getpid(), "at": utc_now()}
         data = (json.dumps(record, sort_keys=True) + "\n").encode()
-        with self._dirs() as (_root, leases, _raw):
-            if not _write_exclusive(leases, name + ".lease", data, str(self.root / "leases")):
-                raise VaultError("VAULT_LEASE_EXISTS", f"lease {name} already exists", str(self.root / "leases"))
-        return Lease(self, name)
+        _root, leases, _raw = self._handles(recheck=True)
+        fd = _write_exclusive(leases, name + ".lease", data, str(self.root / "leases"), keep_open=True)
+        if fd is None:
+            raise VaultError("VAULT_LEASE_EXISTS", f"lease {name} already exists", str(self.root / "leases"))
+        return Lease(self, name, fd)
 
     def read(self, digest: str) -> bytes:
         """The object stored under `digest` (a content address); refuses unsafe names and links."""
@@ -302,7 +379,7 @@ class Vault:
         report = RecoveryReport()
         if not self.root.exists() and not self.root.is_symlink():
             return report
-        with self._dirs() as (_root, leases_fd, raw_fd):
+        with contextlib.nullcontext(self._handles(recheck=True)) as (_root, leases_fd, raw_fd):
             parsed: dict[str, list[dict[str, Any]]] = {}
             for entry in sorted(os.listdir(leases_fd)):
                 if not entry.endswith(".lease") or not _LEASE_NAME.fullmatch(entry.removesuffix(".lease")):
