@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..llm import Message
 from ..roles import load_prompt
 from ..roles.judge import EVIDENCE_TYPES
-from ..text import canonical_json, locate_quote, normalize_quote, sha256_hex, sha256_json
+from ..text import canonical_json, locate_quote, normalize_for_match, normalize_quote, sha256_hex, sha256_json
 from ._rubrics import SCENE_TYPES, Rubric
 
 SCHEMA_VERSION = "judge-input-v1"
@@ -223,10 +223,11 @@ def quote_hints(text: str, key: str, *, count: int = QUOTE_HINTS_PER_CANDIDATE) 
             sentence = sentence[offset : offset + _HINT_MAX_CHARS].strip()
         pool.append((_mac(key, f"hint:{sentence}"), sentence))
     hints: list[str] = []
+    norm = normalize_for_match(text)  # once: every candidate hint is located in the same text
     for _, sentence in sorted(pool):
         if sentence in hints:
             continue
-        if locate_quote(text, sentence, min_chars=QUOTE_MIN_CHARS).ok:
+        if locate_quote(norm, sentence, min_chars=QUOTE_MIN_CHARS).ok:
             hints.append(sentence)
             if len(hints) == count:
                 break

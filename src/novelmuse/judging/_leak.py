@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import FailedClosed
-from ..text import normalize_quote
+from ..text import normalize_quote, sha256_hex
 
 MANIFEST_MIN_CHARS = 8
 _WORDISH = re.compile(r"^[A-Za-z0-9_\-]+$")
@@ -38,6 +38,7 @@ class LeakGuard:
     manifest: Sequence[str] = ()
     secrets: Sequence[str] = ()
     _kinds: tuple[tuple[str, tuple[str, ...]], ...] = field(init=False, repr=False, compare=False)
+    _clean: set[str] = field(init=False, repr=False, compare=False, default_factory=set)
 
     def __post_init__(self) -> None:
         manifest_lines = [
@@ -57,7 +58,7 @@ class LeakGuard:
 
     def findings(self, text: str) -> dict[str, int]:
         """Kind → number of distinct registered tokens of that kind found in `text` (empty: no leak)."""
-        normalized = normalize_quote(text)
+        normalized: str | None = None  # normalised only when a non-word token needs it
         found: dict[str, int] = {}
         for kind, tokens in self._kinds:
             hits = 0
@@ -65,7 +66,10 @@ class LeakGuard:
                 if _WORDISH.match(token):
                     if _compile(token).search(text):
                         hits += 1
-                elif normalize_quote(token) in normalized:
+                    continue
+                if normalized is None:
+                    normalized = normalize_quote(text)
+                if normalize_quote(token) in normalized:
                     hits += 1
             if hits:
                 found[kind] = hits
@@ -75,8 +79,14 @@ class LeakGuard:
         """Raise JUDGE_INPUT_LEAK (fail closed, nothing sent) if any registered token occurs in `texts`."""
         total: dict[str, int] = {}
         for text in texts:
-            for kind, n in self.findings(text).items():
+            digest = sha256_hex(text)
+            if digest in self._clean:  # already checked against these same tokens: clean
+                continue
+            found = self.findings(text)
+            for kind, n in found.items():
                 total[kind] = max(total.get(kind, 0), n)
+            if not found:
+                self._clean.add(digest)
         if total:
             summary = ", ".join(f"{kind}×{n}" for kind, n in sorted(total.items()))
             raise FailedClosed(
