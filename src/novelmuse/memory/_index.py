@@ -241,9 +241,12 @@ class MentionReport:
     last_chapter: int | None
 
 
-def card_mentions(conn: sqlite3.Connection, card: Card, *, before: int | None = None) -> MentionReport:
-    """Per-chapter mentions of `card` from the index."""
-    sql = "SELECT chapter, count, offsets FROM memory_mentions WHERE card_id = ?"
+def card_mentions(
+    conn: sqlite3.Connection, card: Card, *, before: int | None = None, offsets: bool = True
+) -> MentionReport:
+    """Per-chapter mentions of `card` from the index (spans only with `offsets`, which costs JSON parsing)."""
+    cols = "chapter, count, offsets" if offsets else "chapter, count, '[]'"
+    sql = f"SELECT {cols} FROM memory_mentions WHERE card_id = ?"
     args: tuple[object, ...] = (card.id,)
     if before is not None:
         sql += " AND chapter < ?"
