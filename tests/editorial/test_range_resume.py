@@ -120,3 +120,17 @@ def test_usage_errors(tmp_path: Path, muse) -> None:
     assert r.exit_code == 2 and "USAGE_REVIEW" in r.stderr
     r = muse("review", "9", "--book", book, "--json")
     assert r.exit_code == 2 and as_json(r.stdout)["error"]["code"] == "CHAPTER_NOT_FOUND"
+
+
+def test_empty_chapter_skips_model_steps_with_a_reason(tmp_path: Path, muse) -> None:
+    book = make_book(tmp_path / "b", script={"reviewer": [CLEAN]})
+    (book / "chapters" / "0001.md").write_text("# 空章\n\n", encoding="utf-8")
+    r = muse("review", "1", "--book", book, "--json")
+    assert r.exit_code == 0, r.stderr
+    ch = as_json(r.stdout)["chapters"][0]
+    assert [(s["step"], s["status"], s["reason"]) for s in ch["steps"]] == [
+        ("rules", "passed", None),
+        ("consistency_review", "skipped", "the chapter has no text"),
+        ("editor_review", "skipped", "the chapter has no text"),
+    ]
+    assert ch["status"] == "not_reviewed" and receipts_by_role(book) == {}

@@ -15,6 +15,7 @@ and the rule step still runs.
 
 from __future__ import annotations
 
+from ..text import split_paragraphs
 from ._arbiter import arbitrate
 from ._calls import Caller
 from ._consistency import BLOCKING, consistency_loop, review_round
@@ -27,6 +28,7 @@ from ._state import LoopState
 
 MAIN_STEPS = ("rules", "consistency_review", "editor_review")
 AFTER_ERROR = "an earlier step failed closed"
+EMPTY_CHAPTER = "the chapter has no text"
 
 
 async def _editor_loop(state: LoopState, caller: Caller) -> None:
@@ -95,6 +97,11 @@ async def _post_rewrite_review(state: LoopState, caller: Caller) -> None:
 async def run_loop(state: LoopState, caller: Caller) -> None:
     """Run every step on `state` in order; stops at the first error (fail closed)."""
     state.fatigue = fatigue_hits(state.text, state.rules)
+    if not split_paragraphs(state.text):
+        state.add(StepOutcome.passed("rules", "the chapter has no text"))
+        for step in MAIN_STEPS[1:]:
+            state.add(StepOutcome.skipped(step, EMPTY_CHAPTER))
+        return
     await fix_forbidden(state, caller)
     if state.error_code is None:
         await consistency_loop(state, caller)
