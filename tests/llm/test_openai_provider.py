@@ -332,3 +332,18 @@ def test_parse_never_crashes_on_odd_bodies(body: Any) -> None:
 def test_strict_schema_leaves_the_call_layers_schema_unchanged() -> None:
     schema = strict_json_schema(Outer)
     assert strict_schema(schema) == schema
+
+
+def test_a_changed_key_gets_a_fresh_client(server: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    provider = make_provider(server.base_url)
+
+    async def go() -> None:
+        try:
+            await provider.send(make_request())
+            monkeypatch.setenv("TEST_OPENAI_KEY", KEY + "-rotated")
+            await provider.send(make_request())
+        finally:
+            await provider.aclose()
+
+    asyncio.run(go())
+    assert [r.headers["authorization"] for r in server.requests] == [f"Bearer {KEY}", f"Bearer {KEY}-rotated"]

@@ -51,10 +51,16 @@ class AnthropicProvider:
         self.book_root = book_root
         self.max_concurrency = config.max_concurrency
         self._client: anthropic.AsyncAnthropic | None = None
+        self._retired: list[anthropic.AsyncAnthropic] = []
         self._client_key: str | None = None
 
-    def _client_for(self, key: str) -> anthropic.AsyncAnthropic:
-        if self._client is None or self._client_key != key:
+    async def _client_for(self, key: str) -> anthropic.AsyncAnthropic:
+        """The SDK client for this key (a changed key in the environment gets a fresh client; the old one may
+        still carry requests in flight, so it is closed only by `aclose`)."""
+        if self._client is not None and self._client_key != key:
+            self._retired.append(self._client)
+            self._client = None
+        if self._client is None:
             self._client = anthropic.AsyncAnthropic(
                 api_key=key,
                 base_url=self.config.base_url or ANTHROPIC_DEFAULT_BASE_URL,
@@ -82,7 +88,7 @@ class AnthropicProvider:
     async def send(self, request: ProviderRequest) -> ProviderResponse:
         """Send one Messages request; raise ProviderError for a classified failure."""
         key = read_api_key(self.name, self.config.api_key_env)
-        client = self._client_for(key)
+        client = await self._client_for(key)
         params = self.build_params(request)
         try:
             raw_response = await client.messages.with_raw_response.create(**params, timeout=request.timeout_s)
@@ -96,10 +102,11 @@ class AnthropicProvider:
         return parse_message(self.name, raw, key)
 
     async def aclose(self) -> None:
-        """Close the HTTP connection pool."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        """Close the HTTP connection pools."""
+        clients = [*self._retired, *([self._client] if self._client is not None else [])]
+        self._client, self._retired = None, []
+        for client in clients:
+            await client.close()
 
 
 def parse_message(provider: str, raw: bytes, key: str | None = None) -> ProviderResponse:

@@ -51,10 +51,16 @@ class OpenAIProvider:
         self.book_root = book_root
         self.max_concurrency = config.max_concurrency
         self._client: openai.AsyncOpenAI | None = None
+        self._retired: list[openai.AsyncOpenAI] = []
         self._client_key: str | None = None
 
-    def _client_for(self, key: str) -> openai.AsyncOpenAI:
-        if self._client is None or self._client_key != key:
+    async def _client_for(self, key: str) -> openai.AsyncOpenAI:
+        """The SDK client for this key (a changed key in the environment gets a fresh client; the old one may
+        still carry requests in flight, so it is closed only by `aclose`)."""
+        if self._client is not None and self._client_key != key:
+            self._retired.append(self._client)
+            self._client = None
+        if self._client is None:
             self._client = openai.AsyncOpenAI(
                 api_key=key,
                 base_url=self.config.base_url or OPENAI_DEFAULT_BASE_URL,
@@ -92,7 +98,7 @@ class OpenAIProvider:
     async def send(self, request: ProviderRequest) -> ProviderResponse:
         """Send one chat-completions request; raise ProviderError for a classified failure."""
         key = read_api_key(self.name, self.config.api_key_env)
-        client = self._client_for(key)
+        client = await self._client_for(key)
         params = self.build_params(request)
         try:
             raw_response = await client.chat.completions.with_raw_response.create(**params, timeout=request.timeout_s)
@@ -106,10 +112,11 @@ class OpenAIProvider:
         return parse_chat_completion(self.name, raw, key)
 
     async def aclose(self) -> None:
-        """Close the HTTP connection pool."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        """Close the HTTP connection pools."""
+        clients = [*self._retired, *([self._client] if self._client is not None else [])]
+        self._client, self._retired = None, []
+        for client in clients:
+            await client.close()
 
 
 def parse_chat_completion(provider: str, raw: bytes, key: str | None = None) -> ProviderResponse:
