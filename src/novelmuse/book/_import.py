@@ -28,7 +28,7 @@ from ..store import register_chapters
 from ..text import ChapterPart, HeadingLine, SplitText, decode_text, sha256_hex, split_chapters
 from ._files import atomic_write_bytes
 from ._init import init_book, remove_created
-from ._project import BOOK_FILE, find_book, parse_chapter_file
+from ._project import BOOK_FILE, Book, find_book, parse_chapter_file
 
 PROLOGUE_HEADING = "序"
 _MAX_LISTED = 8
@@ -281,6 +281,7 @@ def import_novel(source: Path, into: Path, *, allow_gaps: bool = False, title: s
             )
         )
     prologue = out.pop(0) if has_prologue else None
+    notes.extend(_length_notes(book, out))
     return ImportReport(
         book=str(book.root),
         source=str(source),
@@ -295,6 +296,20 @@ def import_novel(source: Path, into: Path, *, allow_gaps: bool = False, title: s
         other_headings=[HeadingNote(line=o.line_no, text=o.heading.text) for o in split.other_headings],
         notes=notes,
     )
+
+
+def _length_notes(book: Book, chapters: list[ImportedChapter]) -> list[str]:
+    """Tell the author at once when the book's length limits do not fit the imported chapters."""
+    lo, hi = book.config.chapters.min_chars, book.config.chapters.max_chars
+    outside = [c for c in chapters if (lo is not None and c.chars < lo) or (hi is not None and c.chars > hi)]
+    if not outside:
+        return []
+    chars = [c.chars for c in chapters]
+    return [
+        f"{len(outside)} of {len(chapters)} imported chapters are outside the book's length limits "
+        f"(min_chars={lo}, max_chars={hi}; the chapters have {min(chars)}–{max(chars)} characters): "
+        "`muse check` will report them; change [chapters] in book.toml if those limits are not what you want"
+    ]
 
 
 def _undo_init(root: Path, created: list[str]) -> None:

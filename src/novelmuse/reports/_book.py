@@ -22,7 +22,7 @@ def render_init(result: InitResult, console: Console) -> None:
 
 def render_import(report: ImportReport, console: Console, err_console: Console) -> None:
     """A table of the imported chapters (number, title, chars, path) plus the notes."""
-    table = Table(title=f"imported {len(report.chapters)} chapters into {report.book}", title_justify="left")
+    table = Table(title=f"imported {len(report.chapters)} chapter(s) into {report.book}", title_justify="left")
     table.add_column("#", justify="right")
     table.add_column("heading")
     table.add_column("chars", justify="right")
