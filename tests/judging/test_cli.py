@@ -138,3 +138,32 @@ def test_usage_errors_exit_2(muse, make_panel: Callable[..., Panel], tmp_path: P
         "error[JUDGE_ASSERTIONS_INVALID",
         "error[JUDGE_FILE_READ",
     ]
+
+
+def test_card_ids_strategy_names_and_manifest_lines_never_reach_a_judge(  # type: ignore[no-untyped-def]
+    muse, make_panel: Callable[..., Panel]
+) -> None:
+    text = corpus_candidates(1)[0].text
+    good = output(good_report)
+    panel = make_panel([Candidate("A", text)], [[good], [good]])
+    cards = panel.book.root / "cards"
+    cards.mkdir()
+    (cards / "liu-bei.yaml").write_text("id: liu-bei\ntype: character\nname: 刘备\naliases: [玄德]\n", "utf-8")
+    (cards / "zhang.yaml").write_text("id: 张飞\ntype: character\nname: 张飞\n", "utf-8")  # id = name: text
+    (draft,) = _files(panel)
+    base = ["judge", "--book", panel.book.root, "--profile", "quality_gate", "--item", "item-1", "--seed", "s"]
+    assert muse(*base, draft, "--no-lessons").exit_code == 1  # 张飞/刘备 in the text are fine; gate needs blocks
+
+    leaky = panel.book.root / "leaky.txt"
+    leaky.write_text(text + "（据 liu-bei 卡）", encoding="utf-8")
+    r = muse(*base, leaky)
+    assert r.exit_code == 3 and "card_id×1" in r.stderr
+
+    r = muse(*base, draft, "--strategy", "话说天下大势")
+    assert r.exit_code == 3 and "strategy_name×1" in r.stderr
+
+    manifest = panel.book.root / "manifest.txt"
+    manifest.write_text("卡: 刘备\n" + text[100:140] + "\n", encoding="utf-8")
+    r = muse(*base, draft, "--manifest", manifest)
+    assert r.exit_code == 3 and "manifest×1" in r.stderr
+    assert panel.book.db.execute("SELECT count(*) FROM receipts").fetchone()[0] == 2  # only the first run sent

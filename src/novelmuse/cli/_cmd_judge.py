@@ -10,7 +10,7 @@ import typer
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..book import FineOutline, parse_chapter_file, parse_outline
+from ..book import Book, FineOutline, parse_chapter_file, parse_outline
 from ..errors import EXIT_FAILED_CLOSED, EXIT_FINDINGS, InputError
 from ..judging import (
     HARD_BLOCKS,
@@ -22,6 +22,7 @@ from ..judging import (
     judge_item,
     list_rubrics,
 )
+from ..memory import load_cards
 from ..reports._judge import render_judge, render_rubrics
 from ..text import sha256_hex
 from ._app import app
@@ -87,6 +88,24 @@ def _hard_blocks(path: Path | None) -> dict[str, Any] | None:
     return dict(raw)
 
 
+def _read_text(path: Path, what: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError("JUDGE_FILE_READ", f"cannot read the {what} ({exc.strerror})", str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError("JUDGE_FILE_SYNTAX", f"the {what} is not UTF-8", str(path), "save it as UTF-8") from exc
+
+
+def _card_ids(book: Book) -> list[str]:
+    """The book's card ids (a blind input has no cards): ids that are also a card's name or alias are text."""
+    if not book.cards_dir.is_dir():
+        return []
+    cards = load_cards(book).cards.values()
+    names = {n for card in cards for n in (card.name, *card.aliases)}
+    return sorted(card.id for card in cards if card.id not in names)
+
+
 def _candidate(path: Path, arm: str) -> Candidate:
     try:
         data = path.read_bytes()
@@ -124,6 +143,14 @@ def judge(
         list[str] | None,
         typer.Option("--secret", help="A token that must never reach a judge (repeatable).", show_default=False),
     ] = None,
+    strategy: Annotated[
+        list[str] | None,
+        typer.Option("--strategy", help="An evidence-strategy name that must never reach a judge.", show_default=False),
+    ] = None,
+    manifest: Annotated[
+        list[Path] | None,
+        typer.Option("--manifest", help="A context manifest whose lines must never reach a judge.", show_default=False),
+    ] = None,
     no_lessons: Annotated[bool, typer.Option("--no-lessons", help="Do not register example lessons.")] = False,
     book: BookOpt = None,
     json_out: JsonOpt = False,
@@ -157,7 +184,13 @@ def judge(
         outline=fine_outline,
         assertions=asserts,
         constraints=constraints,
-        guard=LeakGuard(arm_names=sorted(arm_labels), secrets=secret or []),
+        guard=LeakGuard(
+            arm_names=sorted(arm_labels),
+            strategy_names=strategy or [],
+            card_ids=_card_ids(b),
+            manifest=[_read_text(p, "manifest") for p in manifest or []],
+            secrets=secret or [],
+        ),
         hard_blocks=_hard_blocks(hard_blocks),
         persist_lessons=not no_lessons,
     )
