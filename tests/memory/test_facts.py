@@ -282,3 +282,34 @@ def test_sync_extracts_with_a_model_and_cli_shows_rejections(muse, tmp_path: Pat
     failed = muse("facts", "extract", "2", "--book", book.root, "--json")
     assert failed.exit_code == 3
     assert json.loads(failed.stdout)["error"]["code"].startswith("CONTRACT_QUOTE")
+
+
+def test_sync_fails_closed_and_leaves_the_rest_stale(muse, tmp_path: Path) -> None:
+    book = scripted_book(tmp_path / "b", {"extractor": [{"output": BAD_1}] * 3}, chapters=3)
+    r = muse("sync", "--book", book.root, "--json")
+    assert r.exit_code == 3
+    doc = json.loads(r.stdout)
+    assert doc["ok"] is False and doc["facts_error"] == {"chapter": 1, "code": "CONTRACT_QUOTE_NOT_FOUND"}
+    assert doc["facts_step"] == "error(CONTRACT_QUOTE_NOT_FOUND)" and doc["facts_stale"] == [1, 2, 3]
+    assert doc["reindexed"] == [1, 2, 3]  # the deterministic steps still ran
+    assert "error[CONTRACT_QUOTE_NOT_FOUND]" in r.stderr
+    status = book.db.execute("SELECT status FROM runs WHERE kind = 'sync'").fetchone()[0]
+    assert status == "failed"
+
+
+def test_facts_extract_without_a_model_is_a_usage_error(muse, small_book: Book) -> None:
+    r = muse("facts", "extract", "1", "--book", small_book.root, "--json")
+    assert r.exit_code == 2 and json.loads(r.stdout)["error"]["code"] == "MODEL_NOT_CONFIGURED"
+
+
+def test_extractor_prompt_is_deterministic_and_names_cards_and_cap(tmp_path: Path) -> None:
+    from novelmuse.memory import build_messages, load_cards
+
+    book = write_book(tmp_path / "b", chapters=2)
+    _outlines(book, {1: "chapter: 1\nforeshadows:\n  - {op: plant, id: F-x, description: 天书三卷}\n"})
+    cards = load_cards(book)
+    m1 = build_messages(book, 2, cards)
+    assert m1 == build_messages(book, 2, cards)
+    user = m1[1].content
+    assert "关羽：云长、关公、关云长" in user and "F-x：天书三卷（第1章埋设）" in user and "上限】3 条" in user
+    assert book.read_chapter(2).body in user

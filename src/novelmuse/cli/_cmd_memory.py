@@ -7,6 +7,7 @@ import asyncio
 from typing import Annotated
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from ..errors import EXIT_FAILED_CLOSED, EXIT_FINDINGS, InputError
 from ..memory import SearchIndex, card_mentions, lint_cards, load_cards, replay, update_index
@@ -135,10 +136,21 @@ def mentions(
 def sync(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     """Bring memory up to date after manual edits: re-index changed chapters, re-extract or mark stale facts.
 
-    Never rewrites a chapter file. Exit 3 when a fact extraction failed closed.
+    Never rewrites a chapter file. Interrupted work resumes where it stopped (each chapter is committed on
+    its own). Exit 3 when a fact extraction failed closed.
     """
     b = open_book(book)
-    result = asyncio.run(run_sync(b))
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err_console, transient=True
+    ) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def progress(step: str, done: int, total: int) -> None:
+            if step not in tasks:
+                tasks[step] = bar.add_task(step, total=total)
+            bar.update(tasks[step], completed=done)
+
+        result = asyncio.run(run_sync(b, progress=progress))
     doc = rep.sync_doc(result)
     if json_out:
         emit_json(doc)

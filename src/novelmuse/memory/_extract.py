@@ -58,6 +58,7 @@ def build_messages(book: Book, chapter_number: int, cards: CardSet) -> list[Mess
         title=chapter.title,
         cards="\n".join(card_lines) or "（无）",
         foreshadows="\n".join(fs_lines) or "（无）",
+        max_plants=book.config.memory.max_plants_per_chapter,
         chapter_text=chapter.body,
     )
     return [Message(role="system", content=load_prompt(ROLE, "system").text), Message(role="user", content=user)]
