@@ -5,9 +5,10 @@ fresh 0700 directory + the CLI process + process-group cleanup + removal of the 
 measured in the same run, is one bare spawn of the same fake `claude` with the same argv and stdin.
 Printed: median milliseconds of each, the ratios, and the isolation steps (pin hash, private directory,
 environment) timed on their own, since spawn noise on a shared machine swamps a difference of spawns.
-Machines are noisy: read the ratios, not the absolute numbers.
+Machines are noisy: read the ratios, not the absolute numbers. Target: an isolated attempt costs at
+most 1.5x the two bare spawns it needs (exit 1 otherwise).
 
-    python benchmarks/bench_claude_cli.py [--n 30]
+    python benchmarks/bench_claude_cli.py [--n 20]
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from novelmuse.llm._provider_cli import (
 from novelmuse.llm._types import Message, ProviderRequest
 
 ROOT = Path(__file__).resolve().parents[1]
+TARGET_RATIO = 1.5  # the isolation (pin, probe bookkeeping, private dir, cleanup) adds at most half again
 FAKE = ROOT / "tests" / "llm" / "fake_claude.py"
 
 
@@ -48,7 +50,7 @@ async def _bare(argv: list[str], stdin: bytes) -> None:
 def main() -> int:
     """Run the benchmark and print the ratio of an isolated attempt to a bare spawn."""
     parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=30)
+    parser.add_argument("--n", type=int, default=20)
     n = parser.parse_args().n
     # measure the isolation itself: no sandbox, so the figure is comparable on every machine
     _provider_cli.find_sandbox = lambda platform, path_env: ("none", None)  # type: ignore[assignment]
@@ -108,6 +110,11 @@ def main() -> int:
     print(f"  isolated attempt (provider):     {f:8.1f} ms   ratio to the bare run {f / b:.2f}x")
     print(f"  ratio to the two bare spawns an attempt needs (probe + run): {f / (b + v):.2f}x")
     print(f"  isolation steps timed directly (pin sha256, 0700 dir create+remove, env): {steps:.2f} ms per attempt")
+    ratio = f / (b + v)
+    if ratio > TARGET_RATIO:
+        print(f"  MISSED target: an isolated attempt should cost at most {TARGET_RATIO}x its two bare spawns")
+        return 1
+    print(f"  target met: ≤ {TARGET_RATIO}x the two bare spawns")
     return 0
 
 
