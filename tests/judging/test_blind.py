@@ -143,3 +143,29 @@ def test_candidates_are_validated() -> None:
     with pytest.raises(InputError) as e3:
         build_blind_item(item_id="i", seed="s", rubric=rubric, candidates=corpus_candidates(1) * 2)
     assert e3.value.code == "JUDGE_ARM_DUPLICATE"
+
+
+def _naive_word_hit(text: str, token: str) -> bool:
+    """Plain scan: some occurrence of `token` not touching an ASCII letter, digit or underscore."""
+
+    def word(ch: str) -> bool:
+        return ch.isascii() and (ch.isalnum() or ch == "_")
+
+    start = text.find(token)
+    while start >= 0:
+        before = text[start - 1] if start > 0 else ""
+        after = text[start + len(token)] if start + len(token) < len(text) else ""
+        if not (before and word(before)) and not (after and word(after)):
+            return True
+        start = text.find(token, start + 1)
+    return False
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(alphabet="AB_-1 刘备，x", max_size=30),
+    token=st.text(alphabet="AB_-1x", min_size=1, max_size=3),
+)
+def test_leak_word_matching_agrees_with_a_naive_scan(text: str, token: str) -> None:
+    found = LeakGuard(arm_names=[token]).findings(text)
+    assert bool(found) == _naive_word_hit(text, token.strip())

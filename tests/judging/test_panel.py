@@ -290,3 +290,22 @@ def test_more_than_three_calls_per_judge_is_refused(make_panel: Callable[..., Pa
     with pytest.raises(InputError) as exc:
         run(panel)
     assert exc.value.code == "JUDGE_MAX_ATTEMPTS"
+
+
+def test_run_reliability_is_computed_from_the_stored_reports(make_panel: Callable[..., Panel]) -> None:
+    from novelmuse.judging import run_reliability
+
+    cands = corpus_candidates(2)
+    probe = make_panel(cands, None)
+    target = probe.item.blind.candidate_ids[0]
+    panel = make_panel(
+        cands,
+        [[output(scores_by_id({target: 3.0}))], [output(scores_by_id({target: 4.0}))], [output(scores_by_id({}))]],
+    )
+    doc = run(panel)
+    assert doc.runId is not None and doc.reliability is not None
+    stored = run_reliability(panel.book, doc.runId)
+    assert stored == doc.reliability
+    assert stored.items == 1 and stored.thirdJudgeRate == 1.0
+    d = next(x for x in stored.dimensions if x.dimensionId == "canon_compliance")
+    assert d.cells == 2 and d.meanAbsDiff == 0.5  # |3−4| on one candidate, 0 on the other

@@ -26,7 +26,16 @@ from ._panel import JudgeFn, JudgeRecord, panel_orders, run_panel, session_judge
 from ._reliability import PanelScores, Reliability, krippendorff_alpha_interval, reliability
 from ._reports import Aggregate, CellScore, CellVerdict, JudgeEntry, PanelReport, RubricRef, aggregate
 from ._rubrics import HARD_BLOCKS, PROFILES, SCENE_TYPES, Rubric, list_rubrics, load_rubric
-from ._service import JudgeOutcome, JudgeRequest, LessonRef, check_item_leaks, judge_item, open_arm_map, panel_scores
+from ._service import (
+    JudgeOutcome,
+    JudgeRequest,
+    LessonRef,
+    check_item_leaks,
+    judge_item,
+    open_arm_map,
+    panel_scores,
+    run_reliability,
+)
 
 __all__ = [
     "HARD_BLOCKS",
@@ -86,6 +95,7 @@ __all__ = [
     "register_lessons",
     "reliability",
     "run_panel",
+    "run_reliability",
     "session_judge",
     "within",
 ]

@@ -24,7 +24,7 @@ from ._lessons import build_lessons, register_lessons
 from ._panel import JUDGE_ROLE, JudgeFn, JudgeRecord, panel_orders, run_panel, session_judge
 from ._reliability import PanelScores, Reliability, reliability
 from ._reports import PanelReport, RubricRef
-from ._rubrics import Rubric, load_rubric
+from ._rubrics import Rubric, as_fraction, load_rubric
 
 #: Seed 000: each fresh judge makes at most three calls (format corrections and transient retries share them).
 MAX_CALLS_PER_JUDGE = 3
@@ -78,14 +78,22 @@ def check_item_leaks(item: BlindItem, guard: LeakGuard) -> None:
     guard.check(texts, f"blind input of {item.blind.itemRef}")
 
 
-def panel_scores(report: PanelReport, records: Sequence[JudgeRecord]) -> PanelScores:
-    """The judges' scores of one panel, per cell, for the reliability figures."""
+def panel_scores(report: PanelReport) -> PanelScores:
+    """The judges' scores of one panel, per cell and in slot order, for the reliability figures."""
     cells: dict[tuple[str, str], list[Fraction]] = {}
-    for rec in sorted(records, key=lambda r: r.slot):
-        if rec.ok:
-            for key, value in rec.scores().items():
-                cells.setdefault(key, []).append(value)
+    for judge in sorted(report.judges, key=lambda j: j.slot):
+        if judge.outcome == "ok":
+            for s in judge.scores:
+                cells.setdefault((s.candidateId, s.dimensionId), []).append(as_fraction(s.score))
     return PanelScores(status=report.status, third_judge=report.thirdJudge, cells=cells)
+
+
+def run_reliability(book: Book, run_id: str) -> Reliability:
+    """Reliability over every finished panel of one run, from the stored reports."""
+    rows = book.db.execute(
+        "SELECT report_json FROM judge_panels WHERE run_id = ? AND report_json IS NOT NULL ORDER BY id", (run_id,)
+    ).fetchall()
+    return reliability([panel_scores(PanelReport.model_validate_json(r[0])) for r in rows])
 
 
 def _seal_arm_map(book: Book, panel_id: str, run_id: str, item: BlindItem, rubric: Rubric) -> None:
@@ -242,7 +250,7 @@ async def judge_item(book: Book, request: JudgeRequest, *, judge: JudgeFn | None
             "report": report,
             "unblinded": arms,
             "gate": gate,
-            "reliability": reliability([panel_scores(report, records)]),
+            "reliability": reliability([panel_scores(report)]),
             "lessons": lessons,
         }
     )
