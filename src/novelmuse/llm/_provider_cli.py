@@ -398,11 +398,13 @@ class ClaudeCliProvider:
         self.max_concurrency = config.max_concurrency
         self._sandbox: tuple[SandboxKind, str | None] | None = None
 
-    def _choose_sandbox(self, env: Mapping[str, str], where: IsolatedDir) -> tuple[SandboxKind, str | None]:
+    async def _choose_sandbox(self, env: Mapping[str, str], where: IsolatedDir) -> tuple[SandboxKind, str | None]:
         """The sandbox this machine offers (probed once: bwrap may exist but be unusable)."""
         if self._sandbox is None:
             kind, tool = find_sandbox(sys.platform, env.get("PATH"))
-            if kind == "bwrap" and (tool is None or not probe_bwrap(tool, where.tmp, dict(env))):
+            if kind == "bwrap" and (
+                tool is None or not await asyncio.to_thread(probe_bwrap, tool, where.tmp, dict(env))
+            ):
                 kind, tool = "none", None
             self._sandbox = (kind, tool)
         kind, tool = self._sandbox
@@ -457,10 +459,10 @@ class ClaudeCliProvider:
                 "MODEL_KEY_MISSING",
                 f"the environment variable {key_env} (api_key_env of [providers.{self.name}]) is unset",
             )
-        exe = check_pin_path(self.config)
+        exe = await asyncio.to_thread(check_pin_path, self.config)  # hashing a large binary: off the loop
         with isolated_dir() as where:
             env = build_env(os.environ, self.config.api_key_env, where)
-            kind, tool = self._choose_sandbox(env, where)
+            kind, tool = await self._choose_sandbox(env, where)
             await self._probe_version(exe, kind, tool, env, where)
             argv = wrap_command(
                 kind,
