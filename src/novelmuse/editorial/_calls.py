@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from ..llm import Message, ModelCallFailed, ModelSession, Violation
 from ..roles import PromptTemplate, load_prompt
-from ..text import sha256_json, split_paragraphs
+from ..text import NormalizedText, normalize_for_match, sha256_json, split_paragraphs
 
 T = TypeVar("T", bound=BaseModel)
 Contract = Callable[[Any], list[Violation]]
@@ -44,6 +45,12 @@ class Prompt:
 def prompt(role: str, task: str) -> Prompt:
     """``roles/<role>/system.txt`` + ``roles/<role>/<task>.txt``."""
     return Prompt(load_prompt(role, "system"), load_prompt(role, task))
+
+
+@lru_cache(maxsize=8)
+def normalized(text: str) -> NormalizedText:
+    """`normalize_for_match`, memoised: a chapter's text is located against by contracts and steps alike."""
+    return normalize_for_match(text)
 
 
 def numbered(body: str) -> str:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from ..llm import ModelCallFailed, Violation
 from ..roles.reviewer import ConsistencyReport
-from ..text import locate_quote, normalize_for_match, paragraph_at, sha256_hex, split_paragraphs
-from ._calls import Caller, Contract, prompt
+from ..text import locate_quote, paragraph_at, sha256_hex, split_paragraphs
+from ._calls import Caller, Contract, normalized, prompt
 from ._models import ConsistencyRound, IssueOut
 from ._outcomes import NO_MODEL, StepOutcome
 from ._repair import targeted_rewrite
@@ -23,7 +23,7 @@ BLOCKING = frozenset({"critical", "major"})
 
 def quote_contract(body: str) -> Contract:
     """Every issue quotes the chapter verbatim, found exactly once (after normalisation)."""
-    norm = normalize_for_match(body)
+    norm = normalized(body)
 
     def check(report: ConsistencyReport) -> list[Violation]:
         found: list[Violation] = []
@@ -69,7 +69,7 @@ async def review_round(state: LoopState, caller: Caller, round_no: int, step: st
         state.add(StepOutcome.error(step, exc.code, "the reviewer's answer failed closed"))
         return None
     paragraphs = split_paragraphs(state.text)
-    norm = normalize_for_match(state.text)
+    norm = normalized(state.text)
     issues: list[IssueOut] = []
     for issue in report.issues:
         m = locate_quote(norm, issue.quote, min_chars=QUOTE_MIN_CHARS)  # ok: the contract held

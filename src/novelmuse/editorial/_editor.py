@@ -15,8 +15,8 @@ from __future__ import annotations
 from ..llm import ModelCallFailed, Violation
 from ..roles.editor import FORESHADOW_DIM, EditorReport
 from ..roles.writer import ChapterRewrite
-from ..text import locate_quote, normalize_for_match, sha256_hex, split_paragraphs
-from ._calls import Caller, Contract, prompt
+from ..text import locate_quote, sha256_hex, split_paragraphs
+from ._calls import Caller, Contract, normalized, prompt
 from ._consistency import QUOTE_MIN_CHARS
 from ._models import DimOut, EditorRound
 from ._outcomes import NO_MODEL, StepOutcome
@@ -28,7 +28,7 @@ from ._verdict import compute_verdict
 
 def evidence_contract(body: str, neutral_foreshadow: bool) -> Contract:
     """Each dimension's evidence is found exactly once in the chapter (empty allowed only for a neutral 伏笔健康)."""
-    norm = normalize_for_match(body)
+    norm = normalized(body)
 
     def check(report: EditorReport) -> list[Violation]:
         found: list[Violation] = []
@@ -76,7 +76,7 @@ async def editor_round(state: LoopState, caller: Caller, round_no: int, step: st
         state.error_code = exc.code
         state.add(StepOutcome.error(step, exc.code, "the editor's answer failed closed"))
         return None
-    norm = normalize_for_match(state.text)
+    norm = normalized(state.text)
     dims: list[DimOut] = []
     for name, dim in report.dims.by_name().items():
         is_neutral = neutral and name == FORESHADOW_DIM
