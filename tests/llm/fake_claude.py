@@ -25,6 +25,7 @@ A response object:
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import stat
@@ -50,6 +51,15 @@ def _mode_of(path: str) -> str | None:
         return oct(stat.S_IMODE(os.stat(path).st_mode))
     except OSError:
         return None
+
+
+def _next_run() -> int:
+    """This run's number, counted under a lock (concurrent runs of the fake are tested)."""
+    with (HERE / "calls.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        n = int(COUNTER.read_text() or "0") + 1 if COUNTER.exists() else 1
+        COUNTER.write_text(str(n))
+        return n
 
 
 def _readable(path: str) -> bool:
@@ -96,11 +106,11 @@ def main() -> int:
         return 0
     responses = control.get("responses") or [{}]
     stdin = "" if control.get("skip_stdin") else sys.stdin.read()
-    n = int(COUNTER.read_text()) + 1 if COUNTER.exists() else 1
     try:  # inside a sandbox this directory is read-only: then every run is run 1 and nothing is recorded
-        COUNTER.write_text(str(n))
+        n = _next_run()
         _record(control, argv, stdin, n)
     except OSError as exc:
+        n = 1
         sys.stderr.write(f"fake claude: cannot record ({exc})\n")
     resp = responses[min(n, len(responses)) - 1]
     mode = resp.get("mode", "ok")

@@ -240,6 +240,19 @@ def test_every_attempt_is_a_fresh_process_in_a_fresh_directory(fake: FakeCli) ->
     assert a["cwd"] != b["cwd"]
 
 
+def test_concurrent_attempts_each_get_their_own_process_and_directory(fake: FakeCli) -> None:
+    provider = ClaudeCliProvider("cli", fake.config(), fake.dir)
+
+    async def many() -> list[Any]:
+        return await asyncio.gather(*(provider.send(request()) for _ in range(6)))
+
+    responses = asyncio.run(many())
+    assert all(json.loads(r.text) == {"ok": True} for r in responses)
+    records = fake.records()
+    assert len({r["pid"] for r in records}) == len({r["cwd"] for r in records}) == 6
+    assert not any(Path(r["cwd"]).parent.exists() for r in records)
+
+
 # ── the pin: path, sha256, version ──────────────────────────────────────────────────────────────
 
 
