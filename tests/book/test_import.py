@@ -164,6 +164,15 @@ def test_gaps_are_an_error_unless_allowed(muse, tmp_path: Path) -> None:  # type
     assert sorted(p.name for p in (d / "chapters").iterdir()) == ["0001.md", "0002.md", "0005.md", "0007.md"]
     r = muse("import", src, "--into", tmp_path / "c", "--allow-gaps")
     assert r.exit_code == 0 and "warning: imported with --allow-gaps" in r.stderr
+    assert "change [chapters] in book.toml" in r.stderr  # notes are printed verbatim, not as Rich markup
+
+
+def test_human_output_keeps_brackets_verbatim(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    src = tmp_path / "n.txt"
+    src.write_text("第一章 [bold]加粗[/bold]\n正文。\n", encoding="utf-8")
+    r = muse("import", src, "--into", tmp_path / "[b]")
+    assert r.exit_code == 0, r.stderr
+    assert "[bold]加粗[/bold]" in r.stdout and "[b]" in r.stdout
 
 
 def test_no_heading_at_all(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -194,6 +203,31 @@ def test_never_overwrites_an_authors_chapter(muse, tmp_path: Path) -> None:  # t
     assert r.exit_code == 0, r.stderr
     assert _json(r)["initialised"] is False
     assert sorted(registered_chapters(find_book(d).db)) == [1, 2, 3, 4]
+
+
+def test_rerunning_an_import_is_harmless(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An interrupted or repeated import can be run again: identical files are kept, others refuse."""
+    src = tmp_path / "n.txt"
+    src.write_text("前言\n" + _book_text([1, 2, 3]), encoding="utf-8")
+    d = tmp_path / "b"
+    assert muse("import", src, "--into", d).exit_code == 0
+    (d / "chapters" / "0003.md").unlink()  # as if the first run had stopped before chapter 3
+    before = {p.name: p.stat().st_mtime_ns for p in (d / "chapters").iterdir()}
+    r = muse("import", src, "--into", d, "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = _json(r)
+    assert doc["unchanged"] == [0, 1, 2] and any("identical content" in n for n in doc["notes"])
+    assert {p.name: p.stat().st_mtime_ns for p in (d / "chapters").iterdir() if p.name in before} == before
+    assert rejoin_files(d) == "前言\n" + _book_text([1, 2, 3])
+    assert sorted(registered_chapters(find_book(d).db)) == [0, 1, 2, 3]
+
+
+def test_progress_is_reported_per_chapter(tmp_path: Path) -> None:
+    src = tmp_path / "n.txt"
+    src.write_text("前言\n" + _book_text([1, 2]), encoding="utf-8")
+    seen: list[tuple[int, int]] = []
+    import_novel(src, tmp_path / "b", progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 3), (2, 3), (3, 3)]
 
 
 @pytest.mark.parametrize(

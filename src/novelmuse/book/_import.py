@@ -10,15 +10,18 @@
   before it is always refused (IMPORT_DUPLICATE_CHAPTERS / IMPORT_CHAPTER_ORDER): two chapters cannot share
   a file and guessing a renumbering would change the author's chapters. Missing numbers are refused
   (IMPORT_CHAPTER_GAPS) unless `allow_gaps`, which imports and lists them (``gaps`` and a note).
-- Nothing existing is overwritten: a chapter file that already exists refuses the whole import
-  (IMPORT_CHAPTER_EXISTS, naming the first conflict). Everything is checked before anything is written; if
-  a write still fails, the files written so far are removed again (and a book created by this import too).
+- Nothing existing is overwritten: a chapter file that already exists with other content refuses the whole
+  import (IMPORT_CHAPTER_EXISTS, naming the first conflict); one with exactly the bytes the import would
+  write is kept as it is, so an interrupted or repeated import can simply be run again. Everything is
+  checked before anything is written; if a write still fails, the files written so far are removed again
+  (and a book created by this import too).
 - Every written chapter is registered in the store's chapter registry (sha256, chars, paragraphs).
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -92,6 +95,7 @@ class ImportReport(BaseModel):
     initialised: bool  # the book was created by this import
     prologue: ImportedChapter | None
     chapters: list[ImportedChapter]
+    unchanged: list[int]  # chapters whose file was already there, byte-identical (a re-run): kept, not rewritten
     gaps: list[Gap]  # only with --allow-gaps (else the import is refused); duplicates are always refused
     volumes: list[HeadingNote]
     other_headings: list[HeadingNote]
@@ -197,8 +201,20 @@ def _chapter_bytes(heading: str, body: str) -> bytes:
     return f"# {heading}\n{body}".encode()
 
 
-def import_novel(source: Path, into: Path, *, allow_gaps: bool = False, title: str | None = None) -> ImportReport:
-    """Import the novel file `source` into the book at `into` (created and initialised if not a book yet)."""
+def import_novel(
+    source: Path,
+    into: Path,
+    *,
+    allow_gaps: bool = False,
+    title: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportReport:
+    """Import the novel file `source` into the book at `into` (created and initialised if not a book yet).
+
+    Re-running the same import is harmless: chapter files already there with exactly the bytes the
+    import would write are kept (listed in `unchanged`) and registered; any other content refuses.
+    `progress(done, total)` is called after each chapter file.
+    """
     data = _read_source(source)
     decoded = decode_text(data, str(source))
     split = split_chapters(decoded.text)
@@ -231,25 +247,32 @@ def import_novel(source: Path, into: Path, *, allow_gaps: bool = False, title: s
     try:
         book = find_book(into)
         existing = book.chapter_paths()
-        for number, *_ in files:
-            target = book.chapters_dir / f"{number:04d}.md"
+        targets = [book.chapters_dir / f"{number:04d}.md" for number, *_ in files]
+        unchanged: list[int] = []
+        for (number, *_, payload), target in zip(files, targets, strict=True):
             conflict = existing.get(number) or (target if target.exists() else None)
-            if conflict is not None:
-                raise InputError(
-                    "IMPORT_CHAPTER_EXISTS",
-                    f"chapter {number} already exists; novelmuse never overwrites an author's file",
-                    str(conflict),
-                    "import into a new directory, or move the existing chapter files away first",
-                )
+            if conflict is None:
+                continue
+            if conflict == target and _same_bytes(target, payload):
+                unchanged.append(number)  # a re-run (e.g. after an interrupted import): nothing to write
+                continue
+            raise InputError(
+                "IMPORT_CHAPTER_EXISTS",
+                f"chapter {number} already exists with other content; novelmuse never overwrites an author's file",
+                str(conflict),
+                "import into a new directory, or move the existing chapter files away first",
+            )
         conn = book.db  # opened (and created) before any chapter is written: a store error writes nothing
         written: list[Path] = []
         try:
-            for number, *_, payload in files:
-                target = book.chapters_dir / f"{number:04d}.md"
-                atomic_write_bytes(target, payload)
-                written.append(target)
+            for i, ((number, *_, payload), target) in enumerate(zip(files, targets, strict=True), start=1):
+                if number not in unchanged:
+                    atomic_write_bytes(target, payload)
+                    written.append(target)
+                if progress is not None:
+                    progress(i, len(files))
             # read back what is on disk now (one read per file: Book.read_chapter lists the directory each time)
-            chapters = [parse_chapter_file(f[0], p, p.read_bytes()) for f, p in zip(files, written, strict=True)]
+            chapters = [parse_chapter_file(f[0], p, p.read_bytes()) for f, p in zip(files, targets, strict=True)]
             records = [book.chapter_record(ch) for ch in chapters]
             register_chapters(conn, records, remove_others=False)
         except BaseException:
@@ -281,6 +304,8 @@ def import_novel(source: Path, into: Path, *, allow_gaps: bool = False, title: s
             )
         )
     prologue = out.pop(0) if has_prologue else None
+    if unchanged:
+        notes.append(f"{len(unchanged)} chapter file(s) were already there with identical content and were kept")
     notes.extend(_length_notes(book, out))
     return ImportReport(
         book=str(book.root),
@@ -291,11 +316,19 @@ def import_novel(source: Path, into: Path, *, allow_gaps: bool = False, title: s
         initialised=initialised,
         prologue=prologue,
         chapters=out,
+        unchanged=unchanged,
         gaps=gaps,
         volumes=[HeadingNote(line=v.line_no, text=v.heading.text) for v in split.volumes],
         other_headings=[HeadingNote(line=o.line_no, text=o.heading.text) for o in split.other_headings],
         notes=notes,
     )
+
+
+def _same_bytes(path: Path, payload: bytes) -> bool:
+    try:
+        return path.stat().st_size == len(payload) and path.read_bytes() == payload
+    except OSError:
+        return False
 
 
 def _length_notes(book: Book, chapters: list[ImportedChapter]) -> list[str]:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.progress import Progress
 
 from ..book import import_novel, init_book
 from ..reports._book import render_import, render_init
@@ -47,7 +48,16 @@ def import_cmd(
     Bodies are kept byte-exact; text before the first heading becomes chapters/0000.md (`# 序`).
     Never overwrites an existing chapter file. Exit 2 on bad input, duplicates or (without --allow-gaps) gaps.
     """
-    report = import_novel(file, into, allow_gaps=allow_gaps, title=title)
+    if err_console.is_terminal:
+        with Progress(console=err_console, transient=True) as bar:
+            task = bar.add_task("writing chapters", total=None)
+
+            def step(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            report = import_novel(file, into, allow_gaps=allow_gaps, title=title, progress=step)
+    else:
+        report = import_novel(file, into, allow_gaps=allow_gaps, title=title)
     if json_out:
         emit_json({"ok": True, **report.model_dump(mode="json")})
     else:

@@ -4,25 +4,27 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ..book import ImportReport, InitResult
 
 
 def render_init(result: InitResult, console: Console) -> None:
     """What `muse init` created and kept, and what to do next."""
-    console.print(f"initialised book in {result.book}")
+    console.print(f"initialised book in {result.book}", markup=False)
     for rel in result.created:
-        console.print(f"  created {rel}")
+        console.print(f"  created {rel}", markup=False)
     for rel in result.kept:
-        console.print(f"  kept    {rel} (already there)")
+        console.print(f"  kept    {rel} (already there)", markup=False)
     for note in result.notes:
-        console.print(f"  note: {note}")
+        console.print(f"  note: {note}", markup=False)
     console.print("next: `muse import NOVEL.txt --into DIR`, or write chapters/0001.md; then `muse check`")
 
 
 def render_import(report: ImportReport, console: Console, err_console: Console) -> None:
     """A table of the imported chapters (number, title, chars, path) plus the notes."""
-    table = Table(title=f"imported {len(report.chapters)} chapter(s) into {report.book}", title_justify="left")
+    title = Text(f"imported {len(report.chapters)} chapter(s) into {report.book}")
+    table = Table(title=title, title_justify="left")
     table.add_column("#", justify="right")
     table.add_column("heading")
     table.add_column("chars", justify="right")
@@ -30,12 +32,14 @@ def render_import(report: ImportReport, console: Console, err_console: Console) 
     table.add_column("path")
     rows = ([report.prologue] if report.prologue else []) + report.chapters
     for ch in rows:
-        table.add_row(str(ch.number), ch.heading, str(ch.chars), str(ch.line) if ch.line else "-", ch.path)
+        table.add_row(str(ch.number), Text(ch.heading), str(ch.chars), str(ch.line) if ch.line else "-", Text(ch.path))
     console.print(table)
     total = sum(ch.chars for ch in rows)
-    console.print(f"encoding {report.encoding}; {total} characters (excluding whitespace); split by {report.unit}")
+    console.print(
+        f"encoding {report.encoding}; {total} characters (excluding whitespace); split by {report.unit}", markup=False
+    )
     if report.initialised:
         console.print("the directory was not a book yet: initialised it (book.toml, rules.txt, …)")
     for note in report.notes:
         prefix = "warning" if note.startswith("imported with --allow-gaps") else "note"
-        err_console.print(f"{prefix}: {note}")
+        err_console.print(f"{prefix}: {note}", markup=False)
