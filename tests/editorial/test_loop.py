@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from novelmuse.text import split_paragraphs
+from novelmuse.text import sha256_hex, split_paragraphs
 
 from .helpers import (
     as_json,
@@ -95,6 +95,9 @@ def test_major_issue_one_repair_then_rereview_passes(tmp_path: Path, muse) -> No
     assert ch["revision"] is not None and ch["revision"]["applied"] is False
     (text,) = db_rows(book, "SELECT text FROM revisions")[0]
     assert "(改)" in text and text.startswith("# 第一回")
+    kept = book / ch["revision"]["path"]
+    assert kept.parent == book / ".muse" / "revisions" and kept.read_text(encoding="utf-8") == text
+    assert sha256_hex(kept.read_bytes()) == ch["revision"]["sha256"] == ch["result_sha256"]
 
 
 def test_repair_that_fails_is_finalized_with_issues_after_one_repair_and_one_rereview(tmp_path: Path, muse) -> None:

@@ -129,8 +129,11 @@ class UsageOut(_Doc):
 
 
 class RevisionOut(_Doc):
+    """The loop's resulting chapter file: in table `revisions` and as a file under `.muse/revisions/`."""
+
     id: str
     sha256: str
+    path: str  # relative to the book root, e.g. .muse/revisions/0003.rev_….md (diff it against the chapter)
     applied: bool
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..book import Book
+from ..book import Book, atomic_write_bytes
 from ..llm import ModelSession, list_receipts
 from ..memory import MemoryState
 from ..roles import load_prompt
@@ -28,7 +28,7 @@ from ._models import (
     UsageOut,
 )
 from ._records import find_current_review, mark_applied, save_review
-from ._revisions import apply_revision, revision_bytes
+from ._revisions import apply_revision, revision_bytes, revision_path
 from ._rules_step import RuleView, fatigue_hits, forbidden_hits, load_rule_view
 from ._state import LoopState
 
@@ -136,7 +136,14 @@ async def review_chapter(
     changed = state.text != chapter.body and status != "error"
     new_bytes = revision_bytes(chapter, raw, state.text) if changed else raw
     record_id = new_id("rvw")
-    revision = RevisionOut(id=new_id("rev"), sha256=sha256_hex(new_bytes), applied=False) if changed else None
+    revision: RevisionOut | None = None
+    if changed:
+        rev_id = new_id("rev")
+        rev_path = revision_path(book, number, rev_id)
+        atomic_write_bytes(rev_path, new_bytes)
+        revision = RevisionOut(
+            id=rev_id, sha256=sha256_hex(new_bytes), path=str(rev_path.relative_to(book.root)), applied=False
+        )
     doc = ChapterReview(
         record_id=record_id,
         chapter=number,
@@ -180,7 +187,7 @@ async def review_chapter(
         state,
         run_id=run_id,
         started_at=started,
-        revision_text=new_bytes.decode("utf-8-sig") if changed else None,
+        revision_text=new_bytes.decode("utf-8") if changed else None,
     )
     if apply and revision is not None:
         apply_revision(chapter, new_bytes)

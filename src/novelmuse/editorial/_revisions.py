@@ -1,13 +1,16 @@
 """Revisions: the loop's resulting chapter file, kept beside the author's original.
 
 The author's file is the source of truth: a revision is stored in the database (table `revisions`)
-and written to `chapters/NNNN.md` only with `--apply`, atomically, and only if the file still has
+and as a file `.muse/revisions/NNNN.<revision id>.md` (to read or diff), and written to
+`chapters/NNNN.md` only with `--apply`, atomically, and only if the file still has
 the bytes that were reviewed (FILE_CHANGED_ON_DISK otherwise — the author's edit is kept).
 """
 
 from __future__ import annotations
 
-from ..book import Chapter, atomic_write_bytes
+from pathlib import Path
+
+from ..book import Book, Chapter, atomic_write_bytes
 
 
 def revision_bytes(chapter: Chapter, raw: bytes, new_body: str) -> bytes:
@@ -22,3 +25,8 @@ def revision_bytes(chapter: Chapter, raw: bytes, new_body: str) -> bytes:
 def apply_revision(chapter: Chapter, data: bytes) -> None:
     """Write a revision over the chapter file, refusing if the author changed the file meanwhile."""
     atomic_write_bytes(chapter.path, data, expect_sha256=chapter.sha256)
+
+
+def revision_path(book: Book, number: int, revision_id: str) -> Path:
+    """Where a revision's file is kept: ``.muse/revisions/NNNN.<revision id>.md``."""
+    return book.state_dir / "revisions" / f"{number:04d}.{revision_id}.md"

@@ -82,7 +82,7 @@ def render_chapter(console: Console, doc: ChapterReview) -> None:
         console.print(f"change: {r.step} ({r.kind}) {where}", markup=False)
     if doc.revision is not None:
         state = "applied to the chapter file" if doc.revision.applied else "stored; run with --apply to write it"
-        console.print(f"revision {doc.revision.id} sha256 {doc.revision.sha256[:12]}… — {state}", markup=False)
+        console.print(f"revision {doc.revision.path} sha256 {doc.revision.sha256[:12]}… — {state}", markup=False)
     u = doc.usage
     console.print(
         f"open issues: {doc.open_issues}; disagreements: reviewer pass flag {doc.disagreements.reviewer_pass_flag},"
