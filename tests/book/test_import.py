@@ -180,6 +180,9 @@ def test_no_heading_at_all(muse, tmp_path: Path) -> None:  # type: ignore[no-unt
     src.write_text("只是一段文字。\n第一回说到此处。\n", encoding="utf-8")
     r = muse("import", src, "--into", tmp_path / "b")
     assert r.exit_code == 2 and r.stderr.startswith("error[IMPORT_NO_HEADINGS]")
+    src.write_bytes("第一章 甲\r正文。\r第二章 乙\r正文。\r".encode())  # classic Mac line breaks
+    r = muse("import", src, "--into", tmp_path / "b")
+    assert r.exit_code == 2 and "CR only" in r.stderr and "convert the line breaks" in r.stderr
 
 
 def test_never_overwrites_an_authors_chapter(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

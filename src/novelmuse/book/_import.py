@@ -156,11 +156,16 @@ def _read_source(source: Path) -> bytes:
 def _validate(split: SplitText, source: Path, allow_gaps: bool) -> list[Gap]:
     where = str(source)
     if not split.chapters:
+        text = split.prologue
+        cr_only = "\r" in text and "\n" not in text
         raise InputError(
             "IMPORT_NO_HEADINGS",
-            "no chapter heading line found",
+            "no chapter heading line found"
+            + (" (the file breaks lines with CR only, so it is one long line)" if cr_only else ""),
             where,
-            "headings must be whole lines such as `第一章 标题`, `第12回`, `第一百零一章：标题` or `Chapter 3`",
+            "convert the line breaks to LF (\\n) and retry"
+            if cr_only
+            else "headings must be whole lines such as `第一章 标题`, `第12回`, `第一百零一章：标题` or `Chapter 3`",
         )
     gaps, dups, disorder = check_numbering(split.chapters)
     if dups:
