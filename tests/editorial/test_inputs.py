@@ -34,6 +34,7 @@ def test_reviewer_gets_text_and_memory_editor_gets_fatigue(tmp_path: Path, muse)
     ch = as_json(r.stdout)["chapters"][0]
     assert ch["memory"]["available"] is True and ch["memory"]["card_states"] == 1
     assert ch["rules"]["fatigue"][0]["phrase"] == "玄德" and ch["rules"]["fatigue"][0]["limit"] == 1
+    assert ch["rules"]["preferences_injected"] is False  # the writer was never called
     sent = _vault_requests(book)
     decoded = json.dumps(json.loads("[" + ",".join(_json_docs(sent)) + "]"), ensure_ascii=False)
     assert "location=涿郡" in decoded and "status=alive" in decoded  # as-of card state, to the reviewer

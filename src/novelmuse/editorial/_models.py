@@ -35,8 +35,8 @@ class RulesSummary(_Doc):
     ruleset_sha256: str
     forbidden: list[ForbiddenHit]
     fatigue: list[FatigueHit]
-    forbidden_remaining: list[ForbiddenHit]
-    preferences_injected: bool
+    forbidden_remaining: list[ForbiddenHit]  # in the resulting text
+    preferences_injected: bool  # the book has preferences and the writer was called with them
 
 
 class MemorySummary(_Doc):

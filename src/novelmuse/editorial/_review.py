@@ -134,6 +134,8 @@ async def review_chapter(
     await run_loop(state, caller)
     status = chapter_status(state)
     changed = state.text != chapter.body and status != "error"
+    final_text = state.text if changed else chapter.body  # a review that failed closed changes nothing
+    usage = usage_of(book, caller.call_ids)
     new_bytes = revision_bytes(chapter, raw, state.text) if changed else raw
     record_id = new_id("rvw")
     revision: RevisionOut | None = None
@@ -157,8 +159,8 @@ async def review_chapter(
             ruleset_sha256=rules.sha256,
             forbidden=forbidden_hits(chapter.body, rules),
             fatigue=fatigue_hits(chapter.body, rules),
-            forbidden_remaining=forbidden_hits(state.text, rules),
-            preferences_injected=bool(rules.preferences.strip()),
+            forbidden_remaining=forbidden_hits(final_text, rules),
+            preferences_injected=bool(rules.preferences.strip()) and "writer" in usage.by_role,
         ),
         memory=MemorySummary(
             available=memory.available,
@@ -178,7 +180,7 @@ async def review_chapter(
         open_issues=open_issue_count(state) if status != "error" else 0,
         result_sha256=sha256_hex(new_bytes),
         revision=revision,
-        usage=usage_of(book, caller.call_ids),
+        usage=usage,
     )
     run_id = session.run_id if session is not None else None
     save_review(
