@@ -11,6 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from novelmuse.book import Book
+from novelmuse.errors import InputError
 from novelmuse.llm import (
     Message,
     ModelCallFailed,
@@ -354,3 +355,34 @@ def test_concurrent_calls_all_run_in_parallel_up_to_the_limit(make_book: Any) ->
 
     asyncio.run(go())
     assert fake.max_in_flight == 20
+
+
+def test_cancellation_is_recorded_and_propagates(make_book: Any) -> None:
+    book = make_book({"reviewer": []})
+    fake = FakeProvider("s", lambda req, n: ok_response(req, GOOD), delay_s=5)
+
+    async def go() -> str:
+        async with ModelSession.open(book, run_kind="test", providers={"s": fake}) as session:
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(session.call(role="reviewer", schema=Review, messages=MESSAGES), 0.1)
+            return session.run_id
+
+    run_id = asyncio.run(go())
+    (receipt,) = list_receipts(book.db, run_id)
+    assert receipt.outcome == "failed" and receipt.error_code == "MODEL_CANCELLED"
+    row = book.db.execute("SELECT status, error_code FROM model_calls").fetchone()
+    assert tuple(row) == ("failed", "MODEL_CANCELLED")
+    leases = list((book.vault_dir / "leases").iterdir())
+    assert [p.suffix for p in leases] == [".done"]  # nothing left for recovery to treat as a crash
+
+
+def test_message_list_must_not_be_empty(make_book: Any) -> None:
+    book = make_book({"reviewer": [{"output": GOOD}]})
+
+    async def go() -> None:
+        async with ModelSession.open(book, run_kind="test") as session:
+            await session.call(role="reviewer", schema=Review, messages=[])
+
+    with pytest.raises(InputError) as info:
+        asyncio.run(go())
+    assert info.value.code == "MODEL_NO_MESSAGES"

@@ -5,6 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -193,7 +199,7 @@ def test_a_key_in_the_environment_never_reaches_db_vault_or_output(
     for out in outputs:
         assert KEY not in out.stdout and KEY not in out.stderr
     files = [p for p in book.root.rglob("*") if p.is_file()]
-    assert any(p.suffix == ".lease" for p in files) and any("raw" in p.parts for p in files)
+    assert any(p.suffix == ".done" for p in files) and any("raw" in p.parts for p in files)
     for path in files:
         assert KEY.encode() not in path.read_bytes(), path
 
@@ -206,3 +212,61 @@ def test_usage_of_fake_provider_cache_tokens_priced(make_book: Any) -> None:
     (result,), _ = call_all(book, ["judge"], providers={"s": fake})
     # cache reads fall back to the input rate when the table has none
     assert result.cost == pytest.approx((1000 * 1.0 + 100 * 2.0 + 2000 * 1.0) / 1e6)
+
+
+def test_a_crashed_session_is_recovered_by_the_next(make_book: Any) -> None:
+    """A real process runs a call whose second attempt never answers and is killed; the next session's
+    recovery removes the orphan request, marks the call failed (MODEL_INTERRUPTED) and the run interrupted.
+    The first attempt's receipt, committed before the crash, is kept."""
+    book = make_book({"judge": [{"raw_text": "bad"}, {"output": {"verdict": "v", "score": 1}, "delay_s": 30}]})
+    root = Path(__file__).resolve().parents[2]
+    script = textwrap.dedent(
+        f"""
+        import asyncio, sys
+        from pathlib import Path
+        sys.path.insert(0, {str(root / "src")!r})
+        from pydantic import BaseModel
+        from novelmuse.book import find_book
+        from novelmuse.llm import Message, ModelSession
+
+        class Verdict(BaseModel):
+            verdict: str
+            score: float
+
+        async def go():
+            session = ModelSession.open(find_book(Path({str(book.root)!r})), run_kind="doomed")
+            print(session.run_id, flush=True)
+            await session.call(role="judge", schema=Verdict, messages=[Message(role="user", content="x")])
+
+        asyncio.run(go())
+        """
+    )
+    env = {**os.environ, "MUSE_CONFIG": "/nonexistent/user-config.toml"}
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    run_id = proc.stdout.readline().strip()
+    leases = book.vault_dir / "leases"
+    for _ in range(200):  # wait until the request is in the vault (the provider then sleeps 30 s)
+        if leases.is_dir() and any(p.suffix == ".lease" for p in leases.iterdir()):
+            break
+        proc.poll()
+        assert proc.returncode is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    (lease,) = [p for p in leases.iterdir() if p.suffix == ".lease"]
+    orphan = json.loads(lease.read_text().splitlines()[1])["intent"]
+    assert Vault(book.vault_dir).has(orphan)
+
+    async def reopen() -> Any:
+        async with ModelSession.open(book, run_kind="next") as session:
+            return session.recovery
+
+    report = asyncio.run(reopen())
+    assert report.crashed == 1 and report.orphans_removed == 1 and report.interrupted_runs == [run_id]
+    assert not Vault(book.vault_dir).has(orphan)
+    db = book.db
+    assert db.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()[0] == "interrupted"
+    call = db.execute("SELECT status, error_code FROM model_calls WHERE run_id = ?", (run_id,)).fetchone()
+    assert tuple(call) == ("failed", "MODEL_INTERRUPTED")
+    assert [r.error_code for r in list_receipts(db, run_id)] == ["MODEL_OUTPUT_NOT_JSON"]

@@ -44,7 +44,8 @@ def test_modes_are_private_whatever_the_umask(vault: Vault, umask: int) -> None:
     obj = vault.root / "raw" / digest[:2] / digest
     assert obj.read_bytes() == "请求内容".encode()
     assert mode(obj) == 0o600
-    assert mode(vault.root / "leases" / "call_A-1.lease") == 0o600
+    assert mode(vault.root / "leases" / "call_A-1.done") == 0o600  # completed leases are renamed .done
+    assert not (vault.root / "leases" / "call_A-1.lease").exists()
     for d in (vault.root, vault.root / "raw", vault.root / "leases", obj.parent):
         assert mode(d) == 0o700
 
@@ -178,6 +179,7 @@ def test_recovery_removes_orphans_of_dead_holders_only(vault: Vault) -> None:
         "crashed": 1,
         "orphans_removed": 1,
         "recovered_calls": ["call_CRASH"],
+        "interrupted_runs": [],  # the holder (this process) lives: its run had just ended
     }
     assert not vault.has(orphan)
     assert vault.read(shared) == b"shared request" and vault.read(kept) == b"good response"
@@ -195,7 +197,21 @@ def test_recovery_with_a_dead_pid_and_running_run(vault: Vault) -> None:
     plant_lease(vault, "call_DEAD", dead_pid(), "run_running", [orphan], done=False)
     report = vault.recover(lambda run_id: True)
     assert report.crashed == 1 and report.orphans_removed == 1
+    assert report.interrupted_runs == ["run_running"]
     assert not (sub / orphan).exists()
+
+
+def test_a_done_line_without_the_rename_counts_as_completed(vault: Vault) -> None:
+    vault.lease("call_X", 1, "run_1")
+    kept = sha256_hex(b"kept")
+    sub = vault.root / "raw" / kept[:2]
+    sub.mkdir(mode=0o700, exist_ok=True)
+    (sub / kept).write_bytes(b"kept")
+    plant_lease(vault, "call_OLD", dead_pid(), "run_old", [kept], done=True)
+    plant_lease(vault, "call_NEW", dead_pid(), "run_old", [kept], done=False)
+    report = vault.recover(lambda run_id: False)
+    assert report.completed == 1 and report.crashed == 2 and report.orphans_removed == 0
+    assert (sub / kept).exists()
 
 
 def test_recovery_after_a_real_crash(tmp_path: Path) -> None:

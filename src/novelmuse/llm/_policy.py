@@ -144,6 +144,11 @@ def _correction_template() -> tuple[str, str]:
     return body, sha256_hex(text)
 
 
+def correction_template_sha256() -> str:
+    """The sha256 of `llm/data/correction.txt` (recorded in each run's configuration)."""
+    return _correction_template()[1]
+
+
 def correction_message(reasons: Sequence[str]) -> str:
     """The user message that asks for a corrected draft, listing the exact reasons."""
     body, _ = _correction_template()

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from ..book import Book
 from ..store import connect, new_id, transaction, utc_now
 from ._budget import RunBudget
-from ._policy import CallContext, Contract, NotConfigured, StructuredResult, run_call
+from ._policy import CallContext, Contract, NotConfigured, StructuredResult, correction_template_sha256, run_call
 from ._prices import PriceTable
 from ._providers import create_provider
 from ._types import Message, Provider
@@ -42,12 +42,32 @@ def run_is_running(conn: sqlite3.Connection, run_id: str) -> bool:
 
 
 def recover_vault(book: Book, conn: sqlite3.Connection | None = None) -> RecoveryReport:
-    """Run the vault recovery pass for a book (what session start and `muse vault recover` do)."""
+    """Run the vault recovery pass for a book (what session start and `muse vault recover` do).
+
+    Besides removing orphans, the rows of what crashed are closed: its logical calls still `running`
+    become `failed` with MODEL_INTERRUPTED, and runs whose lease holder process is gone become
+    `interrupted` — so no crashed call or run reads as still running, or as ok.
+    """
     own = conn is None
     db = connect(book.db_path) if conn is None else conn
     vault = Vault(book.vault_dir)
     try:
-        return vault.recover(lambda run_id: run_is_running(db, run_id))
+        report = vault.recover(lambda run_id: run_is_running(db, run_id))
+        if report.recovered_calls or report.interrupted_runs:
+            now = utc_now()
+            with transaction(db):
+                for call_id in report.recovered_calls:
+                    db.execute(
+                        "UPDATE model_calls SET status = 'failed', error_code = 'MODEL_INTERRUPTED', ended_at = ?"
+                        " WHERE id = ? AND status = 'running'",
+                        (now, call_id),
+                    )
+                for run_id in report.interrupted_runs:
+                    db.execute(
+                        "UPDATE runs SET status = 'interrupted', ended_at = ? WHERE id = ? AND status = 'running'",
+                        (now, run_id),
+                    )
+        return report
     finally:
         vault.close()
         if own:
@@ -130,6 +150,7 @@ class ModelSession:
             "max_output_tokens": cfg.calls.max_output_tokens,
             "budget": cfg.budget.model_dump(),
             "price_table": {"version": self.prices.version, "sha256": self.prices.sha256},
+            "correction_template_sha256": correction_template_sha256(),
         }
 
     def target(self, role: str) -> tuple[str, str] | None:

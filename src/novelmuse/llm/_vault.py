@@ -3,7 +3,7 @@
 Layout::
 
     vault/               0700
-      leases/            0700  one lease per attempt: <call_id>-<attempt>.lease (JSON lines)
+      leases/            0700  one lease per attempt: <call_id>-<attempt>.lease (JSON lines; .done when complete)
       raw/ab/            0700  objects named by their sha256: raw/<first two hex>/<sha256>  (files 0600)
 
 Protocol of one attempt (seed 003: 先写非敏感 lease，再写 0700/0600 raw):
@@ -13,7 +13,7 @@ Protocol of one attempt (seed 003: 先写非敏感 lease，再写 0700/0600 raw)
 3. the object is created with ``O_CREAT|O_EXCL|O_NOFOLLOW`` relative to an already-opened directory
    (never through a path that could contain a planted symlink), ``fchmod``-ed to 0600 and its mode
    checked after writing (umask cannot loosen it);
-4. a ``{"done": time}`` line completes the lease.
+4. a ``{"done": time}`` line completes the lease, which is then renamed ``*.done``.
 
 A lease without ``done`` whose holder is gone (pid not alive, or its run no longer running) belongs
 to a crashed attempt: `recover` removes the objects it intended (unless a completed lease also
@@ -28,7 +28,6 @@ receipts in SQLite hold the hashes that later verify any raw file.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import os
@@ -205,6 +204,7 @@ class RecoveryReport:
     crashed: int = 0  # open leases of dead holders, now recovered
     orphans_removed: int = 0  # raw objects removed
     recovered_calls: list[str] = field(default_factory=list)  # call ids (not sensitive)
+    interrupted_runs: list[str] = field(default_factory=list)  # runs whose lease holder died
 
     def to_json(self) -> dict[str, Any]:
         """The shape of `muse vault recover --json`."""
@@ -215,6 +215,7 @@ class RecoveryReport:
             "crashed": self.crashed,
             "orphans_removed": self.orphans_removed,
             "recovered_calls": self.recovered_calls,
+            "interrupted_runs": self.interrupted_runs,
         }
 
 
@@ -245,10 +246,12 @@ class Lease:
         return digest
 
     def complete(self) -> None:
-        """Mark the lease completed: its objects are no longer orphans if the process dies later."""
+        """Mark the lease completed (a ``done`` line, then renamed ``*.done``): its objects are kept for good."""
         if not self.done:
             self._append({"done": utc_now()})
             self.done = True
+            self.close()
+            self._vault._finish(self.name)
         self.close()
 
     def close(self) -> None:
@@ -374,69 +377,93 @@ class Vault:
             raise
         return True
 
+    def _records(self, leases_fd: int, entry: str) -> list[dict[str, Any]]:
+        try:
+            text = _read_at(leases_fd, entry, str(self.root / "leases" / entry)).decode()
+        except (VaultError, UnicodeDecodeError):
+            return []
+        records = []
+        for line in text.splitlines():
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a torn last line of a crashed writer
+            if isinstance(value, dict):
+                records.append(value)
+        return records
+
+    def _finish(self, name: str) -> None:
+        """Rename a completed lease to ``*.done`` so recovery need not read it again."""
+        _root, leases, _raw = self._handles()
+        try:
+            os.rename(name + ".lease", name + ".done", src_dir_fd=leases, dst_dir_fd=leases)
+        except OSError as exc:
+            raise VaultError("VAULT_IO", f"cannot complete lease {name} ({exc.strerror})", str(self.root)) from exc
+
     def recover(self, run_running: Callable[[str], bool]) -> RecoveryReport:
-        """Remove the orphans of crashed attempts (see the module docstring); return what was done."""
+        """Remove the orphans of crashed attempts (see the module docstring); return what was done.
+
+        Only open leases (``*.lease``) are read; completed ones (``*.done``) are read only when a crashed
+        lease exists, to keep objects they share with it. So a pass over a large vault stays cheap.
+        """
         report = RecoveryReport()
         if not self.root.exists() and not self.root.is_symlink():
             return report
-        with contextlib.nullcontext(self._handles(recheck=True)) as (_root, leases_fd, raw_fd):
-            parsed: dict[str, list[dict[str, Any]]] = {}
-            for entry in sorted(os.listdir(leases_fd)):
-                if not entry.endswith(".lease") or not _LEASE_NAME.fullmatch(entry.removesuffix(".lease")):
-                    continue
-                try:
-                    text = _read_at(leases_fd, entry, str(self.root / "leases" / entry)).decode()
-                except (VaultError, UnicodeDecodeError):
-                    continue
-                records = []
-                for line in text.splitlines():
-                    try:
-                        value = json.loads(line)
-                    except json.JSONDecodeError:
-                        continue  # a torn last line of a crashed writer
-                    if isinstance(value, dict):
-                        records.append(value)
-                parsed[entry] = records
-            report.leases = len(parsed)
-            crashed: list[str] = []
-            keep: set[str] = set()
-            for entry, records in parsed.items():
-                intents = {str(r["intent"]) for r in records if "intent" in r}
-                header = records[0] if records else {}
-                if any("done" in r for r in records):
-                    report.completed += 1
-                    keep |= intents
-                    continue
-                pid = header.get("pid")
-                run_id = header.get("run_id")
-                alive = isinstance(pid, int) and pid_alive(pid) and isinstance(run_id, str) and run_running(run_id)
-                if alive:
-                    report.active += 1
-                    keep |= intents
-                else:
-                    crashed.append(entry)
-            for entry in crashed:
-                records = parsed[entry]
-                for digest in {str(r["intent"]) for r in records if "intent" in r} - keep:
-                    if not _OBJECT_NAME.fullmatch(digest):
-                        continue
-                    try:
-                        sub = os.open(digest[:2], os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=raw_fd)
-                    except OSError:
-                        continue
-                    try:
-                        st = os.stat(digest, dir_fd=sub, follow_symlinks=False)
-                        if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
-                            os.unlink(digest, dir_fd=sub)
-                            report.orphans_removed += 1
-                    except FileNotFoundError:
-                        pass
-                    finally:
-                        os.close(sub)
-                os.rename(
-                    entry, entry.removesuffix(".lease") + ".recovered", src_dir_fd=leases_fd, dst_dir_fd=leases_fd
-                )
-                report.crashed += 1
-                header = records[0] if records else {}
-                report.recovered_calls.append(str(header.get("call_id", entry.removesuffix(".lease"))))
+        _root, leases_fd, raw_fd = self._handles(recheck=True)
+
+        def valid(entry: str, suffix: str) -> bool:
+            return entry.endswith(suffix) and bool(_LEASE_NAME.fullmatch(entry.removesuffix(suffix)))
+
+        names = sorted(os.listdir(leases_fd))
+        done_names = [n for n in names if valid(n, ".done")]
+        report.completed = len(done_names)
+        report.leases = len(done_names)
+        crashed: list[tuple[str, list[dict[str, Any]]]] = []
+        keep: set[str] = set()
+        for entry in (n for n in names if valid(n, ".lease")):
+            report.leases += 1
+            records = self._records(leases_fd, entry)
+            intents = {str(r["intent"]) for r in records if "intent" in r}
+            header = records[0] if records else {}
+            if any("done" in r for r in records):  # completed, but the rename to .done did not happen
+                report.completed += 1
+                keep |= intents
+                continue
+            pid, run_id = header.get("pid"), header.get("run_id")
+            pid_ok = isinstance(pid, int) and pid_alive(pid)
+            if pid_ok and isinstance(run_id, str) and run_running(run_id):
+                report.active += 1
+                keep |= intents
+                continue
+            crashed.append((entry, records))
+            if not pid_ok and isinstance(run_id, str) and run_id not in report.interrupted_runs:
+                report.interrupted_runs.append(run_id)
+        if not crashed:
+            return report
+        for entry in done_names:
+            keep |= {str(r["intent"]) for r in self._records(leases_fd, entry) if "intent" in r}
+        for entry, records in crashed:
+            for digest in sorted({str(r["intent"]) for r in records if "intent" in r} - keep):
+                if _OBJECT_NAME.fullmatch(digest) and self._remove_object(raw_fd, digest):
+                    report.orphans_removed += 1
+            os.rename(entry, entry.removesuffix(".lease") + ".recovered", src_dir_fd=leases_fd, dst_dir_fd=leases_fd)
+            report.crashed += 1
+            header = records[0] if records else {}
+            report.recovered_calls.append(str(header.get("call_id", entry.removesuffix(".lease"))))
         return report
+
+    def _remove_object(self, raw_fd: int, digest: str) -> bool:
+        try:
+            sub = os.open(digest[:2], os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=raw_fd)
+        except OSError:
+            return False
+        try:
+            st = os.stat(digest, dir_fd=sub, follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                os.unlink(digest, dir_fd=sub)
+                return True
+        except FileNotFoundError:
+            pass
+        finally:
+            os.close(sub)
+        return False

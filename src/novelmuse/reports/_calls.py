@@ -43,6 +43,7 @@ class VaultRecoverReport(BaseModel):
     crashed: int
     orphans_removed: int
     recovered_calls: list[str]
+    interrupted_runs: list[str]
 
     @classmethod
     def of(cls, report: RecoveryReport) -> VaultRecoverReport:
@@ -123,3 +124,5 @@ def render_vault_recover(report: VaultRecoverReport, console: Console) -> None:
     )
     for call_id in report.recovered_calls:
         console.print(f"  recovered {call_id}")
+    for run_id in report.interrupted_runs:
+        console.print(f"  run {run_id} marked interrupted")
