@@ -106,3 +106,23 @@ def test_bad_card_file_names_file_and_line(muse, tmp_path: Path, small_book: Boo
     r = muse("cards", "lint", "--book", small_book.root, "--json")
     p = json.loads(r.stdout)["problems"][0]
     assert p["code"] == "CARD_INVALID" and p["where"] == "cards/bad.yaml:2" and "type" in p["message"]
+
+
+def test_isolated_search_does_not_change_when_the_book_grows(muse, tmp_path: Path) -> None:
+    from novelmuse.memory import SearchIndex, load_cards, update_index
+
+    from .conftest import write_book
+
+    def results(book: Book, isolated: bool) -> list[tuple[int, int, float]]:
+        cards = load_cards(book)
+        update_index(book, cards)
+        hits = SearchIndex(book, cards).search("玄德引兵", before=4, k=8, isolated=isolated)
+        return [(h.chapter, h.start, round(h.score, 6)) for h in hits]
+
+    short, long = write_book(tmp_path / "short", chapters=3), write_book(tmp_path / "long", chapters=12)
+    assert results(short, True) == results(long, True) == results(short, False)
+    assert results(long, False) != results(long, True)  # whole-book statistics move as the book grows
+    doc = json.loads(muse("search", "玄德引兵", "--before", "4", "--isolated", "--json", "--book", long.root).stdout)
+    assert doc["isolated"] is True and [(h["chapter"], h["start"]) for h in doc["hits"]] == [
+        (c, s) for c, s, _ in results(short, True)
+    ]

@@ -75,9 +75,12 @@ def test_mentions_equal_naive_count_over_all_aliases(sanguo_book: Book) -> None:
     ("query", "before", "chapters"),
     [("桃园结义", 10, {1}), ("温酒斩华雄", 20, {5}), ("三顾茅庐", 40, {37, 38})],
 )
-def test_episode_search_ranks_its_chapter_first(sanguo_book: Book, query: str, before: int, chapters: set[int]) -> None:
+@pytest.mark.parametrize("isolated", [False, True])
+def test_episode_search_ranks_its_chapter_first(
+    sanguo_book: Book, query: str, before: int, chapters: set[int], isolated: bool
+) -> None:
     index = SearchIndex(sanguo_book, load_cards(sanguo_book))
-    hits = index.search(query, before=before, k=5)
+    hits = index.search(query, before=before, k=5, isolated=isolated)
     assert hits and hits[0].chapter in chapters
     assert all(h.chapter < before for h in hits)
     body = sanguo_book.read_chapter(hits[0].chapter).body
@@ -86,3 +89,12 @@ def test_episode_search_ranks_its_chapter_first(sanguo_book: Book, query: str, b
 
 def test_names_are_tokens(sanguo_book: Book) -> None:
     assert Tokenizer(load_cards(sanguo_book).lexicon()).tokens("曹操引兵追赶") == ["曹操", "引兵", "追赶"]
+
+
+def test_query_tokens_fall_back_to_known_subwords_then_characters(sanguo_book: Book) -> None:
+    tok = Tokenizer(load_cards(sanguo_book).lexicon())
+    vocab = {"桃园", "三顾", "茅庐", "结", "义", "曹操"}
+    assert tok.query_tokens("桃园结义", vocab) == ["桃园"]  # 结/义 alone would match every 麴义
+    assert tok.query_tokens("三顾茅庐", vocab) == ["三顾", "茅庐"]
+    assert tok.query_tokens("结义", vocab) == ["结", "义"]  # nothing longer known: characters, never empty
+    assert tok.query_tokens("曹操引兵", vocab) == ["曹操"]

@@ -93,6 +93,10 @@ def search(
     query: Annotated[str, typer.Argument(help="What to look for (Chinese text).")],
     before: Annotated[int | None, typer.Option("--before", help="Only chapters before N.", min=1)] = None,
     k: Annotated[int, typer.Option("--k", help="How many chunks.", min=1, max=200)] = 10,
+    isolated: Annotated[
+        bool,
+        typer.Option("--isolated", help="Score with statistics of the chapters before N only (reproducible)."),
+    ] = False,
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -103,8 +107,8 @@ def search(
     if up.reindexed or up.removed:
         err_console.print(f"re-indexed {len(up.reindexed)} changed chapters", markup=False)
     index = SearchIndex(b, cards)
-    hits = index.search(query, before=before, k=k)
-    doc = rep.search_doc(query, before, index.tokens(query), hits)
+    hits = index.search(query, before=before, k=k, isolated=isolated)
+    doc = rep.search_doc(query, before, index.tokens(query, before=before, isolated=isolated), hits, isolated=isolated)
     if json_out:
         emit_json(doc)
     else:

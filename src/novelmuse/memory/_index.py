@@ -4,7 +4,8 @@
 card names and aliases, chunk bound, tokenizer version — it was indexed with) and redoes only what changed:
 chunks + jieba tokens (table `memory_chunks`) and mentions (`memory_mentions`). The BM25 model (bm25s) is
 built from the stored tokens and cached under ``.muse/index/bm25`` keyed by a fingerprint of the indexed
-chapters; search restricts hits to chapters before N (IDF statistics are over all indexed chunks).
+chapters; search restricts hits to chapters before N, with the whole book's BM25 statistics (fast) or, with
+`isolated`, with those of the chapters before N only (reproducible as the book grows).
 """
 
 from __future__ import annotations
@@ -164,6 +165,7 @@ class SearchIndex:
             )
         self.chapters = np.array([r[0] for r in rows], dtype=np.int32)
         self.meta = [(r[0], r[1], r[2], r[3]) for r in rows]
+        self._raw_tokens = [r[4] for r in rows]
         fp = _fingerprint(conn)
         cache = book.state_dir / "index" / "bm25"
         stamp = cache / "fingerprint.txt"
@@ -174,27 +176,57 @@ class SearchIndex:
             except (OSError, ValueError, KeyError):
                 model = None
         if model is None:
-            model = bm25s.BM25()
-            corpus = [r[4].split(_SEP) if r[4] else [] for r in rows]
-            model.index(corpus, show_progress=False)
+            model = self._build(len(rows))
             _save(model, cache, fp)
         self.model = model
         self.vocab: dict[str, int] = dict(model.vocab_dict)
+        self._prefix_models: dict[int, tuple[bm25s.BM25, dict[str, int]]] = {}
 
-    def tokens(self, query: str) -> list[str]:
+    def _build(self, n_docs: int) -> bm25s.BM25:
+        model = bm25s.BM25()
+        corpus = [t.split(_SEP) if t else [] for t in self._raw_tokens[:n_docs]]
+        model.index(corpus, show_progress=False)
+        return model
+
+    def _model_for(self, before: int | None, isolated: bool) -> tuple[bm25s.BM25, dict[str, int], int]:
+        """The model to score with, its vocabulary, and how many leading chunks it covers."""
+        n_all = len(self.meta)
+        if before is None or not isolated:
+            return self.model, self.vocab, n_all
+        n = int(np.searchsorted(self.chapters, before, side="left"))  # chunks are ordered by chapter
+        if n == n_all:
+            return self.model, self.vocab, n_all
+        if n not in self._prefix_models:
+            if n == 0:
+                return self.model, {}, 0
+            m = self._build(n)
+            self._prefix_models[n] = (m, dict(m.vocab_dict))
+        m, vocab = self._prefix_models[n]
+        return m, vocab, n
+
+    def tokens(self, query: str, *, before: int | None = None, isolated: bool = False) -> list[str]:
         """The query's tokens that occur in the index (same tokenizer and lexicon as the chunks)."""
         if self._tok is None:
             self._tok = Tokenizer(self._cards.lexicon())
-        return self._tok.query_tokens(query, self.vocab)
+        return self._tok.query_tokens(query, self._model_for(before, isolated)[1])
 
-    def search(self, query: str, *, before: int | None = None, k: int = 10) -> list[SearchHit]:
-        """The k best chunks for `query` among chapters < `before` (all chapters when None)."""
-        toks = self.tokens(query)
-        if not toks:
+    def search(self, query: str, *, before: int | None = None, k: int = 10, isolated: bool = False) -> list[SearchHit]:
+        """The k best chunks for `query` among chapters < `before` (all chapters when None).
+
+        By default the BM25 statistics (IDF, average length) are those of the whole book and only the hits
+        are restricted, which is fast. With `isolated`, scores use only the chunks before `before` — as if
+        the later chapters did not exist — so results for a chapter never change when the book grows
+        (what reproducible context assembly needs); the first query per `before` builds a model.
+        """
+        model, _, n = self._model_for(before, isolated)
+        toks = self.tokens(query, before=before, isolated=isolated)
+        if not toks or n == 0:
             return []
-        scores = np.asarray(self.model.get_scores(toks), dtype=np.float64)
+        scores = np.asarray(model.get_scores(toks), dtype=np.float64)
+        if scores.shape[0] > n:
+            scores = scores[:n]
         if before is not None:
-            scores = np.where(self.chapters < before, scores, -np.inf)
+            scores = np.where(self.chapters[:n] < before, scores, -np.inf)
         k = min(k, int(np.isfinite(scores).sum()))
         if k <= 0:
             return []

@@ -44,14 +44,17 @@ class Tokenizer:
         """Query tokens that occur in the index's `vocab`.
 
         A query word the index never saw (an idiom like 三顾茅庐 that jieba keeps whole, while the text
-        writes 三顾草庐) is replaced by its known sub-words (jieba's search mode: 三顾, 茅庐), and failing
-        those by its known single characters, so a query is never silently empty.
+        writes 三顾草庐) is replaced by its known sub-words (jieba's search mode: 三顾, 茅庐). Single
+        characters are used only when nothing longer of the query is known (they match too much: 结义 →
+        结/义 would rank every 麴义 first), so a query is never silently empty.
         """
-        out: list[str] = []
+        words: list[str] = []
+        chars: list[str] = []
         for t in self.tokens(text):
             if t in vocab:
-                out.append(t)
+                words.append(t)
                 continue
-            subs = [s for s in self._tk.lcut_for_search(t) if s != t and s in vocab and _is_wordy(s)]
-            out.extend(subs or [ch for ch in t if ch in vocab and _is_wordy(ch)])
-        return out
+            subs = [s for s in self._tk.lcut_for_search(t) if s != t and len(s) > 1 and s in vocab and _is_wordy(s)]
+            words.extend(subs)
+            chars.extend(ch for ch in t if ch in vocab and _is_wordy(ch))
+        return words or chars

@@ -234,15 +234,19 @@ class SearchDoc(BaseModel):
     ok: bool = True
     query: str
     before: int | None
+    isolated: bool
     tokens: list[str]
     hits: list[HitDoc]
 
 
-def search_doc(query: str, before: int | None, tokens: list[str], hits: list[SearchHit]) -> SearchDoc:
+def search_doc(
+    query: str, before: int | None, tokens: list[str], hits: list[SearchHit], *, isolated: bool = False
+) -> SearchDoc:
     """`muse search` as JSON."""
     return SearchDoc(
         query=query,
         before=before,
+        isolated=isolated,
         tokens=tokens,
         hits=[
             HitDoc(rank=h.rank, chapter=h.chapter, start=h.start, end=h.end, score=h.score, text=h.text) for h in hits
