@@ -17,6 +17,7 @@ Why not pyahocorasick: its per-character child lookup is linear in the number of
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -46,10 +47,14 @@ class ScanResult:
     group_start: IntArray  # index into `starts` of each group's first match
     group_count: IntArray  # kept matches per group (= str.count)
     starts: IntArray  # all kept match starts, grouped by key, ascending within a group
-    _index: dict[int, int] = field(default_factory=dict, repr=False)
+    paragraphs: IntArray  # paragraph index (text.split_paragraphs of that text) of each kept match
+    _lookup: dict[int, int] = field(default_factory=dict, repr=False)  # key → group, filled on first use
 
-    def __post_init__(self) -> None:
-        self._index.update({int(k): i for i, k in enumerate(self.keys.tolist())})
+    @property
+    def _index(self) -> dict[int, int]:
+        if not self._lookup and len(self.keys):
+            self._lookup.update({k: i for i, k in enumerate(self.keys.tolist())})
+        return self._lookup
 
     def count(self, text: int, phrase: int) -> int:
         """How many times phrase `phrase` occurs in text `text` (exactly `texts[text].count(phrases[phrase])`)."""
@@ -81,6 +86,15 @@ class ScanResult:
             return np.zeros(0, dtype=np.int64)
         s = int(self.group_start[i])
         return self.starts[s : s + int(self.group_count[i])]
+
+    def match_paragraphs(self, text: int, phrase: int) -> IntArray:
+        """Paragraph indices (as `text.paragraph_at` gives them) of the kept occurrences, aligned with
+        `match_starts`."""
+        i = self._index.get(text * self.phrases + phrase)
+        if i is None:
+            return np.zeros(0, dtype=np.int64)
+        s = int(self.group_start[i])
+        return self.paragraphs[s : s + int(self.group_count[i])]
 
 
 class PhraseMatcher:
@@ -117,13 +131,11 @@ class PhraseMatcher:
         if width == 4:
             data = joined.encode("utf-32-le", "surrogatepass")
             ac = self._automaton32()
-        if ac is None or not data:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        found = ac.find_matches_as_indexes(data, overlapping=True)
+        found = ac.find_matches_as_indexes(data, overlapping=True) if ac is not None and data else []
         if not found:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        arr = np.array(found, dtype=np.int64)
-        ids, starts = arr[:, 0], arr[:, 1]
+        flat = np.fromiter(itertools.chain.from_iterable(found), dtype=np.int64, count=3 * len(found))
+        ids, starts = flat[0::3], flat[1::3]
         aligned = starts % width == 0
         if not aligned.all():
             ids, starts = ids[aligned], starts[aligned]
@@ -132,41 +144,69 @@ class PhraseMatcher:
         return ids, starts // width
 
     def scan(self, texts: Sequence[str]) -> ScanResult:
-        """Count and locate every phrase in every text; offsets in the result are per text."""
+        """Count and locate every phrase in every text; offsets and paragraphs in the result are per text."""
         n_texts, n_phr = len(texts), len(self.phrases)
         lens = np.array([len(t) for t in texts], dtype=np.int64)
         offsets = np.zeros(n_texts, dtype=np.int64)
         if n_texts > 1:
             offsets[1:] = np.cumsum(lens[:-1] + 1)  # texts are joined with one separator character
-        ids, starts = self._raw_matches("\n".join(texts))
+        joined = "\n".join(texts)
+        ids, starts = self._raw_matches(joined)
         text_of = np.searchsorted(offsets, starts, side="right") - 1
         local = starts - offsets[text_of]
         inside = local + self.lengths[ids] <= lens[text_of]  # drops matches through a separator
-        ids, local, text_of = ids[inside], local[inside], text_of[inside]
+        ids, local, text_of, starts = ids[inside], local[inside], text_of[inside], starts[inside]
+        paras = _paragraph_index(joined, starts, offsets[text_of])
         keys = text_of * n_phr + ids
-        order = np.lexsort((local, keys))
-        keys, local = keys[order], local[order]
+        # The automaton reports matches in order of their end, so one phrase's matches in one text arrive in
+        # order of their start: a stable sort by key groups them and keeps that order.
+        order = np.argsort(keys, kind="stable")
+        keys, local, paras = keys[order], local[order], paras[order]
+        if len(keys) > 1 and not np.all((np.diff(keys) > 0) | (np.diff(local) > 0)):  # never seen; be exact anyway
+            order = np.lexsort((local, keys))
+            keys, local, paras = keys[order], local[order], paras[order]
         if self._overlapping.any():
-            keys, local = self._drop_overlaps(keys, local, n_phr)
-        uniq, first, count = np.unique(keys, return_index=True, return_counts=True)
-        return ScanResult(n_texts, n_phr, uniq, first.astype(np.int64), count.astype(np.int64), local)
+            keep = self._non_overlapping(keys, local, n_phr)
+            keys, local, paras = keys[keep], local[keep], paras[keep]
+        first = np.flatnonzero(np.diff(keys, prepend=-1))  # keys are sorted: a group starts where the key changes
+        count = np.diff(first, append=len(keys))
+        return ScanResult(n_texts, n_phr, keys[first], first, count, local, paras)
 
-    def _drop_overlaps(self, keys: IntArray, local: IntArray, n_phr: int) -> tuple[IntArray, IntArray]:
-        """Apply str.count's leftmost non-overlapping rule to the groups of self-overlapping phrases."""
+    def _non_overlapping(self, keys: IntArray, local: IntArray, n_phr: int) -> npt.NDArray[np.bool_]:
+        """Mask of the matches str.count keeps: for self-overlapping phrases, leftmost and non-overlapping."""
+        keep = np.ones(len(keys), dtype=bool)
         need = self._overlapping[keys % n_phr]
         if not need.any():
-            return keys, local
-        keep = np.ones(len(keys), dtype=bool)
+            return keep
         idx = np.flatnonzero(need)
         k_list = keys[idx].tolist()
         s_list = local[idx].tolist()
         len_list = self.lengths[keys[idx] % n_phr].tolist()
         last_key, next_free = -1, 0
-        for j, (k, s, ln) in enumerate(zip(k_list, s_list, len_list, strict=True)):
+        for j, (k, st, ln) in enumerate(zip(k_list, s_list, len_list, strict=True)):
             if k != last_key:
-                last_key, next_free = k, s + ln
-            elif s < next_free:
+                last_key, next_free = k, st + ln
+            elif st < next_free:
                 keep[idx[j]] = False
             else:
-                next_free = s + ln
-        return keys[keep], local[keep]
+                next_free = st + ln
+        return keep
+
+
+def _paragraph_index(joined: str, starts: IntArray, text_starts: IntArray) -> IntArray:
+    """For matches at global `starts` (in texts beginning at global `text_starts`), the index of the paragraph
+    holding each one, counted within its own text exactly as `text.split_paragraphs` counts: paragraphs are
+    the lines (split on ``\\n``) holding a non-whitespace character. One `str.split` and one pass over the
+    lines (not the characters), then vectorised lookups."""
+    if not len(starts):
+        return np.zeros(0, dtype=np.int64)
+    lines = joined.split("\n")
+    n = len(lines)
+    line_starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, lines), dtype=np.int64, count=n)[:-1] + 1, out=line_starts[1:])
+    filled = np.fromiter((bool(ln) and not ln.isspace() for ln in lines), dtype=bool, count=n)
+    paragraphs_through = np.cumsum(filled)  # non-blank lines among lines [0, i]
+    line_of = np.searchsorted(line_starts, starts, side="right") - 1
+    first_line = np.searchsorted(line_starts, text_starts, side="left")  # a text starts on a line start
+    before = np.where(first_line > 0, paragraphs_through[np.maximum(first_line - 1, 0)], 0)
+    return np.asarray(paragraphs_through[line_of] - 1 - before, dtype=np.int64)
