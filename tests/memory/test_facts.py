@@ -270,6 +270,11 @@ def test_sync_extracts_with_a_model_and_cli_shows_rejections(muse, tmp_path: Pat
     assert sorted(p["code"] for p in doc["problems"]) == ["FORESHADOW_PLANT_CAP", "FORESHADOW_UNKNOWN"]
     again = json.loads(muse("sync", "--book", book.root, "--json").stdout)
     assert again["facts_extracted"] == [] and again["reindexed"] == []  # idempotent: nothing redone
+    show = muse("facts", "show", "1", "--book", book.root, "--json")
+    assert show.exit_code == 1  # an item was rejected: shown to the author
+    shown = json.loads(show.stdout)
+    assert [p["code"] for p in shown["rejected"]] == ["FORESHADOW_PLANT_CAP"] and len(shown["accepted"]) == 4
+    assert shown["receipt_id"] and shown["chapter_sha256"] == book.read_chapter(1).sha256
     # the scripted provider replays its script from the top in every new session: give the next one its own
     (book.root / "script.yaml").write_text(yaml.safe_dump({"extractor": [{"output": GOOD_1}]}, allow_unicode=True))
     ex = muse("facts", "extract", "1", "--book", book.root, "--json")
@@ -300,6 +305,9 @@ def test_sync_fails_closed_and_leaves_the_rest_stale(muse, tmp_path: Path) -> No
 def test_facts_extract_without_a_model_is_a_usage_error(muse, small_book: Book) -> None:
     r = muse("facts", "extract", "1", "--book", small_book.root, "--json")
     assert r.exit_code == 2 and json.loads(r.stdout)["error"]["code"] == "MODEL_NOT_CONFIGURED"
+    r = muse("facts", "show", "1", "--book", small_book.root, "--json")
+    assert r.exit_code == 2 and json.loads(r.stdout)["error"]["code"] == "FACTS_NOT_CURRENT"
+    assert "missing" in json.loads(r.stdout)["error"]["what"]
 
 
 def test_extractor_prompt_is_deterministic_and_names_cards_and_cap(tmp_path: Path) -> None:

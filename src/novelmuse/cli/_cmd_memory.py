@@ -10,7 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from ..errors import EXIT_FAILED_CLOSED, EXIT_FINDINGS, InputError
-from ..memory import SearchIndex, card_mentions, lint_cards, load_cards, replay, update_index
+from ..memory import SearchIndex, card_mentions, current_fact_cards, lint_cards, load_cards, replay, update_index
 from ..memory import sync as run_sync
 from ..reports import _memory as rep
 from ._app import app
@@ -198,6 +198,38 @@ def facts_extract(
             return rep.facts_doc(await extract_facts(session, b, chapter))
 
     doc = asyncio.run(go())
+    if json_out:
+        emit_json(doc)
+    else:
+        rep.render_facts(console, doc)
+    if doc.rejected:
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+@facts_app.command("show")
+def facts_show(
+    chapter: Annotated[int, typer.Argument(help="Chapter number.")],
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Show the current fact card of a chapter with its validation (accepted and rejected items).
+
+    Exit 1 when items were rejected; a chapter without a current fact card is an error (FACTS_NOT_CURRENT)
+    that says whether it is stale (the chapter changed since extraction) or missing.
+    """
+    b = open_book(book)
+    b.read_chapter(chapter)
+    state = replay(b)
+    card = current_fact_cards(b.db, {chapter: b.read_chapter(chapter).sha256}).get(chapter)
+    if card is None or chapter not in state.validations:
+        status = state.facts_status.get(chapter, "missing")
+        raise InputError(
+            "FACTS_NOT_CURRENT",
+            f"chapter {chapter} has no fact card for its current text ({status})",
+            str(b.chapter_path(chapter)),
+            "run `muse facts extract N` (or `muse sync` with an extractor model configured)",
+        )
+    doc = rep.facts_show_doc(card, state.validations[chapter])
     if json_out:
         emit_json(doc)
     else:

@@ -15,7 +15,9 @@ from ..memory import (
     ActiveList,
     CardProblem,
     CardState,
+    FactCard,
     FactCardResult,
+    FactValidation,
     MemoryProblem,
     MentionReport,
     SearchHit,
@@ -379,8 +381,8 @@ class FactsDoc(BaseModel):
     fact_card_id: str
     chapter_sha256: str
     receipt_id: str | None
-    call_id: str
-    attempts: int
+    call_id: str | None
+    attempts: int | None  # None for `facts show` (the attempts are in the receipts)
     cost: float | None
     accepted: list[str]
     rejected: list[MemoryProblemDoc]
@@ -405,11 +407,29 @@ def facts_doc(r: FactCardResult) -> FactsDoc:
     )
 
 
+def facts_show_doc(card: FactCard, validation: FactValidation) -> FactsDoc:
+    """`muse facts show` as JSON."""
+    return FactsDoc(
+        chapter=card.chapter,
+        fact_card_id=card.id,
+        chapter_sha256=card.chapter_sha256,
+        receipt_id=card.receipt_id,
+        call_id=card.call_id,
+        attempts=None,
+        cost=None,
+        accepted=validation.accepted,
+        rejected=_problems(validation.rejected),
+        output=card.output.model_dump(mode="json"),
+        spans=card.spans,
+    )
+
+
 def render_facts(console: Console, doc: FactsDoc) -> None:
     """Accepted and rejected items of a fact card."""
     console.print(
         f"fact card {doc.fact_card_id} for chapter {doc.chapter}: {len(doc.accepted)} accepted, "
-        f"{len(doc.rejected)} rejected ({doc.attempts} attempts, receipt {doc.receipt_id})",
+        f"{len(doc.rejected)} rejected (receipt {doc.receipt_id}"
+        + (f", {doc.attempts} attempts)" if doc.attempts is not None else ")"),
         markup=False,
     )
     for p in doc.rejected:
