@@ -85,6 +85,8 @@ class LoopbackServer:
         self.default = default or Reply()
         self.responder = responder  # when set, answers requests the queue does not cover, from the parsed body
         self.requests: list[Recorded] = []
+        self.in_flight = 0  # requests being answered right now
+        self.max_in_flight = 0  # the most requests ever answered at the same time
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -259,6 +261,16 @@ def _make_handler(srv: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                 parsed = None
             rec = Recorded(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, raw, parsed)
             reply = srv._next(rec)
+            with srv._lock:
+                srv.in_flight += 1
+                srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
+            try:
+                self._answer(reply, parsed)
+            finally:
+                with srv._lock:
+                    srv.in_flight -= 1
+
+        def _answer(self, reply: Reply, parsed: Any) -> None:
             if srv._wait(reply.delay_s):
                 return
             if reply.drop:

@@ -43,7 +43,14 @@ BAD = {"quote": "关羽温酒斩华雄"}
 
 
 def write_book(
-    root: Path, kind: Kind, base_url: str, *, timeout_s: float = 5.0, extra: str = "", model: str | None = None
+    root: Path,
+    kind: Kind,
+    base_url: str,
+    *,
+    timeout_s: float = 5.0,
+    extra: str = "",
+    model: str | None = None,
+    max_concurrency: int = 4,
 ) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "book.toml").write_text(
@@ -55,6 +62,7 @@ kind = "{kind}"
 base_url = "{base_url}"
 api_key_env = "MUSE_TEST_HTTP_KEY"
 timeout_s = {timeout_s}
+max_concurrency = {max_concurrency}
 
 [roles]
 default = "p:{model or MODEL[kind]}"
@@ -339,3 +347,22 @@ def test_connection_refused_is_resent_up_to_the_bound(tmp_path: Path, kind: Kind
     err = failed(out, "MODEL_CONNECTION")
     assert out.receipts == [(i, "failed", "MODEL_CONNECTION") for i in (1, 2, 3)]
     assert err.diagnostics["bound_reached"] is True
+
+
+@pytest.mark.parametrize("limit", [2, 8])
+def test_the_per_provider_concurrency_limit_holds_on_the_wire(
+    server: LoopbackServer, tmp_path: Path, kind: Kind, limit: int
+) -> None:
+    server.default = Reply(content=GOOD, delay_s=0.15)
+    book = find_book(write_book(tmp_path / f"c{limit}", kind, server.base_url, max_concurrency=limit))
+
+    async def go() -> list[StructuredResult[Quote]]:
+        async with ModelSession.open(book, run_kind="test") as session:
+            messages = [Message(role="user", content=TEXT)]
+            calls = (session.call("reviewer", Quote, messages, contracts=[quote_found]) for _ in range(8))
+            return await asyncio.gather(*calls)
+
+    results = asyncio.run(go())
+    assert len(results) == 8 and all(r.value == Quote(**GOOD) for r in results)
+    assert server.count == 8
+    assert server.max_in_flight == limit  # never more than the limit, and the limit is really used
