@@ -134,3 +134,17 @@ def test_empty_chapter_skips_model_steps_with_a_reason(tmp_path: Path, muse) -> 
         ("editor_review", "skipped", "the chapter has no text"),
     ]
     assert ch["status"] == "not_reviewed" and receipts_by_role(book) == {}
+
+
+def test_budget_refusal_fails_closed_before_any_request(tmp_path: Path, muse) -> None:
+    book = make_book(
+        tmp_path / "b", chapters=2, script={"reviewer": [CLEAN, CLEAN]}, extra_toml="[budget]\nmax_tokens = 100\n"
+    )
+    r = muse("review", "--range", "1-2", "--book", book, "--json")
+    assert r.exit_code == 3
+    doc = as_json(r.stdout)
+    ch = doc["chapters"][0]
+    assert ch["status"] == "error" and ch["error_code"] == "BUDGET_EXCEEDED"
+    assert doc["summary"]["not_run"] == [2]
+    assert ch["usage"]["input_tokens"] == 0 and ch["usage"]["output_tokens"] == 0
+    assert not (book / ".muse" / "revisions").exists()
