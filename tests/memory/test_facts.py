@@ -147,15 +147,16 @@ def test_ledger_cli_overdue_and_limit(muse, small_book: Book) -> None:
     assert "OVERDUE" in human and "2 more not shown" in human
 
 
-def _kill_guan_yu_at(book: Book, chapter: int) -> None:
+def _kill_guan_yu_at(book: Book, chapter: int, word: str = "dead") -> None:
     text = (book.cards_dir / "guan-yu.yaml").read_text(encoding="utf-8")
     text = text.replace("{value: alive, from: 1, to: 76}", f"{{value: alive, from: 1, to: {chapter - 1}}}")
-    text = text.replace("{value: dead, from: 77}", f"{{value: dead, from: {chapter}}}")
+    text = text.replace("{value: dead, from: 77}", f"{{value: {word}, from: {chapter}}}")
     (book.cards_dir / "guan-yu.yaml").write_text(text, encoding="utf-8")
 
 
-def test_dead_card_acting_is_rejected_unless_declared(small_book: Book) -> None:
-    _kill_guan_yu_at(small_book, 2)
+@pytest.mark.parametrize("word", ["dead", "阵亡", "Dead"])
+def test_dead_card_acting_is_rejected_unless_declared(small_book: Book, word: str) -> None:
+    _kill_guan_yu_at(small_book, 2, word)
     ev_acts = {"summary": "云长显圣", "actors": ["云长"], "quote": Q3[0]}
     ev_named = {"summary": "众人忆关公", "actors": ["曹操"], "quote": Q3[1]}
     ev_same_chapter = {"summary": "关羽斩将", "actors": ["关羽"], "quote": Q2[0]}

@@ -25,12 +25,22 @@ from ._index import (
 )
 from ._ledger import ActiveForeshadow, ActiveList, Foreshadow, Ledger
 from ._mentions import Mention, MentionMatcher, naive_mentions
-from ._replay import DEAD_VALUES, FactValidation, MemoryProblem, MemoryState, replay, validate_fact_card
+from ._replay import (
+    DEAD_VALUES,
+    STATUS_VOCABULARY,
+    FactValidation,
+    MemoryProblem,
+    MemoryState,
+    StatusVocabulary,
+    replay,
+    validate_fact_card,
+)
 from ._sync import SyncResult, sync
 from ._tokens import Tokenizer
 
 __all__ = [
     "DEAD_VALUES",
+    "STATUS_VOCABULARY",
     "ActiveForeshadow",
     "ActiveList",
     "Card",
@@ -56,6 +66,7 @@ __all__ = [
     "SearchHit",
     "SearchIndex",
     "Source",
+    "StatusVocabulary",
     "SyncResult",
     "Tokenizer",
     "ValueAt",

@@ -8,7 +8,7 @@ card (bound to the chapter file's sha256 now), validated item by item against th
 - ``FORESHADOW_UNKNOWN`` / ``FORESHADOW_RESOLVED``: advance or resolve of an item never planted / already
   resolved; ``FORESHADOW_DUPLICATE``: a plant of an id that already exists;
 - ``CARD_DEAD_ACTS``: an event whose actors (who act or speak — being named is fine) include a card whose
-  status is dead at the end of the previous chapter, unless the chapter's fine outline declares that card
+  status is dead (a word of ``memory/data/status.toml``) at the end of the previous chapter, unless the chapter's fine outline declares that card
   in a new-setting declaration (新设定声明);
 - ``FACT_UNKNOWN_ENTITY``: a state or relation change about a name that is no card.
 
@@ -18,18 +18,38 @@ as-of index with their fact-card source pointers.
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Literal
 
 from ..book import Book, FineOutline, load_outlines
 from ..roles.extractor import FactEvent, FactForeshadow, FactRelation, FactState
+from ..text import sha256_hex
 from ._asof import CardIndex, CardState, Source
 from ._cards import CardSet, load_cards
 from ._facts import FactCard, current_fact_cards, latest_fact_cards
 from ._ledger import ActiveList, Foreshadow, Ledger
 
-DEAD_VALUES = frozenset({"dead", "死亡", "已死", "亡故", "身亡"})
+
+@dataclass(frozen=True)
+class StatusVocabulary:
+    """The reviewed list of status words (``memory/data/status.toml``), with its version and sha256."""
+
+    version: str
+    sha256: str
+    dead: frozenset[str]
+
+
+def _load_status_vocabulary() -> StatusVocabulary:
+    text = (resources.files("novelmuse.memory") / "data" / "status.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    return StatusVocabulary(str(data["version"]), sha256_hex(text), frozenset(w.lower() for w in data["dead"]))
+
+
+STATUS_VOCABULARY = _load_status_vocabulary()
+DEAD_VALUES = STATUS_VOCABULARY.dead
 FactsStatus = Literal["current", "stale", "missing"]
 
 
