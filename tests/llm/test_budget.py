@@ -213,3 +213,27 @@ def test_joining_a_run_carries_its_spend(make_book: Any) -> None:
 
     budget = asyncio.run(go())
     assert budget.spent_tokens == spent and budget.spent_cost == pytest.approx(first.cost)
+
+
+@given(
+    st.integers(0, 5000),
+    st.lists(st.tuples(st.integers(1, 800), st.integers(0, 800), st.booleans()), min_size=1, max_size=40),
+)
+def test_reservations_never_let_the_run_exceed_its_token_limit(limit: int, ops: list[tuple[int, int, bool]]) -> None:
+    """Oracle: with usage never above its reservation, spent + reserved never exceeds the limit, whatever the
+    interleaving of reservations and settlements (each op reserves; every other one settles the oldest)."""
+    budget = RunBudget(Budget(max_tokens=limit))
+    open_: list[tuple[Any, int]] = []
+    for want, used, settle_now in ops:
+        res = budget.reserve(want, None)
+        if isinstance(res, str):
+            assert budget.spent_tokens + budget.reserved_tokens + want > limit
+        else:
+            open_.append((res, min(used, want)))
+        if settle_now and open_:
+            r, u = open_.pop(0)
+            budget.settle(r, u, None)
+        assert budget.spent_tokens + budget.reserved_tokens <= limit
+    for r, u in open_:
+        budget.settle(r, u, None)
+    assert budget.reserved_tokens == 0 and budget.spent_tokens <= limit

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from novelmuse.book import Book
@@ -386,3 +388,18 @@ def test_message_list_must_not_be_empty(make_book: Any) -> None:
     with pytest.raises(InputError) as info:
         asyncio.run(go())
     assert info.value.code == "MODEL_NO_MESSAGES"
+
+
+@given(st.text(max_size=40), st.sampled_from(["", "json", "JSON", "js on"]), st.sampled_from(["", "\n", "  \n"]))
+def test_fence_stripping_against_a_naive_oracle(body: str, tag: str, pad: str) -> None:
+    """Only a fence wrapping the whole reply is removed; its language tag only when it is one word."""
+    from novelmuse.llm._policy import _strip_fence
+
+    fenced = f"{pad}```{tag}\n{body}\n```{pad}"
+    out = _strip_fence(fenced)
+    if tag.isalnum():
+        assert out == body + "\n"
+    else:
+        assert out == f"{tag}\n{body}\n"
+    if not body.strip().startswith("```"):  # anything not wrapped in a fence is left exactly as it is
+        assert _strip_fence(body) == body
