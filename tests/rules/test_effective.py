@@ -109,3 +109,13 @@ def test_compiled_rules_severities_and_limits() -> None:
     ]
     assert found[1] == [] and found[2] == []  # 哈哈 once in 哈哈哈: at the limit, no finding
     assert found[0][1].hits() == [(0, 3, 5), (0, 7, 9)]
+
+
+def test_check_body_reports_like_muse_check() -> None:
+    e = eff("禁止:后宫\n", LengthLimits(min_chars=6))
+    length, items = CompiledRules(e).check_body("后宫。\n\n后宫")
+    assert (length.outcome, length.chars) == ("failed", 5)
+    assert [(f.rule, f.target, f.limit, f.actual, f.hits) for f in items] == [
+        ("forbidden", "后宫", None, 2, [(0, 0, 2), (1, 5, 7)]),
+        ("length", "min_chars", 6, 5, []),
+    ]

@@ -12,9 +12,9 @@ from tests.conftest import SANGUO
 
 # Small alphabets make overlaps likely; they include emoji (astral), combining marks, full-width space and
 # characters, and a line break so paragraphs vary.
-ALPHABET = ["a", "b", "哈", "😀", "e", "\u0301", "é", "\u3000", "Ａ", "\n", "👍🏽"[0], "👍🏽"[1]]
+ALPHABET = ["a", "b", "哈", "😀", "e", "\u0301", "é", "\u3000", "Ａ", "\n", "\r", " ", "👍🏽"[0], "👍🏽"[1]]
 small_text = st.lists(st.sampled_from(ALPHABET), max_size=60).map("".join)
-phrase = st.lists(st.sampled_from([c for c in ALPHABET if c not in "\n\u3000"]), min_size=1, max_size=4).map("".join)
+phrase = st.lists(st.sampled_from([c for c in ALPHABET if not c.isspace()]), min_size=1, max_size=4).map("".join)
 
 
 def naive_starts(text: str, p: str) -> list[int]:
@@ -31,10 +31,14 @@ def check_against_oracle(texts: list[str], phrases: list[str]) -> None:
     r = m.scan(texts)
     for t, text in enumerate(texts):
         counts = r.counts(t)
+        paras = split_paragraphs(text)
         for i, p in enumerate(phrases):
             assert r.count(t, i) == text.count(p), (text, p)
             assert counts.get(i, 0) == text.count(p)
-            assert r.match_starts(t, i).tolist() == naive_starts(text, p)
+            starts = naive_starts(text, p)
+            assert r.match_starts(t, i).tolist() == starts
+            if not any(ch.isspace() for ch in p):  # rule phrases never hold whitespace
+                assert r.match_paragraphs(t, i).tolist() == [paragraph_at(paras, s) for s in starts]
 
 
 @settings(max_examples=400, deadline=None)

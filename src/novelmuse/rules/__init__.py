@@ -11,7 +11,15 @@ Counting has `str.count` semantics for every phrase; forbidden = error, fatigue 
 length outside book.toml [chapters] = error.
 """
 
-from ._check import CompiledRules, Finding, LoadedRules, check_book, load_book_rules, update_registry
+from ._check import (
+    CompiledRules,
+    Finding,
+    LoadedRules,
+    check_book,
+    load_book_rules,
+    report_findings,
+    update_registry,
+)
 from ._defaults import DefaultRules, load_defaults, parse_defaults
 from ._effective import (
     EffectiveRule,
@@ -86,5 +94,6 @@ __all__ = [
     "parse_rules",
     "preferences_block",
     "read_rules_file",
+    "report_findings",
     "update_registry",
 ]

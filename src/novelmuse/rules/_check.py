@@ -25,6 +25,7 @@ from ._report import (
     ChapterOut,
     CheckReport,
     FindingOut,
+    LengthOut,
     RegistryOut,
     RulesFileState,
     RulesInfo,
@@ -66,6 +67,11 @@ class CompiledRules:
         # occurrences allowed per chapter: 0 for forbidden, the limit for fatigue
         self._allowed: IntArray = np.array([r.limit or 0 for r in self.rules], dtype=np.int64)
         self._labels = [r.origin.label for r in self.rules]
+
+    def check_body(self, body: str) -> tuple[LengthOut, list[FindingOut]]:
+        """Everything `muse check` reports for one chapter body (phrase rules and length), e.g. for a writer's
+        draft before it is saved: the length outcome and the findings, errors first."""
+        return report_findings(self.check_texts([body])[0], count_chars(body), self.effective.length)
 
     def check_texts(self, texts: Sequence[str]) -> list[list[Finding]]:
         """Phrase findings for each text: forbidden with ≥ 1 occurrence (error), fatigue above its limit
@@ -146,6 +152,19 @@ def _finding_out(f: Finding) -> FindingOut:
     )
 
 
+def report_findings(findings: list[Finding], chars: int, limits: LengthLimits) -> tuple[LengthOut, list[FindingOut]]:
+    """One chapter's length outcome and all its findings in report form (length findings included), errors
+    first, then by rule and target."""
+    length, violated = check_length(chars, limits)
+    items = [
+        FindingOut(rule="length", target=t, limit=lim, actual=chars, severity="error", origin=LENGTH_ORIGIN, hits=[])
+        for t, lim in violated
+    ]
+    items += [_finding_out(f) for f in findings]
+    items.sort(key=lambda f: (f.severity != "error", f.rule, f.target))
+    return length, items
+
+
 def _is_read_only(exc: BaseException) -> bool:
     if isinstance(exc, MuseError):
         return exc.code == "STORE_OPEN"
@@ -200,15 +219,7 @@ def check_book(
         paragraphs = len(split_paragraphs(ch.body))
         rel = str(ch.path.relative_to(book.root))
         records.append(ChapterRecord(ch.number, rel, ch.sha256, chars, paragraphs, now))
-        length, violated = check_length(chars, loaded.effective.length)
-        items = [
-            FindingOut(
-                rule="length", target=t, limit=lim, actual=chars, severity="error", origin=LENGTH_ORIGIN, hits=[]
-            )
-            for t, lim in violated
-        ]
-        items += [_finding_out(f) for f in findings]
-        items.sort(key=lambda f: (f.severity != "error", f.rule, f.target))
+        length, items = report_findings(findings, chars, loaded.effective.length)
         by_rule.update(f.rule for f in items)
         out.append(
             ChapterOut(
