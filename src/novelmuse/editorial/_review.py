@@ -137,10 +137,10 @@ async def review_chapter(
     final_text = state.text if changed else chapter.body  # a review that failed closed changes nothing
     usage = usage_of(book, caller.call_ids)
     new_bytes = revision_bytes(chapter, raw, state.text) if changed else raw
-    record_id = new_id("rvw")
+    record_id = new_id("rvw_")
     revision: RevisionOut | None = None
     if changed:
-        rev_id = new_id("rev")
+        rev_id = new_id("rev_")
         rev_path = revision_path(book, number, rev_id)
         atomic_write_bytes(rev_path, new_bytes)
         revision = RevisionOut(
