@@ -64,6 +64,13 @@ def test_cards_show_by_alias_with_sources(muse, small_book: Book) -> None:
     assert {(r["type"], r["target"]) for r in doc["relations"]} == {("结义兄弟", "liu-bei"), ("结义兄弟", "zhang-fei")}
     human = muse("cards", "show", "关公", "--as-of", "3", "--book", small_book.root)
     assert "cards/guan-yu.yaml:7" in human.stdout
+    assert doc["history"] is None
+    hist = json.loads(
+        muse("cards", "show", "玄德", "--as-of", "90", "--history", "--json", "--book", small_book.root).stdout
+    )
+    assert hist["attributes"]["status"]["value"] == "dead" and "title" not in hist["attributes"]  # title ended at 20
+    assert [(v["value"], v["since"]) for v in hist["history"]["status"]] == [("alive", 1), ("dead", 85)]
+    assert [(v["value"], v["since"]) for v in hist["history"]["title"]] == [("平原县令", 1)]
     missing = muse("cards", "show", "吕布", "--book", small_book.root, "--json")
     assert missing.exit_code == 2 and json.loads(missing.stdout)["error"]["code"] == "CARD_NOT_FOUND"
 

@@ -32,6 +32,7 @@ def _last_chapter(numbers: list[int]) -> int:
 def cards_show(
     name: Annotated[str, typer.Argument(help="A card's id, name or any alias.")],
     as_of: AsOfOpt = None,
+    history: Annotated[bool, typer.Option("--history", help="Also list every earlier value and its source.")] = False,
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -40,10 +41,11 @@ def cards_show(
     state = replay(b)
     n = as_of if as_of is not None else _last_chapter(b.chapter_numbers())
     card = state.card_as_of(name, n)
+    past = state.index.history(card.card_id, n) if history else None
     if json_out:
-        emit_json(rep.card_show_doc(card))
+        emit_json(rep.card_show_doc(card, past))
     else:
-        rep.render_card(console, card)
+        rep.render_card(console, card, past)
 
 
 @cards_app.command("lint")

@@ -146,6 +146,23 @@ class CardIndex:
         ch = series.at(chapter) if series else None
         return None if ch is None or ch.value is None else ValueAt(ch.value, ch.chapter, ch.source)
 
+    def history(self, card_id: str, chapter: int) -> dict[str, list[ValueAt]]:
+        """Every value each attribute took up to the end of `chapter`, oldest first, with its source
+        (seed 003: 带出历史来源指针). An attribute that stopped holding has a last entry of value None
+        left out; its earlier values stay listed."""
+        out: dict[str, list[ValueAt]] = {}
+        for key, series in self._series[card_id].items():
+            if key[0] != "attr":
+                continue
+            values = [
+                ValueAt(ch.value, ch.chapter, ch.source)
+                for ch in series.changes
+                if ch.chapter <= chapter and ch.value is not None
+            ]
+            if values:
+                out[key[1]] = values
+        return out
+
     def card_as_of(self, card_id: str, chapter: int) -> CardState:
         """The full state of one card at the end of `chapter`."""
         card = self.cards.cards[card_id]

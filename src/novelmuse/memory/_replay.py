@@ -8,8 +8,8 @@ card (bound to the chapter file's sha256 now), validated item by item against th
 - ``FORESHADOW_UNKNOWN`` / ``FORESHADOW_RESOLVED``: advance or resolve of an item never planted / already
   resolved; ``FORESHADOW_DUPLICATE``: a plant of an id that already exists;
 - ``CARD_DEAD_ACTS``: an event whose actors (who act or speak — being named is fine) include a card whose
-  status is dead (a word of ``memory/data/status.toml``) at the end of the previous chapter, unless the chapter's fine outline declares that card
-  in a new-setting declaration (新设定声明);
+  status is dead (a word of ``memory/data/status.toml``) at the end of the previous chapter, unless the
+  chapter's fine outline declares that card in a new-setting declaration (新设定声明);
 - ``FACT_UNKNOWN_ENTITY``: a state or relation change about a name that is no card.
 
 Rejected items are kept and shown (never silently dropped); accepted state and relation changes feed the

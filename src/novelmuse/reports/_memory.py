@@ -23,6 +23,7 @@ from ..memory import (
     SearchHit,
     Source,
     SyncResult,
+    ValueAt,
 )
 
 
@@ -72,11 +73,17 @@ class CardShowDoc(BaseModel):
     as_of: int
     attributes: dict[str, ValueDoc]
     relations: list[RelationDoc]
+    history: dict[str, list[ValueDoc]] | None = None  # with --history: every earlier value and its source
 
 
-def card_show_doc(state: CardState) -> CardShowDoc:
+def card_show_doc(state: CardState, history: dict[str, list[ValueAt]] | None = None) -> CardShowDoc:
     """`muse cards show` as JSON."""
     return CardShowDoc(
+        history=None
+        if history is None
+        else {
+            k: [ValueDoc(value=v.value, since=v.since, source=_src(v.source)) for v in vs] for k, vs in history.items()
+        },
         id=state.card_id,
         type=state.type,
         name=state.name,
@@ -91,8 +98,8 @@ def card_show_doc(state: CardState) -> CardShowDoc:
     )
 
 
-def render_card(console: Console, state: CardState) -> None:
-    """A card's state as of a chapter, with the source of every value."""
+def render_card(console: Console, state: CardState, history: dict[str, list[ValueAt]] | None = None) -> None:
+    """A card's state as of a chapter, with the source of every value (and, with history, earlier values)."""
     alias = f"（{'、'.join(state.aliases)}）" if state.aliases else ""
     console.print(f"{state.name}{alias} [{state.type}, id {state.card_id}] as of chapter {state.as_of}", markup=False)
     table = Table("attribute", "value", "since", "source")
@@ -101,6 +108,12 @@ def render_card(console: Console, state: CardState) -> None:
     for r in state.relations:
         table.add_row(f"relation {r.type}", r.target, str(r.since), r.source.describe())
     console.print(table)
+    if history:
+        past = Table("attribute", "value", "from chapter", "source", title="history")
+        for k, vs in sorted(history.items()):
+            for v in vs:
+                past.add_row(k, str(v.value), str(v.since), v.source.describe())
+        console.print(past)
 
 
 class ProblemDoc(BaseModel):
