@@ -241,6 +241,20 @@ def test_key_in_a_successful_body_is_scrubbed(server: LoopbackServer) -> None:
     server.queue(Reply(content={"ok": True, "echo": KEY}))
     resp = send(make_provider(server.base_url))
     assert KEY.encode() not in resp.raw
+    assert resp.text is not None and KEY not in resp.text and "[REDACTED]" in resp.text
+    assert resp.usage is not None  # parsed before scrubbing
+
+
+@pytest.mark.parametrize("placeholder", ["k", "ollama", "EMPTY"])
+def test_placeholder_keys_are_not_scrubbed_from_ordinary_text(
+    server: LoopbackServer, monkeypatch: pytest.MonkeyPatch, placeholder: str
+) -> None:
+    monkeypatch.setenv("TEST_OPENAI_KEY", placeholder)  # what local servers (Ollama, vLLM) accept
+    server.queue(Reply(content={"ok": True, "note": "tokens from ollama, EMPTY is fine"}))
+    resp = send(make_provider(server.base_url))
+    assert resp.usage is not None and resp.usage.output_tokens > 0  # "k" inside "tokens" is untouched
+    assert resp.text is not None and "tokens from ollama, EMPTY is fine" in resp.text
+    assert b"[REDACTED]" not in resp.raw
 
 
 def test_concurrent_sends_share_one_client(server: LoopbackServer) -> None:

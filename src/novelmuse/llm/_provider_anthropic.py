@@ -25,7 +25,7 @@ from typing import Any
 import anthropic
 
 from ..book import AnthropicProviderConfig
-from ._provider_http import as_int, bad_response, read_api_key, scrub, status_error, transport_error
+from ._provider_http import as_int, bad_response, read_api_key, scrub, scrub_text, status_error, transport_error
 from ._types import Finish, ProviderRequest, ProviderResponse, Usage
 
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -98,7 +98,7 @@ class AnthropicProvider:
             raise transport_error(self.name, exc, timeout=True) from None
         except anthropic.APIConnectionError as exc:
             raise transport_error(self.name, exc, timeout=False) from None
-        raw = scrub(raw_response.http_response.content, key)
+        raw = raw_response.http_response.content
         return parse_message(self.name, raw, key)
 
     async def aclose(self) -> None:
@@ -125,8 +125,8 @@ def parse_message(provider: str, raw: bytes, key: str | None = None) -> Provider
     stop_reason = str(body.get("stop_reason"))
     model = body.get("model")
     return ProviderResponse(
-        text="".join(texts) if texts else None,
-        raw=raw,
+        text=scrub_text("".join(texts) if texts else None, key),
+        raw=scrub(raw, key),
         resolved_model=model if isinstance(model, str) else None,
         finish=_FINISH.get(stop_reason, "other"),
         usage=_usage(body.get("usage")),

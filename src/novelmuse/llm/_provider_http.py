@@ -23,8 +23,10 @@ unknown, so the policy does not resend it (the issue: "a transient API error who
 "never retried: … unknown cost").
 
 Secrets: the key is read from `os.environ[api_key_env]` at each attempt and handed only to the SDK client. Error
-messages are written here (never the SDK's text, which quotes the response body), and any raw body is scrubbed
-of the key before it leaves the provider (a 401 body may echo the key back).
+messages are written here (never the SDK's text, which quotes the response body), and any raw body and output
+text are scrubbed of the key before they leave the provider (a 401 body may echo the key back). Bodies are
+parsed from the bytes as received, and scrubbed afterwards, so scrubbing can never change what was parsed;
+values shorter than 8 characters are placeholders, not secrets, and are not scrubbed.
 """
 
 from __future__ import annotations
@@ -51,11 +53,23 @@ def read_api_key(provider: str, env_name: str) -> str:
     return key
 
 
+#: Shorter "keys" are placeholders local servers accept (Ollama's "ollama", vLLM's "EMPTY"), not secrets; scrubbing
+#: them would corrupt ordinary text ("k" inside "tokens").
+MIN_SECRET_LEN = 8
+
+
 def scrub(raw: bytes, secret: str | None) -> bytes:
     """`raw` with every occurrence of the secret replaced (bodies may echo a key back)."""
-    if not secret:
+    if not secret or len(secret) < MIN_SECRET_LEN:
         return raw
     return raw.replace(secret.encode("utf-8"), REDACTED)
+
+
+def scrub_text(text: str | None, secret: str | None) -> str | None:
+    """`text` with every occurrence of the secret replaced (a model may repeat a key it saw in an error)."""
+    if text is None or not secret or len(secret) < MIN_SECRET_LEN:
+        return text
+    return text.replace(secret, REDACTED.decode())
 
 
 def status_error(provider: str, status: int, raw: bytes, secret: str | None) -> ProviderError:

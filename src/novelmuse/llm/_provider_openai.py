@@ -26,7 +26,7 @@ from typing import Any
 import openai
 
 from ..book import OpenAIProviderConfig
-from ._provider_http import as_int, bad_response, read_api_key, scrub, status_error, transport_error
+from ._provider_http import as_int, bad_response, read_api_key, scrub, scrub_text, status_error, transport_error
 from ._types import Finish, ProviderRequest, ProviderResponse, Usage
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -108,7 +108,7 @@ class OpenAIProvider:
             raise transport_error(self.name, exc, timeout=True) from None
         except openai.APIConnectionError as exc:
             raise transport_error(self.name, exc, timeout=False) from None
-        raw = scrub(raw_response.http_response.content, key)
+        raw = raw_response.http_response.content
         return parse_chat_completion(self.name, raw, key)
 
     async def aclose(self) -> None:
@@ -139,8 +139,8 @@ def parse_chat_completion(provider: str, raw: bytes, key: str | None = None) -> 
         finish = "filtered"
     model = body.get("model")
     return ProviderResponse(
-        text=content if isinstance(content, str) else None,
-        raw=raw,
+        text=scrub_text(content if isinstance(content, str) else None, key),
+        raw=scrub(raw, key),
         resolved_model=model if isinstance(model, str) else None,
         finish=finish,
         usage=_usage(body.get("usage")),
