@@ -148,3 +148,26 @@ def test_budget_refusal_fails_closed_before_any_request(tmp_path: Path, muse) ->
     assert doc["summary"]["not_run"] == [2]
     assert ch["usage"]["input_tokens"] == 0 and ch["usage"]["output_tokens"] == 0
     assert not (book / ".muse" / "revisions").exists()
+
+
+def test_no_editor_leaves_the_editor_out_and_is_its_own_resume_key(tmp_path: Path, muse) -> None:
+    body = body_of(tmp_path)
+    book = make_book(tmp_path / "b", script={"reviewer": [CLEAN, CLEAN], "editor": [{"output": editor_output(body)}]})
+    r = muse("review", "1", "--book", book, "--json", "--no-editor")
+    assert r.exit_code == 0, r.stderr
+    ch = as_json(r.stdout)["chapters"][0]
+    assert ch["status"] == "finalized"
+    assert ch["steps"][-1] == {
+        "step": "editor_review",
+        "status": "skipped",
+        "reason": "not requested (--no-editor)",
+        "code": None,
+        "detail": "",
+    }
+    assert receipts_by_role(book) == {"reviewer": 1}
+    # with the editor, it is a different configuration: reviewed again, not resumed
+    r = muse("review", "1", "--book", book, "--json")
+    doc = as_json(r.stdout)
+    assert doc["chapters"][0]["resumed"] is False and doc["chapters"][0]["status"] == "finalized"
+    assert receipts_by_role(book) == {"reviewer": 2, "editor": 1}
+    assert doc["summary"]["disagreements"] == {"reviewer_pass_flag": 0, "editor_verdict": 0}

@@ -24,6 +24,9 @@ def review(
     apply: Annotated[
         bool, typer.Option("--apply", help="Write the resulting revision over the chapter file (if unchanged).")
     ] = False,
+    no_editor: Annotated[
+        bool, typer.Option("--no-editor", help="Leave out the 7-dimension editor (rules and consistency only).")
+    ] = False,
     force: Annotated[
         bool, typer.Option("--force", help="Review again even if a record matches the file and configuration.")
     ] = False,
@@ -57,7 +60,9 @@ def review(
             note = " (resumed)" if doc.resumed else ""
             progress.update(task, advance=1, description=f"第{doc.chapter}章 {doc.status}{note}")
 
-        run = asyncio.run(review_chapters(b, numbers, apply=apply, resume=not force, on_chapter=done))
+        run = asyncio.run(
+            review_chapters(b, numbers, apply=apply, resume=not force, editor=not no_editor, on_chapter=done)
+        )
     if json_out:
         emit_json(run)
     else:

@@ -29,9 +29,13 @@ from ._state import LoopState
 MAIN_STEPS = ("rules", "consistency_review", "editor_review")
 AFTER_ERROR = "an earlier step failed closed"
 EMPTY_CHAPTER = "the chapter has no text"
+NOT_REQUESTED = "not requested (--no-editor)"
 
 
 async def _editor_loop(state: LoopState, caller: Caller) -> None:
+    if not state.editor_enabled:
+        state.add(StepOutcome.skipped("editor_review", NOT_REQUESTED))
+        return
     if not caller.configured("editor"):
         state.add(StepOutcome.skipped("editor_review", NO_MODEL))
         return
@@ -124,11 +128,14 @@ def open_issue_count(state: LoopState) -> int:
 
 
 def chapter_status(state: LoopState) -> ChapterStatus:
-    """error > not_reviewed (a model review step was skipped) > finalized_with_issues > finalized."""
+    """error > not_reviewed > finalized_with_issues > finalized.
+
+    not_reviewed: the consistency review did not run, or the editor was wanted but did not run.
+    """
     if state.error_code is not None:
         return "error"
-    skipped = {s.step for s in state.steps if s.status == "skipped"}
-    if {"consistency_review", "editor_review"} & skipped:
+    skipped = {s.step: s.reason for s in state.steps if s.status == "skipped"}
+    if "consistency_review" in skipped or skipped.get("editor_review", NOT_REQUESTED) != NOT_REQUESTED:
         return "not_reviewed"
     if open_issue_count(state):
         return "finalized_with_issues"

@@ -49,12 +49,13 @@ _TEMPLATES = (
 _ROLES = ("reviewer", "editor", "writer", "arbiter")
 
 
-def config_sha256(book: Book, rules: RuleView, memory: MemoryContext) -> str:
+def config_sha256(book: Book, rules: RuleView, memory: MemoryContext, *, editor: bool = True) -> str:
     """Everything that decides what a review does, hashed: the resume key beside the chapter sha256."""
     cfg = book.config
     return sha256_json(
         {
             "loop_version": LOOP_VERSION,
+            "editor": editor,
             "review": cfg.review.model_dump(),
             "calls": cfg.calls.model_dump(),
             "roles": {r: list(t) if (t := cfg.role_target(r)) else None for r in _ROLES},
@@ -104,18 +105,20 @@ async def review_chapter(
     resume: bool = True,
     rules: RuleView | None = None,
     memory_state: MemoryState | str | None = None,
+    editor: bool = True,
 ) -> ChapterReview:
     """Review chapter `number` (seed 004 loop); store the record and, if the text changed, a revision.
 
     With `apply`, a revision is written over the author's file (only if unchanged since it was read).
     With `resume`, a record of the same file bytes and configuration is returned instead (resumed=True).
-    `rules` and `memory_state` let a run over many chapters load them once.
+    `rules` and `memory_state` let a run over many chapters load them once; `editor=False` leaves
+    the (optional, costly) 7-dimension editor out.
     """
     chapter = book.read_chapter(number)
     raw = chapter.path.read_bytes()
     rules = rules if rules is not None else load_rule_view(book)
     memory = memory_context(book, number, memory_state)
-    cfg_sha = config_sha256(book, rules, memory)
+    cfg_sha = config_sha256(book, rules, memory, editor=editor)
     if resume:
         found = find_current_review(book.db, number, chapter.sha256, cfg_sha)
         if found is not None:
@@ -129,6 +132,7 @@ async def review_chapter(
         rules=rules,
         memory=memory,
         config=book.config.review,
+        editor_enabled=editor,
     )
     caller = Caller(session)
     await run_loop(state, caller)

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 from ..book import Book
 from ..llm import ModelSession
 from ._memory_ctx import load_memory
-from ._models import SCHEMA_VERSION, ChapterReview
+from ._models import SCHEMA_VERSION, ChapterReview, Disagreements
 from ._review import _ROLES, review_chapter
 from ._rules_step import load_rule_view
 
@@ -27,6 +27,7 @@ class RunSummary(BaseModel):
     finalized_with_issues: int
     not_reviewed: int
     error: int
+    disagreements: Disagreements  # summed over the chapters: the model's own pass flag / verdict vs the computed
     input_tokens: int
     output_tokens: int
     cost: float | None
@@ -61,6 +62,10 @@ def summarize(reviews: list[ChapterReview], selected: list[int], run_id: str | N
         finalized_with_issues=by_status["finalized_with_issues"],
         not_reviewed=sum(1 for r in reviews if r.status == "not_reviewed"),
         error=sum(1 for r in reviews if r.status == "error"),
+        disagreements=Disagreements(
+            reviewer_pass_flag=sum(r.disagreements.reviewer_pass_flag for r in reviews),
+            editor_verdict=sum(r.disagreements.editor_verdict for r in reviews),
+        ),
         input_tokens=sum(r.usage.input_tokens for r in fresh),
         output_tokens=sum(r.usage.output_tokens for r in fresh),
         cost=cost,
@@ -74,6 +79,7 @@ async def review_chapters(
     *,
     apply: bool = False,
     resume: bool = True,
+    editor: bool = True,
     on_chapter: Callable[[ChapterReview], None] | None = None,
 ) -> ReviewRun:
     """Review chapters in order; a chapter that fails closed stops the run (the rest stay `not_run`).
@@ -89,7 +95,9 @@ async def review_chapters(
     reviews: list[ChapterReview] = []
     try:
         for n in numbers:
-            doc = await review_chapter(book, n, session, apply=apply, resume=resume, rules=rules, memory_state=memory)
+            doc = await review_chapter(
+                book, n, session, apply=apply, resume=resume, rules=rules, memory_state=memory, editor=editor
+            )
             reviews.append(doc)
             if on_chapter is not None:
                 on_chapter(doc)

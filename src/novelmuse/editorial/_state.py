@@ -31,6 +31,7 @@ class LoopState:
     arbiter: list[ArbiterOut] = field(default_factory=list)
     arbiter_call_ids: list[str | None] = field(default_factory=list)
     repairs: list[RepairOut] = field(default_factory=list)
+    editor_enabled: bool = True  # False: `muse review --no-editor` (the 7-dim editor is optional, seed 004)
     editor_open: bool = False  # a rewrite verdict that the bounds and the arbiter left standing
     error_code: str | None = None
 

@@ -101,7 +101,9 @@ def render_review_run(console: Console, run: ReviewRun) -> None:
     line = (
         f"{s.chapters} chapter(s): {s.reviewed} reviewed, {s.resumed} resumed (unchanged since their review),"
         f" {s.finalized} finalized, {s.finalized_with_issues} finalized with issues, {s.not_reviewed} not reviewed,"
-        f" {s.error} error; tokens {s.input_tokens} in / {s.output_tokens} out, cost {_cost(s.cost)}"
+        f" {s.error} error; tokens {s.input_tokens} in / {s.output_tokens} out, cost {_cost(s.cost)};"
+        f" model vs computed disagreements: pass flag {s.disagreements.reviewer_pass_flag},"
+        f" editor verdict {s.disagreements.editor_verdict}"
     )
     console.print(line, markup=False)
     if s.not_run:
