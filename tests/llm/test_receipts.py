@@ -18,6 +18,7 @@ import pytest
 from pydantic import BaseModel
 
 from novelmuse.book import Book
+from novelmuse.errors import FailedClosed
 from novelmuse.llm import (
     Message,
     ModelCallFailed,
@@ -270,3 +271,20 @@ def test_a_crashed_session_is_recovered_by_the_next(make_book: Any) -> None:
     call = db.execute("SELECT status, error_code FROM model_calls WHERE run_id = ?", (run_id,)).fetchone()
     assert tuple(call) == ("failed", "MODEL_INTERRUPTED")
     assert [r.error_code for r in list_receipts(db, run_id)] == ["MODEL_OUTPUT_NOT_JSON"]
+
+
+def test_an_unrecordable_receipt_fails_the_call_closed(make_book: Any) -> None:
+    """If the receipt of the accepted attempt cannot be written, the output is not handed back."""
+    book = make_book({"judge": [{"output": {"verdict": "v", "score": 1}}]})
+
+    async def go() -> None:
+        async with ModelSession.open(book, run_kind="test") as session:
+            session.conn.execute(
+                "CREATE TEMP TRIGGER refuse BEFORE INSERT ON receipts BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+            )
+            await session.call(role="judge", schema=Verdict, messages=MESSAGES)
+
+    with pytest.raises(FailedClosed) as info:
+        asyncio.run(go())
+    assert info.value.code == "RECEIPT_WRITE_FAILED" and info.value.exit_code == 3
+    assert list_receipts(book.db) == []

@@ -239,13 +239,6 @@ class CallContext:
     timeout_s: float
 
 
-@dataclass
-class _Attempt:
-    request: ProviderRequest
-    request_bytes: bytes
-    request_sha256: str
-
-
 async def run_call(
     ctx: CallContext,
     schema: type[T],

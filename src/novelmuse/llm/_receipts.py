@@ -14,6 +14,7 @@ import sqlite3
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
+from ..errors import FailedClosed
 from ..store import transaction
 
 Outcome = Literal["ok", "failed", "refused"]
@@ -130,18 +131,34 @@ def write_receipt(
     values = [getattr(receipt, c) for c in _COLUMNS[:-1]]
     values.append(json.dumps(receipt.diagnostics, sort_keys=True))
     placeholders = ", ".join("?" for _ in _COLUMNS)
-    with transaction(conn):
-        if start is not None:
-            _insert_call(conn, start)
-        conn.execute(f"INSERT INTO receipts ({', '.join(_COLUMNS)}) VALUES ({placeholders})", values)
-        if end is not None:
-            _update_call(conn, receipt.call_id, end)
+    try:
+        with transaction(conn):
+            if start is not None:
+                _insert_call(conn, start)
+            conn.execute(f"INSERT INTO receipts ({', '.join(_COLUMNS)}) VALUES ({placeholders})", values)
+            if end is not None:
+                _update_call(conn, receipt.call_id, end)
+    except sqlite3.Error as exc:
+        raise _store_failed(exc) from exc
 
 
 def end_call(conn: sqlite3.Connection, call_id: str, end: CallEnd) -> None:
     """Record a logical call's final outcome on its own (when the last receipt is already written)."""
-    with transaction(conn):
-        _update_call(conn, call_id, end)
+    try:
+        with transaction(conn):
+            _update_call(conn, call_id, end)
+    except sqlite3.Error as exc:
+        raise _store_failed(exc) from exc
+
+
+def _store_failed(exc: sqlite3.Error) -> FailedClosed:
+    """A receipt that cannot be recorded fails the call closed: no unreceipted model output is ever used."""
+    return FailedClosed(
+        "RECEIPT_WRITE_FAILED",
+        f"cannot record a model-call receipt ({exc})",
+        ".muse/muse.db",
+        "check that the book directory is writable and not full, then rerun",
+    )
 
 
 def _row_to_receipt(row: sqlite3.Row) -> Receipt:
