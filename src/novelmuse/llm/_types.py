@@ -50,6 +50,12 @@ class ProviderRequest:
 
 @dataclass(frozen=True)
 class Usage:
+    """Tokens one attempt used, as the provider reported them.
+
+    One convention across providers: `input_tokens` excludes cached input, which is counted in
+    `cache_read_tokens` / `cache_write_tokens`; each is priced at its own rate (`_prices`).
+    """
+
     input_tokens: int
     output_tokens: int
     cache_read_tokens: int = 0
