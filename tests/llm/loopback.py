@@ -174,7 +174,14 @@ class LoopbackServer:
         out_tokens = max(1, len(text) // 4)
         if self.kind == "openai":
             return 200, json.dumps(self._openai_body(reply, model, text, in_tokens, out_tokens)).encode()
-        return 200, json.dumps(self._anthropic_body(reply, model, text, in_tokens, out_tokens)).encode()
+        body = self._anthropic_body(reply, model, text, in_tokens, out_tokens)
+        choice = req.get("tool_choice")
+        if isinstance(choice, dict) and choice.get("type") == "tool":  # forced tool call: answer through the tool
+            body["content"] = [
+                {"type": "tool_use", "id": "toolu_loopback", "name": choice.get("name"), "input": content}
+            ]
+            body["stop_reason"] = reply.finish or "tool_use"
+        return 200, json.dumps(body).encode()
 
     def _error_body(self, status: int) -> dict[str, Any]:
         kinds = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 429: "rate_limit"}

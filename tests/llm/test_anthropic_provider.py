@@ -265,3 +265,31 @@ def test_nested_call_layer_schema_keeps_closed_objects_and_required_fields() -> 
     assert inner["properties"]["kind"]["enum"] == ["plant", "resolve"]
     assert "minimum" not in schema["properties"]["score"]  # unsupported by the API: moved into the description
     assert "1" in schema["properties"]["score"].get("description", "")
+
+
+def test_tool_mode_forces_one_tool_call_with_the_schema(server: LoopbackServer) -> None:
+    server.queue(Reply(content={"ok": True, "n": 3}))
+    resp = send(make_provider(server.base_url, structured="tool"))
+    assert server.count == 1
+    body = server.requests[0].json
+    assert "output_config" not in body
+    assert body["tool_choice"] == {"type": "tool", "name": "Ok"}
+    (tool,) = body["tools"]
+    assert tool["name"] == "Ok" and tool["input_schema"]["additionalProperties"] is False
+    assert json.loads(resp.text or "") == {"ok": True, "n": 3}
+    assert resp.finish == "stop"  # the forced tool call is the normal end
+
+
+def test_tool_mode_truncated_and_missing_tool_call(server: LoopbackServer) -> None:
+    server.queue(Reply(content={"ok": True}, finish="max_tokens"))
+    assert send(make_provider(server.base_url, structured="tool")).finish == "length"
+    text_only = {
+        "type": "message",
+        "model": "claude-test-model-1",
+        "content": [{"type": "text", "text": "I would rather talk."}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    server.queue(Reply(body=text_only))
+    resp = send(make_provider(server.base_url, structured="tool"))
+    assert (resp.text, resp.finish) == ("I would rather talk.", "stop")  # not JSON: the policy asks for a correction

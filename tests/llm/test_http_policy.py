@@ -366,3 +366,33 @@ def test_the_per_provider_concurrency_limit_holds_on_the_wire(
     assert len(results) == 8 and all(r.value == Quote(**GOOD) for r in results)
     assert server.count == 8
     assert server.max_in_flight == limit  # never more than the limit, and the limit is really used
+
+
+def tool_mode_book(tmp_path: Path, srv: LoopbackServer) -> Path:
+    root = write_book(tmp_path / "tool", "anthropic", srv.base_url)
+    toml = (root / "book.toml").read_text(encoding="utf-8")
+    (root / "book.toml").write_text(toml.replace("timeout_s = ", 'structured = "tool"\ntimeout_s = '), encoding="utf-8")
+    return root
+
+
+def test_anthropic_tool_mode_contract_failure_then_corrected(tmp_path: Path) -> None:
+    with LoopbackServer("anthropic") as srv:
+        srv.queue(Reply(content=BAD), Reply(content=GOOD))
+        out = call_once(tool_mode_book(tmp_path, srv))
+        assert srv.count == 2
+        assert all(r.json["tool_choice"]["type"] == "tool" for r in srv.requests)
+    assert ok(out).value == Quote(**GOOD)
+    assert out.receipts == [(1, "failed", "CONTRACT_QUOTE_NOT_FOUND"), (2, "ok", None)]
+
+
+def test_anthropic_tool_mode_three_failures_fail_closed(tmp_path: Path) -> None:
+    with LoopbackServer("anthropic") as srv:
+        srv.queue(Reply(content={"text": "x"}), Reply(content=BAD), Reply(content=BAD), Reply(content=GOOD))
+        out = call_once(tool_mode_book(tmp_path, srv))
+        assert srv.count == 3
+    failed(out, "CONTRACT_QUOTE_NOT_FOUND")
+    assert [r[2] for r in out.receipts] == [
+        "MODEL_SCHEMA_INVALID",
+        "CONTRACT_QUOTE_NOT_FOUND",
+        "CONTRACT_QUOTE_NOT_FOUND",
+    ]

@@ -61,6 +61,8 @@ class AnthropicProviderConfig(_ProviderBase):
     base_url: str | None = None
     api_key_env: str = "ANTHROPIC_API_KEY"
     max_tokens: int = Field(default=8192, ge=1)
+    # Anthropic-compatible endpoints without structured outputs: "tool" forces one tool call with the schema
+    structured: Literal["output_format", "tool"] = "output_format"
 
 
 class ClaudeCliProviderConfig(_ProviderBase):

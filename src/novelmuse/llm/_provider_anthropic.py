@@ -11,6 +11,11 @@ Structured output uses the Messages API's own mechanism in the installed SDK (an
 descriptions — the policy above still validates the full pydantic schema). The answer is the text of the
 content blocks, which is the JSON document. System messages go to the `system` parameter, in order.
 
+Anthropic-compatible endpoints without structured outputs (several third-party gateways): `structured = "tool"`
+in the provider config sends the schema as the `input_schema` of one tool and forces that tool
+(`tool_choice={"type": "tool", "name": …}`); the answer is the tool call's `input`, serialised as JSON text, and
+the `tool_use` stop reason of that forced call counts as a normal stop.
+
 Finish: `end_turn`/`stop_sequence` → stop, `max_tokens`/`model_context_window_exceeded` → length,
 `refusal` → filtered, `tool_use` → tool_use, anything else → other. Usage: `input_tokens` (already excludes
 cached input), `output_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`.
@@ -25,10 +30,21 @@ from typing import Any
 import anthropic
 
 from ..book import AnthropicProviderConfig
-from ._provider_http import as_int, bad_response, read_api_key, scrub, scrub_text, status_error, transport_error
+from ._provider_http import (
+    as_int,
+    bad_response,
+    read_api_key,
+    schema_name,
+    scrub,
+    scrub_text,
+    status_error,
+    transport_error,
+)
 from ._types import Finish, ProviderRequest, ProviderResponse, Usage
 
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+TOOL_DESCRIPTION = "Give your answer as the input of this tool, following its input schema exactly."
 
 _FINISH: dict[str, Finish] = {
     "end_turn": "stop",
@@ -73,14 +89,18 @@ class AnthropicProvider:
     def build_params(self, request: ProviderRequest) -> dict[str, Any]:
         """The Messages API parameters for one request (pure: no key, no I/O)."""
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        schema = anthropic.transform_schema(request.json_schema)
         params: dict[str, Any] = {
             "model": request.model,
             "max_tokens": min(request.max_output_tokens, self.config.max_tokens),
             "messages": [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"],
-            "output_config": {
-                "format": {"type": "json_schema", "schema": anthropic.transform_schema(request.json_schema)}
-            },
         }
+        if self.config.structured == "tool":
+            name = schema_name(request.schema_name)
+            params["tools"] = [{"name": name, "description": TOOL_DESCRIPTION, "input_schema": schema}]
+            params["tool_choice"] = {"type": "tool", "name": name}
+        else:
+            params["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
         if system:
             params["system"] = system
         return params
@@ -99,7 +119,8 @@ class AnthropicProvider:
         except anthropic.APIConnectionError as exc:
             raise transport_error(self.name, exc, timeout=False) from None
         raw = raw_response.http_response.content
-        return parse_message(self.name, raw, key)
+        tool = schema_name(request.schema_name) if self.config.structured == "tool" else None
+        return parse_message(self.name, raw, key, tool=tool)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pools."""
@@ -109,8 +130,9 @@ class AnthropicProvider:
             await client.close()
 
 
-def parse_message(provider: str, raw: bytes, key: str | None = None) -> ProviderResponse:
-    """Read a Messages API body: the text blocks, stop reason, model and usage (absent → None)."""
+def parse_message(provider: str, raw: bytes, key: str | None = None, *, tool: str | None = None) -> ProviderResponse:
+    """Read a Messages API body: the text blocks (or, in tool mode, the input of the forced tool call as JSON
+    text), stop reason, model and usage (absent → None)."""
     try:
         body = json.loads(raw)
     except ValueError:
@@ -122,13 +144,25 @@ def parse_message(provider: str, raw: bytes, key: str | None = None) -> Provider
         for block in body["content"]
         if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
     ]
+    text = "".join(texts) if texts else None
     stop_reason = str(body.get("stop_reason"))
+    finish = _FINISH.get(stop_reason, "other")
+    if tool is not None:
+        calls = [
+            block.get("input")
+            for block in body["content"]
+            if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == tool
+        ]
+        if calls:
+            text = json.dumps(calls[0], ensure_ascii=False)
+            if finish == "tool_use":  # the forced call is the normal end of a tool-mode answer
+                finish = "stop"
     model = body.get("model")
     return ProviderResponse(
-        text=scrub_text("".join(texts) if texts else None, key),
+        text=scrub_text(text, key),
         raw=scrub(raw, key),
         resolved_model=model if isinstance(model, str) else None,
-        finish=_FINISH.get(stop_reason, "other"),
+        finish=finish,
         usage=_usage(body.get("usage")),
         is_error=body.get("type") == "error",
         extra={"stop_reason": stop_reason},

@@ -32,6 +32,7 @@ values shorter than 8 characters are placeholders, not secrets, and are not scru
 from __future__ import annotations
 
 import os
+import re
 
 import httpx2  # the HTTP library both official SDKs are built on (a dependency of openai and anthropic)
 
@@ -115,3 +116,11 @@ def bad_response(provider: str, raw: bytes, secret: str | None, why: str) -> Pro
 def as_int(value: object) -> int | None:
     """A token count from a JSON body (ints only; bools and anything else are 'absent')."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+_NAME_BAD = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def schema_name(name: str) -> str:
+    """A schema or tool name both APIs accept (^[A-Za-z0-9_-]{1,64}$)."""
+    return (_NAME_BAD.sub("_", name) or "output")[:64]

@@ -19,14 +19,22 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import openai
 
 from ..book import OpenAIProviderConfig
-from ._provider_http import as_int, bad_response, read_api_key, scrub, scrub_text, status_error, transport_error
+from ._provider_http import (
+    as_int,
+    bad_response,
+    read_api_key,
+    schema_name,
+    scrub,
+    scrub_text,
+    status_error,
+    transport_error,
+)
 from ._types import Finish, ProviderRequest, ProviderResponse, Usage
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -159,14 +167,6 @@ def _usage(usage: object) -> Usage | None:
     cached = as_int(details.get("cached_tokens")) if isinstance(details, dict) else None
     cached = min(cached or 0, prompt)
     return Usage(input_tokens=prompt - cached, output_tokens=completion, cache_read_tokens=cached)
-
-
-_NAME_BAD = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def schema_name(name: str) -> str:
-    """The json_schema `name` the API accepts (^[A-Za-z0-9_-]{1,64}$)."""
-    return (_NAME_BAD.sub("_", name) or "output")[:64]
 
 
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
