@@ -290,3 +290,17 @@ def test_failures_that_point_at_the_config_come_with_a_hint(
     assert 'structured = "json_object"' in by_role["reviewer"]["hint"]
     assert by_role["judge"]["code"] == "MODEL_AUTH" and "$MUSE_TEST_MC_KEY" in by_role["judge"]["hint"]
     assert human.exit_code == 3 and "hint:" in human.stdout
+
+
+def test_anthropic_invalid_request_hints_at_tool_mode(muse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MUSE_TEST_MC_KEY", KEY)
+    with LoopbackServer("anthropic", default=Reply(status=400)) as srv:
+        toml = (
+            f'[providers.gw]\nkind = "anthropic"\nbase_url = "{srv.base_url}"\napi_key_env = "MUSE_TEST_MC_KEY"\n'
+            '[roles]\nextractor = "gw:kimi-k2"\n'
+        )
+        r = muse("models", "check", "--book", make_book(tmp_path / "b", toml), "--json")
+        assert srv.count == 1
+    extractor = roles_of(json.loads(r.stdout))["extractor"]
+    assert r.exit_code == 3 and extractor["code"] == "MODEL_INVALID_REQUEST"
+    assert 'structured = "tool"' in extractor["hint"]

@@ -195,6 +195,8 @@ def failure_hint(exc: ModelCallFailed, config: ProviderConfig) -> str | None:
             )
     if exc.code == "MODEL_INVALID_REQUEST" and config.kind == "openai" and config.structured == "json_schema":
         return 'if this endpoint has no json_schema structured output (e.g. DeepSeek), set structured = "json_object"'
+    if exc.code == "MODEL_INVALID_REQUEST" and config.kind == "anthropic" and config.structured == "output_format":
+        return 'if this Anthropic-compatible endpoint has no structured outputs, set structured = "tool"'
     if exc.code in ("MODEL_AUTH", "MODEL_PERMISSION") and config.kind in ("openai", "anthropic"):
         return f"check the key in ${config.api_key_env} and that it may use this model"
     if exc.code == "MODEL_USAGE_MISSING":
