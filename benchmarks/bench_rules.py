@@ -9,7 +9,8 @@ them forbidden, half fatigue words with limit 2. Texts, each checked chapter by 
 "engine" is `CompiledRules.check_texts` (one Aho-Corasick pass, str.count-exact counts, and every hit's
 paragraph and offsets for the findings); the automaton is built once beforehand (its time is printed too).
 "naive" is `body.count(phrase)` for every chapter and phrase, counts only. Both run on one core; each figure
-is the best of --repeat runs. Before timing, the engine's counts are checked equal to the naive ones.
+is the best of --repeat runs, as process CPU time (used for the targets; the machine may be shared) and wall
+time. Before timing, the engine's counts are checked equal to the naive ones.
 
 Targets (issue 2): engine ≥ 10x faster than naive at 1,000 rules; the 5M-character book in < 1 s.
 
@@ -74,13 +75,16 @@ def rule_set(phrases: list[str]) -> EffectiveRuleSet:
     return build_effective(parse_rules("\n".join(lines)), load_defaults(), LengthLimits(), "bench")
 
 
-def best_of(repeat: int, fn: Callable[[], object]) -> float:
-    best = float("inf")
+def best_of(repeat: int, fn: Callable[[], object]) -> tuple[float, float]:
+    """Best (CPU seconds, wall seconds) of `repeat` runs. CPU time of this process is what the targets use: the
+    machine is shared, and waiting for a core is not time the engine spends (every run is single-threaded,
+    so CPU time is also an upper bound on one core's wall time)."""
+    cpu, wall = float("inf"), float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        c0, w0 = time.process_time(), time.perf_counter()
         fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+        cpu, wall = min(cpu, time.process_time() - c0), min(wall, time.perf_counter() - w0)
+    return cpu, wall
 
 
 def naive(bodies: list[str], phrases: list[str]) -> list[list[int]]:
@@ -99,16 +103,21 @@ def bench_one(name: str, bodies: list[str], compiled: CompiledRules, repeat: int
     n_findings = sum(len(f) for f in findings)
     n_hits = sum(len(x.starts) for f in findings for x in f)
     chars = sum(len(b) for b in bodies)
-    t_engine = best_of(repeat, lambda: compiled.check_texts(bodies))
-    t_scan = best_of(repeat, lambda: compiled.matcher.scan(bodies))
-    t_naive = best_of(max(1, repeat // 2), lambda: naive(bodies, phrases))
+    e_cpu, e_wall = best_of(repeat, lambda: compiled.check_texts(bodies))
+    s_cpu, s_wall = best_of(repeat, lambda: compiled.matcher.scan(bodies))
+    n_cpu, n_wall = best_of(max(1, repeat // 2), lambda: naive(bodies, phrases))
     print(
         f"{name}: {len(bodies)} chapters, {chars:,} characters, {len(phrases)} rules; "
         f"{n_findings:,} findings with {n_hits:,} hits"
     )
-    print(f"  engine (check_texts)   {t_engine * 1000:9.1f} ms   (scan only {t_scan * 1000:.1f} ms)")
-    print(f"  naive str.count loop   {t_naive * 1000:9.1f} ms")
-    print(f"  ratio naive/engine     {t_naive / t_engine:9.1f}x   (target ≥ {TARGET_RATIO:.0f}x)")
+    print(f"  {'':24}{'cpu ms':>10}{'wall ms':>10}")
+    print(f"  {'engine (check_texts)':24}{e_cpu * 1000:10.1f}{e_wall * 1000:10.1f}")
+    print(f"  {'  of which the scan':24}{s_cpu * 1000:10.1f}{s_wall * 1000:10.1f}")
+    print(f"  {'naive str.count loop':24}{n_cpu * 1000:10.1f}{n_wall * 1000:10.1f}")
+    print(
+        f"  ratio naive/engine: {n_cpu / e_cpu:.1f}x cpu, {n_wall / e_wall:.1f}x wall (target ≥ {TARGET_RATIO:.0f}x)"
+    )
+    t_engine, t_naive = e_cpu, n_cpu
     return t_engine, t_naive, t_naive / t_engine
 
 
@@ -151,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     ok &= ratio >= TARGET_RATIO
     met = t_big < TARGET_5M_SECONDS
     ok &= met
-    print(f"  5M-character book in {t_big:.3f} s   (target < {TARGET_5M_SECONDS:.0f} s: {'met' if met else 'MISSED'})")
+    print(f"  5M-character book: {t_big:.3f} s cpu (target < {TARGET_5M_SECONDS:.0f} s: {'met' if met else 'MISSED'})")
     print("all targets met" if ok else "TARGET MISSED")
     return 0 if ok else 1
 

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 IntArray = npt.NDArray[np.int64]
+DFA_MAX_PHRASES = 5000
 
 
 def _self_overlaps(phrase: str) -> bool:
@@ -111,12 +112,21 @@ class PhraseMatcher:
         # UTF-16 automaton: only phrases made of BMP non-surrogate characters can occur in an all-BMP text.
         bmp = [i for i, p in enumerate(phrases) if _encodable_bmp(p)]
         self._bmp_ids: IntArray = np.array(bmp, dtype=np.int64)
-        self._ac16 = ahocorasick_rs.BytesAhoCorasick([phrases[i].encode("utf-16-le") for i in bmp]) if bmp else None
+        # A DFA scans ~25% faster than the default NFA here but is bigger and slower to build: used up to
+        # DFA_MAX_PHRASES phrases (measured with 1,000 CJK phrases: build 12 ms, scan 16 vs 21 ms per 600k chars).
+        self._impl = ahocorasick_rs.Implementation.DFA if len(phrases) <= DFA_MAX_PHRASES else None
+        self._ac16 = (
+            ahocorasick_rs.BytesAhoCorasick([phrases[i].encode("utf-16-le") for i in bmp], implementation=self._impl)
+            if bmp
+            else None
+        )
         self._ac32: ahocorasick_rs.BytesAhoCorasick | None = None
 
     def _automaton32(self) -> ahocorasick_rs.BytesAhoCorasick:
         if self._ac32 is None:
-            self._ac32 = ahocorasick_rs.BytesAhoCorasick([p.encode("utf-32-le", "surrogatepass") for p in self.phrases])
+            self._ac32 = ahocorasick_rs.BytesAhoCorasick(
+                [p.encode("utf-32-le", "surrogatepass") for p in self.phrases], implementation=self._impl
+            )
         return self._ac32
 
     def _raw_matches(self, joined: str) -> tuple[IntArray, IntArray]:
