@@ -361,3 +361,27 @@ def test_a_changed_key_gets_a_fresh_client(server: LoopbackServer, monkeypatch: 
 
     asyncio.run(go())
     assert [r.headers["authorization"] for r in server.requests] == [f"Bearer {KEY}", f"Bearer {KEY}-rotated"]
+
+
+_count = st.one_of(st.integers(min_value=-3, max_value=10**7), st.none(), st.booleans(), st.text(max_size=3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(prompt=_count, completion=_count, cached=_count, with_details=st.booleans())
+def test_usage_against_a_naive_oracle(prompt: Any, completion: Any, cached: Any, with_details: bool) -> None:
+    usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion}
+    if with_details:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    body = {"model": "m", "choices": [{"message": {"content": "{}"}, "finish_reason": "stop"}], "usage": usage}
+    got = parse_chat_completion("ds", json.dumps(body).encode()).usage
+
+    def count(v: Any) -> int | None:
+        return v if type(v) is int and v >= 0 else None
+
+    p, c = count(prompt), count(completion)
+    if p is None or c is None:
+        assert got is None
+        return
+    k = min(count(cached) or 0, p) if with_details else 0
+    assert got is not None
+    assert (got.input_tokens, got.output_tokens, got.cache_read_tokens) == (p - k, c, k)
