@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from functools import lru_cache
 
 import jieba
 
@@ -25,16 +26,24 @@ def _is_wordy(tok: str) -> bool:
     return bool(_WORDY.search(tok)) and not all(unicodedata.category(ch).startswith("P") for ch in tok)
 
 
+@lru_cache(maxsize=4)
+def _jieba_with(words: tuple[str, ...]) -> jieba.Tokenizer:
+    """A private, initialised jieba tokenizer with `words` added (loading the dictionary takes ~0.5 s,
+    so one per lexicon is kept for the process)."""
+    jieba.setLogLevel(logging.WARNING)  # jieba logs "Building prefix dict…" to stderr otherwise
+    tk = jieba.Tokenizer()
+    tk.initialize()
+    for w in words:  # names win over the dictionary's own splits (曹/操引兵 without this)
+        if len(w) > 1:
+            tk.add_word(w, freq=NAME_FREQ)
+    return tk
+
+
 class Tokenizer:
     """Segment Chinese text into BM25 tokens."""
 
     def __init__(self, words: list[str]):
-        jieba.setLogLevel(logging.WARNING)  # jieba logs "Building prefix dict…" to stderr otherwise
-        self._tk = jieba.Tokenizer()
-        self._tk.initialize()
-        for w in words:  # names win over the dictionary's own splits (曹/操引兵 without this)
-            if len(w) > 1:
-                self._tk.add_word(w, freq=NAME_FREQ)
+        self._tk = _jieba_with(tuple(sorted(set(words))))
 
     def tokens(self, text: str) -> list[str]:
         """The tokens of `text` (punctuation and whitespace dropped)."""
