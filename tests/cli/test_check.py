@@ -295,3 +295,10 @@ def test_read_only_book_is_still_checked_and_says_so(muse: Any, tmp_path: Path, 
     assert doc["registry"]["outcome"] == "skipped" and "read-only" in doc["registry"]["reason"]
     assert "registry not updated" in r.stderr and "Traceback" not in r.stderr
     assert doc["summary"]["errors"] >= 1
+
+
+def test_book_without_chapters_says_nothing_was_checked(muse: Any, tmp_path: Path) -> None:
+    book = make_book(tmp_path / "empty", [], rules="")
+    r = muse("check", "--book", book, "--json")
+    assert r.exit_code == 0 and "nothing was checked" in r.stderr
+    assert json.loads(r.stdout)["summary"]["chapters"] == 0

@@ -77,6 +77,8 @@ def render_check(report: CheckReport, console: Console, body_of: Callable[[int],
 def check_notes(report: CheckReport) -> list[str]:
     """Notes for stderr: defaults-only books, unparsed lines, rule warnings, a skipped registry update."""
     notes = []
+    if not report.chapters:
+        notes.append("note: the book has no chapters yet (chapters/NNNN.md): nothing was checked")
     r = report.rules
     if r.file == "missing":
         notes.append(f"note: no rules.txt at {r.path}: checked with the built-in defaults only")
