@@ -52,10 +52,10 @@ def render_models_check(report: ModelsCheckReport, console: Console) -> None:
                 style="red" if issue.severity == "error" else "yellow",
             )
     table = Table(title="Roles", title_justify="left", show_edge=False, pad_edge=False)
-    table.add_column("role")
-    table.add_column("model")
-    table.add_column("outcome")
-    table.add_column("details", overflow="fold")
+    table.add_column("role", no_wrap=True)
+    table.add_column("model", overflow="fold")
+    table.add_column("outcome", no_wrap=True)
+    table.add_column("details", overflow="fold", ratio=1)  # the free-text column takes the remaining width
     for check in report.roles:
         model = f"{check.provider}:{check.model} ({check.kind})" if check.provider else "—"
         table.add_row(check.role, model, _outcome(check), _details(check))
