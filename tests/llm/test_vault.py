@@ -3,6 +3,7 @@ lease-based recovery of crashed attempts (with a real crashed subprocess)."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -246,3 +248,18 @@ def test_recovery_after_a_real_crash(tmp_path: Path) -> None:
 def test_recovery_on_a_missing_vault_is_a_no_op(tmp_path: Path) -> None:
     report = Vault(tmp_path / "nothing" / "vault").recover(lambda r: False)
     assert report.leases == 0 and not (tmp_path / "nothing").exists()
+
+
+def test_cli_vault_recover_refuses_a_planted_vault_symlink(tmp_path: Path, muse: Any) -> None:
+    """A symlinked .muse/vault is refused with one error line and exit 3, and nothing is written through it."""
+    book = tmp_path / "book"
+    (book / ".muse").mkdir(parents=True)
+    (book / "book.toml").write_text('[book]\ntitle = "x"\n', encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (book / ".muse" / "vault").symlink_to(outside, target_is_directory=True)
+    r = muse("vault", "recover", "--book", book, "--json")
+    assert r.exit_code == 3
+    assert json.loads(r.stdout)["error"]["code"] == "VAULT_UNSAFE_PATH"
+    assert r.stderr.startswith("error[VAULT_UNSAFE_PATH]") and "Traceback" not in r.stderr
+    assert list(outside.iterdir()) == []
