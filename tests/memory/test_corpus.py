@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from novelmuse.book import Book
@@ -47,12 +49,15 @@ def test_any_alias_resolves(sanguo_book: Book, alias: str, name: str) -> None:
     assert state.card_as_of(alias, 10).name == name
 
 
-def test_mentions_equal_naive_count_over_all_aliases(sanguo_book: Book) -> None:
+def test_mentions_equal_naive_count_over_all_aliases(muse, sanguo_book: Book) -> None:
     cards = load_cards(sanguo_book)
     names = mention_names(cards)
     guan = cards.require("关羽")
-    report = card_mentions(sanguo_book.db, guan)
-    got = {c.chapter: c.count for c in report.chapters}
+    r = muse("mentions", "关羽", "--json", "--book", sanguo_book.root)
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    got = {c["chapter"]: c["count"] for c in doc["chapters"]}
+    assert doc["names"] == ["关羽", "云长", "关公", "关云长"] and doc["total"] == sum(got.values())
     expected = {}
     for n in sanguo_book.chapter_numbers():
         count = sum(1 for m in naive_mentions(sanguo_book.read_chapter(n).body, names) if m.card_id == "guan-yu")
@@ -61,7 +66,7 @@ def test_mentions_equal_naive_count_over_all_aliases(sanguo_book: Book) -> None:
     assert got == expected
     assert max(got) >= 97  # mentioned (memories, titles) long after his death in ch. 77
     assert sum(v for k, v in got.items() if k > 77) > 20
-    assert report.last_chapter == max(got)
+    assert doc["last_chapter"] == max(got)
     # An independent oracle with plain str.count: 关云长 contains 云长, so its occurrences are taken off once.
     for n in sanguo_book.chapter_numbers():
         body = sanguo_book.read_chapter(n).body
