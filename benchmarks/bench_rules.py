@@ -114,9 +114,7 @@ def bench_one(name: str, bodies: list[str], compiled: CompiledRules, repeat: int
     print(f"  {'engine (check_texts)':24}{e_cpu * 1000:10.1f}{e_wall * 1000:10.1f}")
     print(f"  {'  of which the scan':24}{s_cpu * 1000:10.1f}{s_wall * 1000:10.1f}")
     print(f"  {'naive str.count loop':24}{n_cpu * 1000:10.1f}{n_wall * 1000:10.1f}")
-    print(
-        f"  ratio naive/engine: {n_cpu / e_cpu:.1f}x cpu, {n_wall / e_wall:.1f}x wall (target ≥ {TARGET_RATIO:.0f}x)"
-    )
+    print(f"  ratio naive/engine: {n_cpu / e_cpu:.1f}x cpu, {n_wall / e_wall:.1f}x wall (target ≥ {TARGET_RATIO:.0f}x)")
     t_engine, t_naive = e_cpu, n_cpu
     return t_engine, t_naive, t_naive / t_engine
 
