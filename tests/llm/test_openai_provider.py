@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -385,3 +386,23 @@ def test_usage_against_a_naive_oracle(prompt: Any, completion: Any, cached: Any,
     k = min(count(cached) or 0, p) if with_details else 0
     assert got is not None
     assert (got.input_tokens, got.output_tokens, got.cache_read_tokens) == (p - k, c, k)
+
+
+def test_an_explicit_official_base_url_also_uses_max_completion_tokens() -> None:
+    params = make_provider("https://api.openai.com/v1").build_params(make_request())
+    assert params["max_completion_tokens"] == 64 and "max_tokens" not in params
+
+
+def test_any_other_sdk_failure_is_classified_without_its_message(
+    server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import openai.resources.chat.completions.completions as completions
+
+    async def boom(*args: Any, **kwargs: Any) -> Any:
+        raise openai.OpenAIError(f"client-side check failed; body quoted {KEY}")
+
+    monkeypatch.setattr(completions.AsyncCompletions, "create", boom)
+    err = send_error(make_provider(server.base_url))
+    assert (err.code, err.transient, err.cost_known) == ("MODEL_PROVIDER_ERROR", False, False)
+    assert "OpenAIError" in str(err) and KEY not in str(err)
+    assert server.count == 0

@@ -37,6 +37,7 @@ from ._provider_http import (
     schema_name,
     scrub,
     scrub_text,
+    sdk_error,
     status_error,
     transport_error,
 )
@@ -118,6 +119,8 @@ class AnthropicProvider:
             raise transport_error(self.name, exc, timeout=True) from None
         except anthropic.APIConnectionError as exc:
             raise transport_error(self.name, exc, timeout=False) from None
+        except anthropic.AnthropicError as exc:
+            raise sdk_error(self.name, exc) from None
         raw = raw_response.http_response.content
         tool = schema_name(request.schema_name) if self.config.structured == "tool" else None
         return parse_message(self.name, raw, key, tool=tool)

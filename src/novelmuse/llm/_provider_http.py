@@ -16,6 +16,7 @@ Classification of one failed HTTP attempt (the policy above decides what to do w
 | read timeout after the request was sent        | MODEL_TIMEOUT          | yes       | NO         |
 | connection reset / closed after sending        | MODEL_CONNECTION       | yes       | NO         |
 | 200 whose body is not the API's JSON           | MODEL_BAD_RESPONSE     | no        | NO         |
+| any other SDK exception                        | MODEL_PROVIDER_ERROR   | no        | NO         |
 
 An error *status* is an answer: the provider billed nothing for it, so its cost is known (0) and a transient one
 may be resent. A timeout or a reset after the request went out may have been billed by the server: the cost is
@@ -93,12 +94,26 @@ def status_error(provider: str, status: int, raw: bytes, secret: str | None) -> 
 def transport_error(provider: str, exc: BaseException, *, timeout: bool) -> ProviderError:
     """Classify an SDK connection/timeout error by its httpx cause: did the request possibly reach the server?"""
     cause = exc.__cause__
-    nothing_sent = isinstance(cause, httpx2.ConnectError | httpx2.ConnectTimeout | httpx2.PoolTimeout)
+    nothing_sent = isinstance(
+        cause, httpx2.ConnectError | httpx2.ConnectTimeout | httpx2.PoolTimeout | httpx2.UnsupportedProtocol
+    )
     if timeout or isinstance(cause, httpx2.TimeoutException):
         what = "connect timed out (nothing was sent)" if nothing_sent else "timed out waiting for the response"
         return ProviderError("MODEL_TIMEOUT", f"provider {provider!r}: {what}", transient=True, cost_known=nothing_sent)
     what = "connection refused (nothing was sent)" if nothing_sent else "connection lost after the request was sent"
     return ProviderError("MODEL_CONNECTION", f"provider {provider!r}: {what}", transient=True, cost_known=nothing_sent)
+
+
+def sdk_error(provider: str, exc: BaseException) -> ProviderError:
+    """Any other SDK failure (an SDK-side check, an unexpected client state): never retried, cost unknown.
+
+    Only the exception's class name is kept — SDK messages may quote bodies or settings."""
+    return ProviderError(
+        "MODEL_PROVIDER_ERROR",
+        f"provider {provider!r}: the SDK failed ({type(exc).__name__})",
+        transient=False,
+        cost_known=False,
+    )
 
 
 def bad_response(provider: str, raw: bytes, secret: str | None, why: str) -> ProviderError:

@@ -21,6 +21,7 @@ import copy
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import openai
 
@@ -32,6 +33,7 @@ from ._provider_http import (
     schema_name,
     scrub,
     scrub_text,
+    sdk_error,
     status_error,
     transport_error,
 )
@@ -99,7 +101,8 @@ class OpenAIProvider:
         params["messages"] = messages
         # api.openai.com wants max_completion_tokens (its reasoning models reject max_tokens); compatible
         # endpoints (DeepSeek, Ollama, vLLM, …) all understand max_tokens.
-        token_field = "max_completion_tokens" if self.config.base_url is None else "max_tokens"
+        official = urlparse(self.config.base_url or OPENAI_DEFAULT_BASE_URL).hostname == "api.openai.com"
+        token_field = "max_completion_tokens" if official else "max_tokens"
         params[token_field] = request.max_output_tokens
         return params
 
@@ -116,6 +119,8 @@ class OpenAIProvider:
             raise transport_error(self.name, exc, timeout=True) from None
         except openai.APIConnectionError as exc:
             raise transport_error(self.name, exc, timeout=False) from None
+        except openai.OpenAIError as exc:
+            raise sdk_error(self.name, exc) from None
         raw = raw_response.http_response.content
         return parse_chat_completion(self.name, raw, key)
 
