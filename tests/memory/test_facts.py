@@ -143,8 +143,10 @@ def test_ledger_cli_overdue_and_limit(muse, small_book: Book) -> None:
     assert [i["id"] for i in doc["items"]] == ["A", "C"] and doc["total"] == 2 and doc["left_out"] == 0
     doc = json.loads(muse("ledger", "--as-of", "4", "--limit", "1", "--json", "--book", small_book.root).stdout)
     assert [i["id"] for i in doc["items"]] == ["A"] and doc["total"] == 3 and doc["left_out"] == 2
+    assert doc["facts_missing"] == [1, 2, 3, 4] and doc["facts_stale"] == []
     human = muse("ledger", "--as-of", "4", "--limit", "1", "--book", small_book.root).stdout
     assert "OVERDUE" in human and "2 more not shown" in human
+    assert "no fact cards for chapters 1-4" in human
 
 
 def _kill_guan_yu_at(book: Book, chapter: int, word: str = "dead") -> None:

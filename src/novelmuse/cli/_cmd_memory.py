@@ -82,7 +82,11 @@ def ledger(
     n = as_of if as_of is not None else last
     active = state.active_foreshadows(n, limit=limit, overdue_only=overdue)
     doc = rep.ledger_doc(
-        active, overdue_only=overdue, overdue_default_age=state.overdue_default_age, problems=state.problems
+        active,
+        overdue_only=overdue,
+        overdue_default_age=state.overdue_default_age,
+        problems=state.problems,
+        facts_status=dict(state.facts_status),
     )
     if json_out:
         emit_json(doc)

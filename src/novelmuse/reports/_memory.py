@@ -181,16 +181,26 @@ class LedgerDoc(BaseModel):
     total: int
     left_out: int
     overdue_default_age: int | None
+    facts_stale: list[int]  # chapters ≤ as_of whose fact card is for an older text: not in the ledger
+    facts_missing: list[int]  # chapters ≤ as_of never extracted: only their outline operations count
     items: list[ForeshadowDoc]
     problems: list[MemoryProblemDoc]
 
 
 def ledger_doc(
-    active: ActiveList, *, overdue_only: bool, overdue_default_age: int | None, problems: list[MemoryProblem]
+    active: ActiveList,
+    *,
+    overdue_only: bool,
+    overdue_default_age: int | None,
+    problems: list[MemoryProblem],
+    facts_status: dict[int, str] | None = None,
 ) -> LedgerDoc:
     """`muse ledger` as JSON (`total` counts the items that pass --overdue; `left_out` what --limit cut)."""
     items = active.items
+    status = {n: s for n, s in (facts_status or {}).items() if n <= active.as_of}
     return LedgerDoc(
+        facts_stale=sorted(n for n, s in status.items() if s == "stale"),
+        facts_missing=sorted(n for n, s in status.items() if s == "missing"),
         as_of=active.as_of,
         overdue_only=overdue_only,
         total=active.total,
@@ -232,6 +242,19 @@ def render_ledger(console: Console, doc: LedgerDoc) -> None:
     console.print(table)
     if doc.left_out:
         console.print(f"{doc.left_out} more not shown (--limit)", markup=False)
+    if doc.facts_stale:
+        console.print(
+            f"fact cards STALE for chapters {_ranges(doc.facts_stale)}: their operations are not in the ledger "
+            "(run `muse sync`)",
+            style="yellow",
+            markup=False,
+        )
+    if doc.facts_missing:
+        console.print(
+            f"no fact cards for chapters {_ranges(doc.facts_missing)}: only fine-outline operations count there",
+            style="yellow",
+            markup=False,
+        )
     for p in doc.problems:
         console.print(f"error[{p.code}]: chapter {p.chapter} {p.origin} {p.item}: {p.detail}", markup=False)
 
