@@ -172,6 +172,18 @@ def test_dead_card_acting_is_rejected_unless_declared(small_book: Book, word: st
     assert replay(small_book).validations[3].rejected == []
 
 
+def test_a_dead_card_is_not_revived_without_a_declaration(small_book: Book) -> None:
+    _kill_guan_yu_at(small_book, 2)
+    revive = {"entity": "云长", "attribute": "status", "value": "alive", "quote": Q3[0]}
+    store(small_book, 3, out(states=[revive]))
+    state = replay(small_book)
+    assert [p.code for p in state.validations[3].rejected] == ["CARD_DEAD_REVIVED"]
+    assert state.card_as_of("关羽", 3).attributes["status"].value == "dead"
+    _outlines(small_book, {3: "chapter: 3\nnew_settings:\n  - {text: 关羽复生, entities: [guan-yu]}\n"})
+    state = replay(small_book)
+    assert state.validations[3].rejected == [] and state.card_as_of("关羽", 3).attributes["status"].value == "alive"
+
+
 def test_fact_state_changes_feed_as_of_with_sources_and_go_stale_on_edit(small_book: Book) -> None:
     state_item = {"entity": "玄德", "attribute": "location", "value": "阳城", "quote": Q2[1]}
     unknown = {"entity": "路人甲", "attribute": "status", "value": "dead", "quote": Q2[2]}

@@ -10,6 +10,7 @@ card (bound to the chapter file's sha256 now), validated item by item against th
 - ``CARD_DEAD_ACTS``: an event whose actors (who act or speak — being named is fine) include a card whose
   status is dead (a word of ``memory/data/status.toml``) at the end of the previous chapter, unless the
   chapter's fine outline declares that card in a new-setting declaration (新设定声明);
+- ``CARD_DEAD_REVIVED``: a status change that brings a dead card back, without that declaration;
 - ``FACT_UNKNOWN_ENTITY``: a state or relation change about a name that is no card.
 
 Rejected items are kept and shown (never silently dropped); accepted state and relation changes feed the
@@ -234,6 +235,13 @@ class _Replayer:
                 value = item.value.strip()
                 if attr == "status" and value.lower() in DEAD_VALUES:
                     value = "dead"
+                elif (
+                    attr == "status"
+                    and _is_dead(self.index, ent.id, c - 1)
+                    and not (outline is not None and outline.declares({ent.id, *ent.all_names}))
+                ):
+                    reject("CARD_DEAD_REVIVED", name, f"{ent.name} is dead; status {value!r} needs a declaration")
+                    continue
                 self.index.add_fact_change(ent.id, ("attr", attr), c, value, src)
             val.accepted.append(name)
         val.rejected.sort(key=lambda p: p.item)
