@@ -167,3 +167,60 @@ def test_card_ids_strategy_names_and_manifest_lines_never_reach_a_judge(  # type
     r = muse(*base, draft, "--manifest", manifest)
     assert r.exit_code == 3 and "manifest×1" in r.stderr
     assert panel.book.db.execute("SELECT count(*) FROM receipts").fetchone()[0] == 2  # only the first run sent
+
+
+def test_writer_replay_with_outline_scene_type_and_assertions(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
+    from novelmuse.book import parse_outline
+    from novelmuse.judging import Target
+
+    outline_yaml = "chapter: 1\ngoal: 刘关张结义\nhard_events:\n  - {id: E1, text: 桃园结义}\nhook: 投军破黄巾\n"
+    cands = corpus_candidates(2)
+    probe = make_panel(cands, None)
+    outline_path = probe.book.root / "0001.yaml"
+    outline_path.write_text(outline_yaml, encoding="utf-8")
+    outline = parse_outline(outline_path)
+    targets = {"assertions": [Target("a1", "三人结义")], "constraints": [Target("h1", "张飞不死")]}
+
+    def judged(blind):  # type: ignore[no-untyped-def]
+        report = good_report(blind, 7.5)
+        report["scores"][0]["evidenceRefs"] = [{"type": "fine_outline", "id": "E1"}]  # type: ignore[index]
+        report["scores"][1]["evidenceRefs"] = [{"type": "oracle_assertion", "id": "h1"}]  # type: ignore[index]
+        return report
+
+    panel = make_panel(
+        cands,
+        [[output(judged)], [output(judged)]],
+        profile="writer_replay",
+        scene_type="turning_point",
+        outline=outline,
+        **targets,
+    )
+    (panel.book.root / "0001.yaml").write_text(outline_yaml, encoding="utf-8")
+    asserts = panel.book.root / "asserts.yaml"
+    asserts.write_text("- {id: a1, text: 三人结义}\n- {id: h1, text: 张飞不死, kind: constraint}\n", "utf-8")
+    files = _files(panel)
+    r = muse(
+        "judge",
+        "--book",
+        panel.book.root,
+        "--profile",
+        "writer_replay",
+        *files,
+        "--item",
+        "item-1",
+        "--seed",
+        "s",
+        "--scene-type",
+        "turning_point",
+        "--outline",
+        panel.book.root / "0001.yaml",
+        "--assertions",
+        asserts,
+        "--json",
+    )
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["outcome"] == "stable" and doc["gate"] == []
+    assert doc["report"]["sceneType"] == "turning_point" and doc["rubric"]["id"] == "writer-replay-rubric-v2"
+    assert {s["score"] for s in doc["report"]["scores"]} == {7.5}
+    assert [(v["targetId"], v["verdict"]) for v in doc["report"]["verdicts"]] == [("a1", "pass"), ("h1", "pass")] * 2
