@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from novelmuse.book import ROLE_NAMES
+from novelmuse.llm import _provider_cli
 from novelmuse.store import connect
 from tests.conftest import muse_subprocess
 from tests.llm.loopback import LoopbackServer, Reply
+from tests.llm.test_cli_provider import install_fake
 
 KEY = "sk-models-check-SECRET-1a2b3c4d5e"
 
@@ -304,3 +306,22 @@ def test_anthropic_invalid_request_hints_at_tool_mode(muse, tmp_path: Path, monk
     extractor = roles_of(json.loads(r.stdout))["extractor"]
     assert r.exit_code == 3 and extractor["code"] == "MODEL_INVALID_REQUEST"
     assert 'structured = "tool"' in extractor["hint"]
+
+
+def test_a_pinned_claude_cli_role_passes_through_the_isolated_process(
+    muse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_provider_cli, "find_sandbox", lambda platform, path_env: ("none", None))
+    monkeypatch.setenv("MUSE_TEST_CLI_KEY", "sk-test-key-for-the-fake")
+    fake = install_fake(tmp_path / "bin")
+    fake.control(responses=[{"output": {"ok": True, "echo": "muse-judge"}}])
+    toml = (
+        f'[providers.cli]\nkind = "claude-cli"\npath = "{fake.path}"\nsha256 = "{fake.sha256}"\n'
+        'version = "2.1.211"\napi_key_env = "MUSE_TEST_CLI_KEY"\n[roles]\njudge = "cli:claude-test-model-2"\n'
+    )
+    r = muse("models", "check", "--book", make_book(tmp_path / "b", toml), "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    judge = roles_of(json.loads(r.stdout))["judge"]
+    assert (judge["outcome"], judge["kind"], judge["attempts"]) == ("passed", "claude-cli", 1)
+    (run,) = fake.records()
+    assert "claude-test-model-2" in run["argv"]
