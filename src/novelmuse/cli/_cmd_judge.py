@@ -194,7 +194,12 @@ def judge(
         hard_blocks=_hard_blocks(hard_blocks),
         persist_lessons=not no_lessons,
     )
-    outcome = asyncio.run(judge_item(b, request))
+
+    def progress(slot: int, state: str) -> None:
+        label = {1: "judge 1 (blind order)", 2: "judge 2 (reversed order)", 3: "judge 3 (a score differed by > 0.5)"}
+        err_console.print(f"{label[slot]}: {state}", markup=False, highlight=False)
+
+    outcome = asyncio.run(judge_item(b, request, on_judge=progress))
     sources = {arm: str(p) for arm, p in zip(arms, paths, strict=True)}
     if json_out:
         emit_json({**outcome.model_dump(mode="json"), "sources": sources})

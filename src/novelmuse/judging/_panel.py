@@ -169,8 +169,12 @@ async def run_panel(
     guard: LeakGuard,
     run_id: str,
     panel_id: str | None = None,
+    on_judge: Callable[[int, str], None] | None = None,
 ) -> tuple[PanelReport, list[JudgeRecord]]:
     """Run the 2+1 panel on one item and return its sealed report (and the judge records).
+
+    `on_judge(slot, state)` is told when a judge starts ("running") and ends ("ok" / its error code),
+    for progress display.
 
     Every input a judge of this item could see (all three orders) passes the leak check before the first
     request; a leak raises JUDGE_INPUT_LEAK and nothing is sent.
@@ -187,8 +191,12 @@ async def run_panel(
 
     async def run(slot: int) -> JudgeRecord:
         messages, prompt_sha = rendered[slot]
+        if on_judge is not None:
+            on_judge(slot, "running")
         rec = await judge(slot, inputs[slot], messages, prompt_sha)
         records.append(rec)
+        if on_judge is not None:
+            on_judge(slot, "ok" if rec.ok else rec.error_code or "failed")
         return rec
 
     base = PanelReport(

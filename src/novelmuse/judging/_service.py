@@ -6,7 +6,7 @@ register lessons and compute the run's reliability figures.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
@@ -174,7 +174,13 @@ def open_arm_map(book: Book, report: PanelReport) -> dict[str, str]:
     return arms
 
 
-async def judge_item(book: Book, request: JudgeRequest, *, judge: JudgeFn | None = None) -> JudgeOutcome:
+async def judge_item(
+    book: Book,
+    request: JudgeRequest,
+    *,
+    judge: JudgeFn | None = None,
+    on_judge: Callable[[int, str], None] | None = None,
+) -> JudgeOutcome:
     """Judge one item with the 2+1 panel; a book without a judge model ends skipped(no model configured).
 
     The deterministic steps (rubric load, blind input, leak check) run either way. `judge` replaces the
@@ -222,6 +228,7 @@ async def judge_item(book: Book, request: JudgeRequest, *, judge: JudgeFn | None
                 guard=request.guard,
                 run_id=run_id,
                 panel_id=panel_id,
+                on_judge=on_judge,
             )
         except MuseError as exc:  # e.g. the vault or the store refused: the panel ended without a report
             with transaction(book.db) as conn:
