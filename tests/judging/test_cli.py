@@ -84,7 +84,10 @@ def test_invalid_item_exits_3_with_one_error_line(muse, make_panel: Callable[...
     assert r.exit_code == 3
     doc = json.loads(r.stdout)
     assert doc["outcome"] == "invalid" and doc["report"]["scores"] == []
-    assert r.stderr.strip().startswith("error[") and "invalid" in r.stderr
+    last = r.stderr.strip().splitlines()[-1]  # progress lines first, then exactly one error line
+    assert last.startswith("error[") and "invalid" in last
+    assert sum(line.startswith("error[") for line in r.stderr.splitlines()) == 1
+    assert "judge 1 (blind order): running" in r.stderr
 
 
 def test_leak_exits_3_and_sends_nothing(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
