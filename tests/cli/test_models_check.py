@@ -177,7 +177,8 @@ def test_missing_script_file(muse, tmp_path: Path) -> None:
     assert roles_of(json.loads(r.stdout))["writer"]["code"] == "MODEL_SCRIPT_MISSING"
 
 
-def test_claude_cli_pin_mismatch_is_a_config_error(muse, tmp_path: Path) -> None:
+def test_claude_cli_pin_mismatch_is_a_config_error(muse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-not-used-0000")
     exe = tmp_path / "claude"
     exe.write_text("#!/bin/sh\necho 2.1.0\n")
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
@@ -325,3 +326,18 @@ def test_a_pinned_claude_cli_role_passes_through_the_isolated_process(
     assert (judge["outcome"], judge["kind"], judge["attempts"]) == ("passed", "claude-cli", 1)
     (run,) = fake.records()
     assert "claude-test-model-2" in run["argv"]
+
+
+def test_a_claude_cli_key_variable_that_is_unset_is_a_config_error(
+    muse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MUSE_TEST_CLI_KEY", raising=False)
+    fake = install_fake(tmp_path / "bin")
+    toml = (
+        f'[providers.cli]\nkind = "claude-cli"\npath = "{fake.path}"\nsha256 = "{fake.sha256}"\n'
+        'version = "2.1.211"\napi_key_env = "MUSE_TEST_CLI_KEY"\n[roles]\njudge = "cli:claude-test-model-2"\n'
+    )
+    r = muse("models", "check", "--book", make_book(tmp_path / "b", toml), "--json")
+    assert r.exit_code == 2
+    assert roles_of(json.loads(r.stdout))["judge"]["code"] == "MODEL_KEY_MISSING"
+    assert fake.runs() == 0  # nothing was started

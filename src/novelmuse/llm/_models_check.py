@@ -118,15 +118,16 @@ def _contract(role: str) -> list[Callable[[CheckReply], list[Violation]]]:
 def _provider_issues(name: str, config: ProviderConfig, book_root: Path) -> list[tuple[str, str, str]]:
     """(code, what, fix) for one provider's static configuration."""
     found: list[tuple[str, str, str]] = []
-    if config.kind in ("openai", "anthropic"):
-        if not os.environ.get(config.api_key_env, "").strip():
-            found.append(
-                (
-                    "MODEL_KEY_MISSING",
-                    f"the environment variable {config.api_key_env} is not set",
-                    f"export {config.api_key_env}=… (keys only ever come from the environment)",
-                )
+    key_env = config.api_key_env if config.kind in ("openai", "anthropic", "claude-cli") else None
+    if key_env and not os.environ.get(key_env, "").strip():
+        found.append(
+            (
+                "MODEL_KEY_MISSING",
+                f"the environment variable {key_env} is not set",
+                f"export {key_env}=… (keys only ever come from the environment)",
             )
+        )
+    if config.kind in ("openai", "anthropic"):
         if config.base_url is not None:
             url = urlparse(config.base_url)
             if url.scheme not in ("http", "https") or not url.netloc:
