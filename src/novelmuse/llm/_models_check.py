@@ -2,10 +2,10 @@
 
 Configuration checks (no request is sent for a role whose configuration is wrong):
 
-* every provider a role uses: its key variable is set (openai, anthropic: `MODEL_KEY_MISSING`), a claude-cli
-  binary matches its pinned path and sha256 (`MODEL_CLI_PIN_MISMATCH`; the version is probed by the call
-  itself), a scripted provider's script file exists (`MODEL_SCRIPT_MISSING`), an openai/anthropic `base_url`
-  is an http(s) URL (`CONFIG_BASE_URL`);
+* every provider a role uses: its key variable is set (openai, anthropic, claude-cli: `MODEL_KEY_MISSING`),
+  a claude-cli binary matches its pinned path and sha256 (`MODEL_CLI_PIN_MISMATCH`; the version is probed by
+  the call itself), a scripted provider's script file exists (`MODEL_SCRIPT_MISSING`), an openai/anthropic
+  `base_url` is an http(s) URL (`CONFIG_BASE_URL`);
 * when the budget sets any limit, every role's model has a price (`MODEL_COST_UNKNOWN`: the call layer refuses
   unpriced models under a budget, so this would fail every call);
 * providers no role uses are checked too, but their problems are warnings.
