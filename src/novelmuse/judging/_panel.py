@@ -149,7 +149,14 @@ def _entry(rec: JudgeRecord, order: list[str]) -> JudgeEntry:
     if rec.ok and rec.report is not None and rec.contract is not None:
         entry.reportSha256 = sha256_json(rec.report.model_dump(mode="json"))
         entry.scores = [
-            JudgeScore(candidateId=s.candidateId, dimensionId=s.dimensionId, score=s.score) for s in rec.report.scores
+            JudgeScore(
+                candidateId=s.candidateId,
+                dimensionId=s.dimensionId,
+                score=s.score,
+                reason=s.reason,
+                quote=s.candidateQuote,
+            )
+            for s in rec.report.scores
         ]
         entry.verdicts = [
             JudgeVerdict(candidateId=v.candidateId, targetId=v.targetId, verdict=v.verdict) for v in rec.report.verdicts

@@ -41,9 +41,13 @@ class QuoteSpan(BaseModel):
 
 
 class JudgeScore(BaseModel):
+    """One judge's score on one cell, with its reason and verbatim quote (located: see `quotes`)."""
+
     candidateId: str
     dimensionId: str
     score: float
+    reason: str = ""
+    quote: str = ""
 
 
 class JudgeVerdict(BaseModel):
