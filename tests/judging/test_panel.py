@@ -309,3 +309,18 @@ def test_run_reliability_is_computed_from_the_stored_reports(make_panel: Callabl
     assert stored.items == 1 and stored.thirdJudgeRate == 1.0
     d = next(x for x in stored.dimensions if x.dimensionId == "canon_compliance")
     assert d.cells == 2 and d.meanAbsDiff == 0.5  # |3−4| on one candidate, 0 on the other
+
+
+def test_the_arm_map_does_not_open_while_its_panel_runs(make_panel: Callable[..., Panel]) -> None:
+    from novelmuse.errors import InputError
+    from novelmuse.judging import load_rubric
+    from novelmuse.judging._service import _seal_arm_map
+
+    panel = make_panel(corpus_candidates(2), None)
+    _seal_arm_map(panel.book, "jp_running", "run-x", panel.item, load_rubric("quality_gate"))
+    stub = type("R", (), {"panelId": "jp_running", "armMapSha256": panel.item.arm_map.sha256})()
+    with pytest.raises(InputError) as exc:
+        open_arm_map(panel.book, stub)  # type: ignore[arg-type]
+    assert exc.value.code == "JUDGE_ARM_MAP_UNAVAILABLE"
+    row = panel.book.db.execute("SELECT sha256, opened_at FROM judge_arm_maps").fetchone()
+    assert row[0] == panel.item.arm_map.sha256 and row[1] is None
