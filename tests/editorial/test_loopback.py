@@ -1,4 +1,4 @@
-"""`muse review` over the real openai provider against the loopback OpenAI-compatible server (127.0.0.1 only)."""
+"""`muse review` over the real openai and anthropic providers against loopback servers (127.0.0.1 only)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,11 @@ from .helpers import as_json, body_of, editor_output, issue, make_book, paragrap
 KEY = "sk-editorial-loopback-test-key-0123456789"
 
 
-def test_review_over_loopback_openai(tmp_path: Path, muse, monkeypatch: pytest.MonkeyPatch) -> None:
+MODELS = {"openai": "gpt-4o-mini-2024-07-18", "anthropic": "claude-test-model-1"}
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_review_over_loopback_server(tmp_path: Path, muse, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
     monkeypatch.setenv("MUSE_TEST_EDITORIAL_KEY", KEY)
     body = body_of(tmp_path)
     quote = unique_sentences(body, 1, skip=8)[0]
@@ -27,14 +31,15 @@ def test_review_over_loopback_openai(tmp_path: Path, muse, monkeypatch: pytest.M
         Reply(content={"issues": [], "passed": True}),
         Reply(content=editor_output(body, overall=90)),
     ]
-    with serving("openai", *replies) as srv:
+    model = MODELS[kind]
+    with serving(kind, *replies) as srv:  # type: ignore[arg-type]
         book = make_book(
             tmp_path / "b",
             extra_toml=(
-                f'[providers.p]\nkind = "openai"\nbase_url = "{srv.base_url}"\n'
+                f'[providers.p]\nkind = "{kind}"\nbase_url = "{srv.base_url}"\n'
                 'api_key_env = "MUSE_TEST_EDITORIAL_KEY"\n'
-                'timeout_s = 5\n[roles]\ndefault = "p:gpt-4o-mini-2024-07-18"\n'
-                '[prices."gpt-4o-mini-2024-07-18"]\ninput = 0.15\noutput = 0.6\n'
+                f'timeout_s = 5\n[roles]\ndefault = "p:{model}"\n'
+                f'[prices."{model}"]\ninput = 0.15\noutput = 0.6\n'
             ),
         )
         r = muse("review", "1", "--book", book, "--json")
