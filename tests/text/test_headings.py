@@ -48,6 +48,8 @@ def test_headings_recognised(line: str, unit: str, number: int, title: str) -> N
         "第一镇后将军、南阳太守袁术",
         "第十章 他大叫：“好！”",
         "第一章，",
+        "第一章完",  # an end marker, not a new chapter
+        "第十回（完）",
         "第一章" + "长" * 41,
         "　　他翻到第一章。",
         "第章 无号",

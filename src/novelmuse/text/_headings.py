@@ -11,7 +11,8 @@ false positive):
 3. The title is at most `MAX_TITLE_CHARS` characters (counted without whitespace), contains no 。,
    does not end in sentence punctuation that continues or ends prose (``。，、；：…`` and their ASCII
    forms), and does not end in a closing quote right after sentence punctuation (``好！”``).
-   A title ending in ！ or ？ alone is allowed: web-novel titles do that.
+   A title ending in ！ or ？ alone is allowed: web-novel titles do that. A title that only marks the end
+   of a chapter (``第一章完``, ``第一章（完）``) is not a heading either.
 
 ``第N卷`` (a volume) is recognised explicitly but is *not* a chapter: the line stays in the body of the
 chapter (or prologue) it falls in and is listed separately, so the author can see it.
@@ -41,6 +42,8 @@ _EN_HEADING = re.compile(rf"(?i:chapter)[ \t\u3000]*(?P<num>[0-9０-９]+)(?P<re
 _BAD_END: Final = frozenset("。，、；：…,;:.")
 _SENTENCE_END: Final = frozenset("。！？!?…")
 _CLOSING_QUOTES: Final = frozenset("”」』\"'’")
+#: A "title" that only says the chapter ended (第一章完, 第一章（完）) marks an end, not a new chapter.
+_END_MARKERS: Final = frozenset({"完", "终", "完结", "结束", "（完）", "(完)", "【完】", "（终）", "(终)"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +64,7 @@ class Heading:
 def _title_ok(title: str) -> bool:
     if not title:
         return True
-    if count_chars(title) > MAX_TITLE_CHARS or "。" in title:
+    if count_chars(title) > MAX_TITLE_CHARS or "。" in title or title in _END_MARKERS:
         return False
     last = title[-1]
     if last in _BAD_END:
