@@ -119,3 +119,15 @@ def test_check_body_reports_like_muse_check() -> None:
         ("forbidden", "后宫", None, 2, [(0, 0, 2), (1, 5, 7)]),
         ("length", "min_chars", 6, 5, []),
     ]
+
+
+def test_batches_give_the_same_findings(monkeypatch: pytest.MonkeyPatch) -> None:
+    from novelmuse.rules import _check
+
+    e = eff("禁止:后宫\n疲劳词:哈哈≤0\n")
+    texts = ["后宫哈哈哈", "", "哈哈", "后宫\n\n后宫", "无"] * 3
+    whole = [[(f.target, f.actual, f.hits()) for f in fs] for fs in CompiledRules(e).check_texts(texts)]
+    monkeypatch.setattr(_check, "BATCH_CHARS", 4)
+    batched = [[(f.target, f.actual, f.hits()) for f in fs] for fs in CompiledRules(e).check_texts(texts)]
+    assert batched == whole and len(whole) == len(texts)
+    assert CompiledRules(e).check_texts([]) == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -35,8 +35,11 @@ from ._report import (
 
 @dataclass(slots=True)
 class Finding:
-    """A violated phrase rule in one text: counts and every kept occurrence (arrays, cheap to build; not frozen
-    because a frozen dataclass costs ~3x more to create, and a check can make tens of thousands)."""
+    """A violated phrase rule in one text: its count and every kept occurrence.
+
+    Cheap to build (a check can make tens of thousands): it keeps a reference to the scan's arrays and where
+    its occurrences are in them, and slices on access. Not frozen, because a frozen dataclass costs ~3x more
+    to create."""
 
     rule: Literal["forbidden", "fatigue"]
     target: str
@@ -44,8 +47,19 @@ class Finding:
     actual: int
     severity: Severity
     origin: str
-    starts: IntArray
-    paragraphs: IntArray
+    all_starts: IntArray = field(repr=False)  # the scan's arrays; this finding's part is [first, first + actual)
+    all_paragraphs: IntArray = field(repr=False)
+    first: int = field(default=0, repr=False)
+
+    @property
+    def starts(self) -> IntArray:
+        """Start offsets (into the text) of the occurrences, ascending."""
+        return self.all_starts[self.first : self.first + self.actual]
+
+    @property
+    def paragraphs(self) -> IntArray:
+        """Paragraph index (`text.split_paragraphs`) of each occurrence."""
+        return self.all_paragraphs[self.first : self.first + self.actual]
 
     @property
     def ends(self) -> IntArray:
@@ -57,6 +71,11 @@ class Finding:
         return list(zip(self.paragraphs.tolist(), self.starts.tolist(), self.ends.tolist(), strict=True))
 
 
+#: Characters scanned at once: bounds the memory of one scan (the joined text, its encoding and the match
+#: lists) on a very long book, while keeping per-scan overhead negligible.
+BATCH_CHARS = 8_000_000
+
+
 class CompiledRules:
     """An effective rule set with its automaton built once; `check_texts` reuses it for every chapter."""
 
@@ -66,7 +85,7 @@ class CompiledRules:
         self.matcher = PhraseMatcher([r.phrase for r in self.rules])
         # occurrences allowed per chapter: 0 for forbidden, the limit for fatigue
         self._allowed: IntArray = np.array([r.limit or 0 for r in self.rules], dtype=np.int64)
-        self._labels = [r.origin.label for r in self.rules]
+        self._meta = [(r.kind, r.phrase, r.limit, r.severity, r.origin.label) for r in self.rules]
 
     def check_body(self, body: str) -> tuple[LengthOut, list[FindingOut]]:
         """Everything `muse check` reports for one chapter body (phrase rules and length), e.g. for a writer's
@@ -76,34 +95,42 @@ class CompiledRules:
     def check_texts(self, texts: Sequence[str]) -> list[list[Finding]]:
         """Phrase findings for each text: forbidden with ≥ 1 occurrence (error), fatigue above its limit
         (warning). Counts have `str.count` semantics; positions index into each text, paragraphs are those of
-        `text.split_paragraphs` (all computed vectorised in the scan; here only array views per finding)."""
+        `text.split_paragraphs` (all computed vectorised in the scan; here only array views per finding).
+
+        Texts are scanned in batches of about BATCH_CHARS characters, so memory stays bounded on any book."""
+        out: list[list[Finding]] = []
+        batch: list[str] = []
+        size = 0
+        for text in texts:
+            if batch and size + len(text) > BATCH_CHARS:
+                out += self._check_batch(batch)
+                batch, size = [], 0
+            batch.append(text)
+            size += len(text)
+        if batch:
+            out += self._check_batch(batch)
+        return out
+
+    def _check_batch(self, texts: Sequence[str]) -> list[list[Finding]]:
         scan = self.matcher.scan(texts)
         n_phr = scan.phrases
         keys = scan.keys
-        violating = np.flatnonzero(scan.group_count > self._allowed[keys % n_phr]).tolist()
+        sel = np.flatnonzero(scan.group_count > self._allowed[keys % n_phr])
         out: list[list[Finding]] = [[] for _ in texts]
-        key_list = keys.tolist()
-        first_list = scan.group_start.tolist()
-        count_list = scan.group_count.tolist()
-        rules = self.rules
-        labels = self._labels
-        for g in violating:
-            text, p = divmod(key_list[g], n_phr)
-            rule = rules[p]
-            a = first_list[g]
-            b = a + count_list[g]
-            out[text].append(
-                Finding(
-                    rule=rule.kind,
-                    target=rule.phrase,
-                    limit=rule.limit,
-                    actual=b - a,
-                    severity=rule.severity,
-                    origin=labels[p],
-                    starts=scan.starts[a:b],
-                    paragraphs=scan.paragraphs[a:b],
-                )
-            )
+        if not sel.size:
+            return out
+        sel_keys = keys[sel]
+        meta = self._meta
+        starts, paras = scan.starts, scan.paragraphs
+        for t, p, a, n in zip(
+            (sel_keys // n_phr).tolist(),
+            (sel_keys % n_phr).tolist(),
+            scan.group_start[sel].tolist(),
+            scan.group_count[sel].tolist(),
+            strict=True,
+        ):
+            kind, phrase, limit, severity, origin = meta[p]
+            out[t].append(Finding(kind, phrase, limit, n, severity, origin, starts, paras, a))
         return out
 
 

@@ -213,8 +213,9 @@ def _paragraph_index(joined: str, starts: IntArray, text_starts: IntArray) -> In
     lines = joined.split("\n")
     n = len(lines)
     line_starts = np.zeros(n, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, lines), dtype=np.int64, count=n)[:-1] + 1, out=line_starts[1:])
-    filled = np.fromiter((bool(ln) and not ln.isspace() for ln in lines), dtype=bool, count=n)
+    lengths = np.fromiter(map(len, lines), dtype=np.int64, count=n)
+    filled = (lengths > 0) & ~np.fromiter(map(str.isspace, lines), dtype=bool, count=n)  # "".isspace() is False
+    np.cumsum(lengths[:-1] + 1, out=line_starts[1:])
     paragraphs_through = np.cumsum(filled)  # non-blank lines among lines [0, i]
     line_of = np.searchsorted(line_starts, starts, side="right") - 1
     first_line = np.searchsorted(line_starts, text_starts, side="left")  # a text starts on a line start
