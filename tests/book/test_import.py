@@ -225,6 +225,22 @@ def test_rerunning_an_import_is_harmless(muse, tmp_path: Path) -> None:  # type:
     assert sorted(registered_chapters(find_book(d).db)) == [0, 1, 2, 3]
 
 
+def test_a_file_the_author_creates_during_the_import_is_not_overwritten(tmp_path: Path) -> None:
+    src = tmp_path / "n.txt"
+    src.write_text(_book_text([1, 2, 3]), encoding="utf-8")
+    d = tmp_path / "b"
+
+    def author_writes_chapter_2(done: int, total: int) -> None:
+        if done == 1:
+            (d / "chapters" / "0002.md").write_text("# 第2章 作者刚写的\n", encoding="utf-8")
+
+    with pytest.raises(InputError) as info:
+        import_novel(src, d, progress=author_writes_chapter_2)
+    assert info.value.code == "FILE_CHANGED_ON_DISK"
+    assert (d / "chapters" / "0002.md").read_text(encoding="utf-8") == "# 第2章 作者刚写的\n"
+    assert not (d / "chapters" / "0001.md").exists() and not (d / "chapters" / "0003.md").exists()
+
+
 def test_progress_is_reported_per_chapter(tmp_path: Path) -> None:
     src = tmp_path / "n.txt"
     src.write_text("前言\n" + _book_text([1, 2]), encoding="utf-8")

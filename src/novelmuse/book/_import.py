@@ -267,12 +267,13 @@ def import_novel(
                 str(conflict),
                 "import into a new directory, or move the existing chapter files away first",
             )
+        kept = set(unchanged)
         conn = book.db  # opened (and created) before any chapter is written: a store error writes nothing
         written: list[Path] = []
         try:
             for i, ((number, *_, payload), target) in enumerate(zip(files, targets, strict=True), start=1):
-                if number not in unchanged:
-                    atomic_write_bytes(target, payload)
+                if number not in kept:
+                    atomic_write_bytes(target, payload, expect_sha256="")  # "": the file must still not exist
                     written.append(target)
                 if progress is not None:
                     progress(i, len(files))
