@@ -171,3 +171,53 @@ def test_no_editor_leaves_the_editor_out_and_is_its_own_resume_key(tmp_path: Pat
     assert doc["chapters"][0]["resumed"] is False and doc["chapters"][0]["status"] == "finalized"
     assert receipts_by_role(book) == {"reviewer": 2, "editor": 1}
     assert doc["summary"]["disagreements"] == {"reviewer_pass_flag": 0, "editor_verdict": 0}
+
+
+def test_interrupted_range_keeps_finished_chapters_and_resumes(tmp_path: Path, muse) -> None:
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    script = _script_for([1, 2, 3, 2])
+    script["reviewer"][1]["delay_s"] = 60  # type: ignore[index]  # chapter 2 hangs until interrupted
+    book = make_book(tmp_path / "b", chapters=3, script=script)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MUSE_")}
+    env["MUSE_CONFIG"] = "/nonexistent/user-config.toml"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "novelmuse", "review", "--range", "1-3", "--book", str(book), "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    db = book / ".muse" / "muse.db"
+    deadline = time.monotonic() + 60
+    recorded = 0
+    while time.monotonic() < deadline and not recorded:
+        time.sleep(0.2)
+        if db.exists():
+            try:
+                conn = sqlite3.connect(db, timeout=1)
+                try:
+                    recorded = conn.execute("SELECT COUNT(*) FROM review_records").fetchone()[0]
+                finally:
+                    conn.close()
+            except sqlite3.OperationalError:
+                recorded = 0
+    assert recorded == 1, "chapter 1 was never recorded"
+    time.sleep(0.5)  # chapter 2's reviewer request is now pending
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("SELECT status FROM runs WHERE kind = 'review'").fetchall() == [("interrupted",)]
+    finally:
+        conn.close()
+    # the rerun resumes chapter 1 and reviews 2 and 3 (the script's remaining chapter-2 entry serves it)
+    r = muse("review", "--range", "1-3", "--book", book, "--json")
+    assert r.exit_code == 0, r.stderr
+    assert [(c["chapter"], c["resumed"]) for c in as_json(r.stdout)["chapters"]] == [(1, True), (2, False), (3, False)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
@@ -103,7 +104,11 @@ async def review_chapters(
                 on_chapter(doc)
             if doc.status == "error":
                 break
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        if session is not None:  # the chapters already recorded stay recorded; a rerun resumes after them
+            await session.aclose("interrupted")
+        raise
     finally:
         if session is not None:
-            await session.aclose()
+            await session.aclose()  # no-op when already closed
     return summarize(reviews, numbers, session.run_id if session else None)
