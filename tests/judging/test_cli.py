@@ -227,3 +227,46 @@ def test_writer_replay_with_outline_scene_type_and_assertions(muse, make_panel: 
     assert doc["report"]["sceneType"] == "turning_point" and doc["rubric"]["id"] == "writer-replay-rubric-v2"
     assert {s["score"] for s in doc["report"]["scores"]} == {7.5}
     assert [(v["targetId"], v["verdict"]) for v in doc["report"]["verdicts"]] == [("a1", "pass"), ("h1", "pass")] * 2
+
+
+def test_judge_summary_aggregates_items_by_arm_with_deltas(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from novelmuse.judging import build_blind_item, load_rubric, panel_orders
+
+    from .conftest import write_script
+
+    rubric = load_rubric("quality_gate")
+    texts = [c.text for c in corpus_candidates(4)]
+    items = [("i1", texts[0:2]), ("i2", texts[2:4])]  # in each item: first file = arm A, second = arm B
+    entries = []
+    for item_id, pair in items:
+        item = build_blind_item(
+            item_id=item_id, seed="s", rubric=rubric, candidates=[Candidate("A", pair[0]), Candidate("B", pair[1])]
+        )
+        arm_of = item.arm_map.open(item.arm_map.sha256)
+        orders = panel_orders(item.blind.candidate_ids)
+        for slot in (1, 2):
+            seen = item.blind.in_order(orders[slot])
+            entries.append(
+                {"output": good_report(seen, lambda c, d, i, arm_of=arm_of: 4.5 if arm_of[c] == "B" else 3.5)}
+            )
+    book = write_script(tmp_path / "book", entries)
+    for item_id, pair in items:
+        files = []
+        for n, text in enumerate(pair):
+            p = book.root / f"{item_id}-{n}.txt"
+            p.write_text(text, encoding="utf-8")
+            files.append(p)
+        r = muse("judge", "--book", book.root, "--profile", "quality_gate", *files, "--item", item_id, "--seed", "s")
+        assert r.exit_code == 1, r.stderr  # stable; the gate fails (no hard blocks given)
+    r = muse("judge-summary", "--book", book.root, "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    (block,) = doc["rubrics"]
+    assert block["aggregate"]["itemsStable"] == 2
+    deltas = {(d["arm"], d["dimensionId"]): (d["items"], d["meanDelta"]) for d in block["aggregate"]["deltas"]}
+    assert deltas[("B", "canon_compliance")] == (2, 1.0)
+    means = {(m["arm"], m["dimensionId"]): m["mean"] for m in block["aggregate"]["means"]}
+    assert means[("A", "readability")] == 3.5 and means[("B", "readability")] == 4.5
+    assert block["reliability"]["items"] == 2 and block["reliability"]["thirdJudgeRate"] == 0.0
+    human = muse("judge-summary", "--book", book.root)
+    assert "+1.00 (2)" in human.stdout

@@ -21,9 +21,10 @@ from ..judging import (
     Target,
     judge_item,
     list_rubrics,
+    summarize,
 )
 from ..memory import load_cards
-from ..reports._judge import render_judge, render_rubrics
+from ..reports._judge import render_judge, render_judge_summary, render_rubrics
 from ..text import sha256_hex
 from ._app import app
 from ._common import BookOpt, JsonOpt, console, emit_json, err_console, open_book
@@ -214,6 +215,28 @@ def judge(
         raise typer.Exit(EXIT_FAILED_CLOSED)
     if any(g.outcome != "passed" for g in outcome.gate):
         raise typer.Exit(EXIT_FINDINGS)
+
+
+@app.command("judge-summary")
+def judge_summary(
+    run: Annotated[
+        list[str] | None, typer.Option("--run", help="Only panels of this run id (repeatable).", show_default=False)
+    ] = None,
+    profile: Annotated[str | None, typer.Option("--profile", help="Only this profile.", show_default=False)] = None,
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Aggregate stored judge panels per rubric version: per-arm means (general dimensions across chapters,
+    scene dimensions within one scene type), B−A and C−A deltas, and judge reliability.
+
+    Arms are the letters `muse judge` gave its candidate files in argument order (A = the first file):
+    pass the baseline first. invalid and invalid_unstable items are listed, never averaged.
+    """
+    doc = summarize(open_book(book), run_ids=run or [], profile=profile)
+    if json_out:
+        emit_json(doc)
+    else:
+        render_judge_summary(console, doc)
 
 
 class _RubricRow(BaseModel):

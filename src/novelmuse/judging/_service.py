@@ -23,7 +23,7 @@ from ._leak import LeakGuard
 from ._lessons import build_lessons, register_lessons
 from ._panel import JUDGE_ROLE, JudgeFn, JudgeRecord, panel_orders, run_panel, session_judge
 from ._reliability import PanelScores, Reliability, reliability
-from ._reports import PanelReport, RubricRef
+from ._reports import Aggregate, PanelReport, RubricRef, aggregate
 from ._rubrics import Rubric, as_fraction, load_rubric
 
 #: Seed 000: each fresh judge makes at most three calls (format corrections and transient retries share them).
@@ -261,3 +261,82 @@ async def judge_item(
             "lessons": lessons,
         }
     )
+
+
+class PanelRow(BaseModel):
+    panelId: str
+    runId: str
+    itemRef: str
+    status: str
+    sceneType: str | None
+    thirdJudge: bool
+
+
+class RubricSummary(BaseModel):
+    """Every finished panel scored under one rubric version: per-arm means, deltas and reliability."""
+
+    aggregate: Aggregate
+    reliability: Reliability
+    panels: list[PanelRow]
+
+
+class JudgeSummary(BaseModel):
+    """The `muse judge-summary` document: one block per rubric version (scores never mix across versions)."""
+
+    runs: list[str]
+    rubrics: list[RubricSummary]
+
+
+def summarize(book: Book, *, run_ids: Sequence[str] = (), profile: str | None = None) -> JudgeSummary:
+    """Aggregate stored panels (of `run_ids`, or all) by rubric version: arm means, B−A / C−A deltas, reliability.
+
+    Arm maps are opened here (each checked against the hash sealed in its report); invalid and
+    invalid_unstable items are listed but never enter the means or deltas.
+    """
+    sql = "SELECT report_json FROM judge_panels WHERE report_json IS NOT NULL"
+    args: list[str] = []
+    if run_ids:
+        sql += f" AND run_id IN ({', '.join('?' for _ in run_ids)})"
+        args += list(run_ids)
+    if profile is not None:
+        sql += " AND profile = ?"
+        args.append(profile)
+    reports = [PanelReport.model_validate_json(r[0]) for r in book.db.execute(sql + " ORDER BY id", args)]
+    groups: dict[tuple[str, int, str], list[PanelReport]] = {}
+    for rep in reports:
+        groups.setdefault((rep.rubric.id, rep.rubric.version, rep.rubric.sha256), []).append(rep)
+    blocks: list[RubricSummary] = []
+    for (rid, version, sha), reps in groups.items():
+        rubric = _rubric_for(reps[0].profile, rid, version, sha)
+        with_arms = [(rep, open_arm_map(book, rep) if rep.status == "stable" else {}) for rep in reps]
+        blocks.append(
+            RubricSummary(
+                aggregate=aggregate(rubric, with_arms),
+                reliability=reliability([panel_scores(rep) for rep in reps]),
+                panels=[
+                    PanelRow(
+                        panelId=rep.panelId,
+                        runId=rep.runId,
+                        itemRef=rep.itemRef,
+                        status=rep.status,
+                        sceneType=rep.sceneType,
+                        thirdJudge=rep.thirdJudge,
+                    )
+                    for rep in reps
+                ],
+            )
+        )
+    return JudgeSummary(runs=sorted({rep.runId for rep in reports}), rubrics=blocks)
+
+
+def _rubric_for(profile: str, rubric_id: str, version: int, sha256: str) -> Rubric:
+    rubric = load_rubric(profile, version=version)
+    if (rubric.id, rubric.sha256) != (rubric_id, sha256):
+        raise InputError(
+            "JUDGE_RUBRIC_MIXED",
+            f"stored reports were scored with {rubric_id} v{version} (sha256 {sha256[:12]}…), which is not the "
+            "registered rubric of that version",
+            "judge_panels",
+            "restore the registered rubric file; a changed rubric is a new version",
+        )
+    return rubric

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..judging import JudgeOutcome, Rubric
+from ..judging import JudgeOutcome, JudgeSummary, Rubric
 
 _STYLE = {
     "stable": "green",
@@ -136,3 +136,30 @@ def render_rubrics(console: Console, rubrics: Sequence[Rubric]) -> None:
         if r.hard_blocks:
             console.print("  hard blocks (rule layer, never judged): " + ", ".join(r.hard_blocks))
     console.print(Text("* critical dimension", style="dim"))
+
+
+def render_judge_summary(console: Console, doc: JudgeSummary) -> None:
+    """Per rubric version: items, per-arm means, deltas against arm A, reliability."""
+    if not doc.rubrics:
+        console.print(Text("no finished judge panels", style="yellow"))
+        return
+    for block in doc.rubrics:
+        agg = block.aggregate
+        head = Text(f"{agg.rubric.id} v{agg.rubric.version}", style="bold")
+        head.append(f"  items {agg.itemsTotal}, stable {agg.itemsStable}, excluded {agg.itemsExcluded}")
+        console.print(head)
+        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        for col in ("dimension", "scene type", "arm", "items", "mean", "delta vs A"):
+            table.add_column(col)
+        deltas = {(d.arm, d.dimensionId, d.sceneType): d for d in agg.deltas}
+        for m in agg.means:
+            d = deltas.get((m.arm, m.dimensionId, m.sceneType))
+            delta = "" if d is None else f"{d.meanDelta:+.2f} ({d.items})"
+            table.add_row(m.dimensionId, m.sceneType or "", m.arm, str(m.items), _fmt(m.mean), delta)
+        console.print(table)
+        rel = block.reliability
+        console.print(
+            f"reliability: mean |judge1 − judge2| {_fmt(rel.meanAbsDiff)}, third-judge rate "
+            f"{_fmt(rel.thirdJudgeRate)}, invalid_unstable rate {_fmt(rel.invalidUnstableRate)}, "
+            f"invalid rate {_fmt(rel.invalidRate)}, Krippendorff alpha (interval) {_fmt(rel.alphaInterval, 3)}"
+        )
