@@ -5,8 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from novelmuse.book import FineOutline, load_yaml_lines, parse_outline
+from novelmuse.book import FineOutline, line_of, load_yaml_lines, parse_outline
 from novelmuse.errors import InputError
 
 GOOD = """\
@@ -85,3 +88,29 @@ def test_line_numbers_kept_on_nested_values(tmp_path: Path) -> None:
     assert data.key_lines["foreshadows"] == 8
     assert data["foreshadows"].item_lines == [9, 10, 11]
     assert data["hard_events"][1].line == 5
+
+
+_scalars = st.one_of(st.integers(-5, 5), st.booleans(), st.text(alphabet="甲乙ab :-#", max_size=6), st.none())
+_docs = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.text(alphabet="abc甲", min_size=1, max_size=3), inner, max_size=4),
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_docs, st.booleans())
+def test_line_loader_reads_what_safe_load_reads(doc: object, flow: bool) -> None:
+    text = yaml.safe_dump(doc, allow_unicode=True, default_flow_style=flow)
+    assert load_yaml_lines(Path("x.yaml"), code_prefix="X", text=text) == yaml.safe_load(text)
+
+
+def test_line_of_follows_a_pydantic_location() -> None:
+    text = "a: 1\nb:\n  - x: 1\n  - x: 2\n    y:\n      - 7\n"
+    data = load_yaml_lines(Path("x.yaml"), code_prefix="X", text=text)
+    assert line_of(data, ("b", 1, "y", 0)) == 6
+    assert line_of(data, ("b", 1, "missing")) == 4
+    assert line_of(data, ("nope",)) == 1
