@@ -23,7 +23,7 @@ def test_syntax_variants() -> None:
         "# a whole-line comment\n"
         "\n"
         "禁止：后宫，系统面板;金手指；签到 逆袭\u3000打脸  # trailing comment\n"
-        "疲劳词 ： 不由得 <= 2 , 一丝＜＝１０ 、仿佛≦3；竟然⩽0\r\n"
+        "疲劳词 ： 不由得 <= 2 , 一丝＜＝１０ 、仿佛≦3次；竟然⩽0\r\n"
         "偏好：  多对话，快节奏  ＃ full-width comment\n"
         "   \t\n"
     )
@@ -48,6 +48,7 @@ def test_unclear_lines_come_back_unparsed_with_line_numbers() -> None:
         ("疲劳词:不由得≤2、一丝", "'一丝' has no limit"),
         ("疲劳词:不由得≤两", "not a whole number"),
         ("疲劳词:不由得≤-1", "not a whole number"),
+        ("疲劳词:不由得≤2回", "not a whole number"),
         ("疲劳词:不由得≤", "not a whole number"),
         ("疲劳词:不由得≤1、\u3000≤0", "'≤0' has no phrase before it"),
         ("禁止:后宫≤2", "禁止 phrases take none"),

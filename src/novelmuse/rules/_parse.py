@@ -5,8 +5,8 @@
     偏好:多对话,快节奏           a preference, kept verbatim for prompts
 
 Accepted: full- and half-width colons (`:` `：`); item separators 、，,；; and any whitespace (including the
-full-width space); limit operators ``≤``, ``<=``, ``＜＝``, ``≦``, ``⩽`` with ASCII or full-width digits; ``#`` or
-``＃`` comments, whole-line or trailing; blank lines. Decisions:
+full-width space); limit operators ``≤``, ``<=``, ``＜＝``, ``≦``, ``⩽`` with ASCII or full-width digits and an
+optional 次 (``不由得≤2次``); ``#`` or ``＃`` comments, whole-line or trailing; blank lines. Decisions:
 
 - A line that does not start with one of the three keys and a colon is not guessed at: it is returned as
   `unparsed` with its line number (seed 004's second layer lets a model normalise such lines), never dropped,
@@ -41,7 +41,7 @@ _OP_PATTERN = "|".join(re.escape(op) for op in _OPS)
 _AROUND_OP = re.compile(rf"\s*({_OP_PATTERN})\s*")
 _SEPARATORS = re.compile(r"[、，,；;\s]+")
 _FATIGUE_ITEM = re.compile(rf"^(.+?)({_OP_PATTERN})(.*)$", re.DOTALL)
-_LIMIT = re.compile(r"^[0-9０-９]{1,9}$")
+_LIMIT = re.compile(r"^([0-9０-９]{1,9})次?$")  # 不由得≤2次 reads naturally, so a trailing 次 is accepted
 _COMMENT = re.compile(r"[#＃]")
 
 
@@ -175,7 +175,8 @@ def _parse_line(b: _Builder, raw: str, n: int) -> None:
             )
             return
         phrase, limit_text = fm.group(1), fm.group(3)
-        if not _LIMIT.match(limit_text):
+        lm = _LIMIT.match(limit_text)
+        if lm is None:
             b.problem(
                 "RULES_SYNTAX",
                 "error",
@@ -183,7 +184,7 @@ def _parse_line(b: _Builder, raw: str, n: int) -> None:
                 n,
             )
             return
-        parsed.append((phrase, int(limit_text)))
+        parsed.append((phrase, int(lm.group(1))))
     for phrase, limit in parsed:
         b.add_phrase("fatigue" if limit is not None else "forbidden", phrase, limit, n)
 
