@@ -127,7 +127,7 @@ class LoopbackServer:
         server.daemon_threads = True
         server.block_on_close = False
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
         self._thread.start()
         return self
 
