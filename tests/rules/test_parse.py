@@ -150,7 +150,8 @@ def rule_file(draw: st.DrawFn) -> tuple[str, list[tuple[str, str, int | None, in
                 limit = draw(st.integers(0, 99))
                 digits = str(limit).translate(FULL) if draw(st.booleans()) else str(limit)
                 sp = draw(st.sampled_from(["", " "]))
-                rendered.append(f"{ph}{sp}{draw(st.sampled_from(OPS))}{sp}{digits}")
+                suffix = draw(st.sampled_from(["", "次"]))
+                rendered.append(f"{ph}{sp}{draw(st.sampled_from(OPS))}{sp}{digits}{suffix}")
                 expected.append(("fatigue", ph, limit, line_no))
             else:
                 rendered.append(ph)
