@@ -202,10 +202,11 @@ def judge(
 
     outcome = asyncio.run(judge_item(b, request, on_judge=progress))
     sources = {arm: str(p) for arm, p in zip(arms, paths, strict=True)}
+    outcome = outcome.model_copy(update={"sources": sources})
     if json_out:
-        emit_json({**outcome.model_dump(mode="json"), "sources": sources})
+        emit_json(outcome)
     else:
-        render_judge(console, outcome, sources)
+        render_judge(console, outcome)
     if outcome.outcome in ("invalid", "invalid_unstable"):
         err_console.print(
             f"error[{outcome.reason or 'JUDGE_INVALID'}]: the panel is {outcome.outcome}, item {outcome.itemRef} — "

@@ -67,6 +67,7 @@ class JudgeOutcome(BaseModel):
     gate: list[GateDecision] = Field(default_factory=list)
     reliability: Reliability | None = None
     lessons: list[LessonRef] = Field(default_factory=list)
+    sources: dict[str, str] = Field(default_factory=dict)  # arm → where the caller got it (e.g. the file path)
 
 
 def check_item_leaks(item: BlindItem, guard: LeakGuard) -> None:

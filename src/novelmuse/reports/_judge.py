@@ -6,7 +6,7 @@ panel has ended. A skipped run says skipped(no model configured) in its own colo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -35,7 +35,7 @@ def _fmt(x: float | None, digits: int = 2) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def render_judge(console: Console, doc: JudgeOutcome, sources: Mapping[str, str]) -> None:
+def render_judge(console: Console, doc: JudgeOutcome) -> None:
     """Everything a panel did: outcome, judges, scores, rankings, verdicts, gate, reliability, unblinding."""
     head = Text(
         f"judge  {doc.rubric.id} (v{doc.rubric.version}, sha256 {doc.rubric.sha256[:12]}…)  item {doc.itemRef}  "
@@ -117,7 +117,7 @@ def render_judge(console: Console, doc: JudgeOutcome, sources: Mapping[str, str]
     if doc.unblinded:
         console.print(Text("unblinded (after the panel ended):", style="bold"))
         for cid, arm in doc.unblinded.items():
-            console.print(f"  {cid} = {arm} {sources.get(arm, '')}".rstrip())
+            console.print(f"  {cid} = {arm} {doc.sources.get(arm, '')}".rstrip())
     if doc.lessons:
         new = sum(1 for lesson in doc.lessons if lesson.created)
         console.print(Text(f"lessons: {new} registered, {len(doc.lessons) - new} already known", style="dim"))
