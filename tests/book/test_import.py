@@ -107,6 +107,22 @@ def test_prologue_crlf_bom_emoji_and_heading_normalisation(muse, tmp_path: Path)
     assert rejoin_files(d) == expected
 
 
+def test_volume_prefixed_headings(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    text = "第一卷 潜龙 第一章 少年\n正文一。\n第二章 青年\n正文二。\n第二卷 飞龙\n第三章 壮年\n正文三。\n"
+    src = tmp_path / "v.txt"
+    src.write_text(text, encoding="utf-8")
+    r = muse("import", src, "--into", tmp_path / "b", "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = _json(r)
+    assert [(c["number"], c["volume"], c["heading"]) for c in doc["chapters"]] == [
+        (1, 1, "第一卷 潜龙 第一章 少年"),
+        (2, None, "第二章 青年"),
+        (3, None, "第三章 壮年"),
+    ]
+    assert doc["volumes"] == [{"line": 5, "text": "第二卷 飞龙"}]
+    assert rejoin_files(tmp_path / "b") == text
+
+
 def test_gb18030_source_is_noted_and_written_as_utf8(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     text = SANGUO.read_text(encoding="utf-8")
     cut = text.index("第四回")

@@ -81,6 +81,17 @@ def test_corpus_has_exactly_its_120_headings(path) -> None:  # type: ignore[no-u
     assert rejoin(split) == text  # the corpus heading lines are already normalised
 
 
+def test_volume_and_chapter_on_one_line_is_the_chapter() -> None:
+    h = parse_heading("第一卷 潜龙在渊 第一章 少年")
+    assert h is not None and (h.unit, h.number, h.title, h.volume) == ("章", 1, "少年", 1)
+    h = parse_heading("第二卷　第12章：重逢")
+    assert h is not None and (h.unit, h.number, h.title, h.volume) == ("章", 12, "重逢", 2)
+    h = parse_heading("第三卷 风云第一章")  # no boundary before 第: a volume title, not a chapter
+    assert h is not None and h.is_volume and h.title == "风云第一章"
+    split = split_chapters("第一卷 潜龙 第一章 少年\n正文一。\n第二章 青年\n正文二。\n")
+    assert [c.number for c in split.chapters] == [1, 2] and split.volumes == [] and split.prologue == ""
+
+
 def test_prologue_volumes_and_other_units_stay_in_text() -> None:
     text = "书名：风起\n作者：某\n\n第一卷 潜龙\n第一章 少年\n正文一。\n第一节 小节\n正文二。\n第二章 青年\n正文三。"
     split = split_chapters(text)

@@ -44,6 +44,7 @@ class ImportedChapter(BaseModel):
     title: str  # the heading's title after the number ("" when the heading has none)
     heading: str  # the heading line as written into the file (after "# ")
     line: int  # 1-based line of the heading in the source (0 for the prologue)
+    volume: int | None = None  # from a heading like 第一卷 潜龙 第一章 少年
     chars: int
     paragraphs: int
     path: str  # relative to the book root
@@ -295,6 +296,7 @@ def import_novel(
             ) from exc
         raise
 
+    volume_of = {part.number: part.heading_line.heading.volume for part in split.chapters}
     out: list[ImportedChapter] = []
     for (number, ch_title, heading, line, payload), rec in zip(files, records, strict=True):
         out.append(
@@ -307,6 +309,7 @@ def import_novel(
                 paragraphs=rec.paragraphs,
                 path=rec.path,
                 sha256=sha256_hex(payload),
+                volume=volume_of.get(number) if line else None,
             )
         )
     prologue = out.pop(0) if has_prologue else None

@@ -15,7 +15,9 @@ false positive):
    of a chapter (``第一章完``, ``第一章（完）``) is not a heading either.
 
 ``第N卷`` (a volume) is recognised explicitly but is *not* a chapter: the line stays in the body of the
-chapter (or prologue) it falls in and is listed separately, so the author can see it.
+chapter (or prologue) it falls in and is listed separately, so the author can see it. A volume and a
+chapter on one line (``第一卷 潜龙 第一章 少年``, common in web-novel downloads) is that chapter's heading,
+with the volume number recorded in `Heading.volume`.
 
 Splitting uses one unit: the unit of the first 章/回/Chapter heading, else 节. Heading lines of another
 unit (e.g. 第一节 inside chapters) stay in the body and are listed too.
@@ -39,6 +41,7 @@ _NUM = rf"[0-9０-９]+|[{CHINESE_NUMERAL_CHARS}]+"
 _SEP = r"[\s:：.．、\-—–]"
 _CN_HEADING = re.compile(rf"第[ \t\u3000]*(?P<num>{_NUM})[ \t\u3000]*(?P<unit>[章回节卷])(?P<rest>.*)", re.DOTALL)
 _EN_HEADING = re.compile(rf"(?i:chapter)[ \t\u3000]*(?P<num>[0-9０-９]+)(?P<rest>(?:{_SEP}.*)?)", re.DOTALL)
+_INNER_CHAPTER = re.compile(rf"(?:^|[ \t\u3000])(第[ \t\u3000]*(?:{_NUM})[ \t\u3000]*[章回节])")
 _BAD_END: Final = frozenset("。，、；：…,;:.")
 _SENTENCE_END: Final = frozenset("。！？!?…")
 _CLOSING_QUOTES: Final = frozenset("”」』\"'’")
@@ -55,6 +58,7 @@ class Heading:
     numeral: str
     title: str
     text: str  # the whole line, stripped
+    volume: int | None = None  # a chapter heading after a volume on the same line: 第一卷 潜龙 第一章 少年
 
     @property
     def is_volume(self) -> bool:
@@ -94,6 +98,12 @@ def parse_heading(line: str) -> Heading | None:
     title = rest.strip().lstrip(":：.．、-—–").strip()
     if not _title_ok(title):
         return None
+    if unit == "卷" and title:
+        inner = _INNER_CHAPTER.search(title)
+        if inner is not None:
+            chapter = parse_heading(title[inner.start(1) :])
+            if chapter is not None and not chapter.is_volume:
+                return Heading(chapter.unit, chapter.number, chapter.numeral, chapter.title, stripped, number)
     return Heading(unit, number, numeral, title, stripped)
 
 
