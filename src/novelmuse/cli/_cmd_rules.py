@@ -12,11 +12,11 @@ from ..reports._check import render_lint, render_show
 from ..rules import (
     LintCounts,
     LintReport,
-    RulesFileState,
     ShowReport,
     load_book_rules,
     parse_rules,
     read_rules_file,
+    rules_file_state,
 )
 from ._app import app
 from ._common import BookOpt, JsonOpt, console, emit_json, err_console, open_book
@@ -54,9 +54,7 @@ def lint_cmd(
         path = open_book(book).rules_path
         text = read_rules_file(path)
     rs = parse_rules(text or "")
-    state: RulesFileState = "missing"
-    if text is not None:
-        state = "present" if (rs.forbidden or rs.fatigue or rs.preferences or rs.unparsed) else "empty"
+    state = rules_file_state(text, rs)
     report = LintReport(
         passed=not rs.errors,
         path=str(path),

@@ -18,6 +18,7 @@ from ._check import (
     check_book,
     load_book_rules,
     report_findings,
+    rules_file_state,
     update_registry,
 )
 from ._defaults import DefaultRules, load_defaults, parse_defaults
@@ -95,5 +96,6 @@ __all__ = [
     "preferences_block",
     "read_rules_file",
     "report_findings",
+    "rules_file_state",
     "update_registry",
 ]

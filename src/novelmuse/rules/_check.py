@@ -144,16 +144,22 @@ class LoadedRules:
     effective: EffectiveRuleSet
 
 
+def rules_file_state(text: str | None, ruleset: RuleSet) -> RulesFileState:
+    """ "missing" (no file), "empty" (no rule, preference or unparsed line: only comments or blanks) or
+    "present"."""
+    if text is None:
+        return "missing"
+    return "present" if ruleset.forbidden or ruleset.fatigue or ruleset.preferences or ruleset.unparsed else "empty"
+
+
 def load_book_rules(book: Book) -> LoadedRules:
     """Parse the book's rules.txt and merge it over the defaults; RULES_SYNTAX / RULES_CONTRADICTION raise.
 
     A missing rules.txt means the defaults only (`file` = "missing"); a file with no rule, preference or
     unparsed line is "empty"."""
     text = read_rules_file(book.rules_path)
-    state: RulesFileState = "missing" if text is None else "present"
     ruleset = parse_rules(text or "")
-    if state == "present" and not (ruleset.forbidden or ruleset.fatigue or ruleset.preferences or ruleset.unparsed):
-        state = "empty"
+    state = rules_file_state(text, ruleset)
     limits = LengthLimits(min_chars=book.config.chapters.min_chars, max_chars=book.config.chapters.max_chars)
     effective = build_effective(ruleset, load_defaults(), limits, str(book.rules_path))
     return LoadedRules(book.rules_path, state, ruleset, effective)
