@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from novelmuse.rules import PhraseMatcher
+from novelmuse.rules import CompiledRules, LengthLimits, PhraseMatcher, build_effective, load_defaults, parse_rules
 from novelmuse.text import paragraph_at, split_paragraphs
 from tests.conftest import SANGUO
 
@@ -14,7 +14,8 @@ from tests.conftest import SANGUO
 # characters, and a line break so paragraphs vary.
 ALPHABET = ["a", "b", "哈", "😀", "e", "\u0301", "é", "\u3000", "Ａ", "\n", "\r", " ", "👍🏽"[0], "👍🏽"[1]]
 small_text = st.lists(st.sampled_from(ALPHABET), max_size=60).map("".join)
-phrase = st.lists(st.sampled_from([c for c in ALPHABET if not c.isspace()]), min_size=1, max_size=4).map("".join)
+# phrases may hold the full-width space, a space or CR at the matcher level (rules.txt cannot express them)
+phrase = st.lists(st.sampled_from([c for c in ALPHABET if c != "\n"]), min_size=1, max_size=4).map("".join)
 
 
 def naive_starts(text: str, p: str) -> list[int]:
@@ -77,11 +78,7 @@ def test_rejects_duplicate_and_empty_phrases() -> None:
 @settings(max_examples=100, deadline=None)
 @given(small_text, phrase)
 def test_vectorised_paragraph_index_equals_paragraph_at(text: str, p: str) -> None:
-    from novelmuse.rules import CompiledRules, build_effective, load_defaults, parse_rules
-    from novelmuse.rules._effective import LengthLimits
-
-    if any(ch.isspace() for ch in p):
-        return
+    assume(not any(ch.isspace() for ch in p))  # rules.txt phrases never hold whitespace
     eff = build_effective(parse_rules(f"禁止:{p}"), load_defaults(), LengthLimits(), "rules.txt")
     paras = split_paragraphs(text)
     for f in CompiledRules(eff).check_texts([text])[0]:
