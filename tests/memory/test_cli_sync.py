@@ -133,3 +133,20 @@ def test_isolated_search_does_not_change_when_the_book_grows(muse, tmp_path: Pat
     assert doc["isolated"] is True and [(h["chapter"], h["start"]) for h in doc["hits"]] == [
         (c, s) for c, s, _ in results(short, True)
     ]
+
+
+def test_search_cache_follows_edits(muse, small_book: Book) -> None:
+    d = small_book.root
+    before = json.loads(muse("search", "乌龙茶", "--json", "--book", d).stdout)
+    assert "乌龙茶" not in before["tokens"] and all(h["chapter"] != 4 for h in before["hits"])
+    stamp = d / ".muse" / "index" / "bm25" / "fingerprint.txt"
+    first = stamp.read_text()
+    path = d / "chapters" / "0004.md"
+    path.write_text(path.read_text(encoding="utf-8") + "\n曹操独饮乌龙茶。\n", encoding="utf-8")
+    r = muse("search", "乌龙茶", "--json", "--book", d)  # re-indexes the edited chapter first
+    doc = json.loads(r.stdout)
+    hits = doc["hits"]
+    assert "re-indexed 1 changed chapters" in r.stderr and doc["tokens"] == ["乌龙茶"]
+    assert hits and hits[0]["chapter"] == 4 and "乌龙茶" in hits[0]["text"]
+    assert stamp.read_text() != first
+    assert not [p for p in stamp.parent.parent.iterdir() if p.name.startswith("bm25.")]  # no temp dirs left

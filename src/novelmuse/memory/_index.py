@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -242,13 +243,18 @@ class SearchIndex:
 
 
 def _save(model: bm25s.BM25, cache: Path, fp: str) -> None:
-    tmp = cache.with_name("bm25.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True, exist_ok=True)
-    model.save(str(tmp), show_progress=False)
-    (tmp / "fingerprint.txt").write_text(fp)
-    shutil.rmtree(cache, ignore_errors=True)
-    tmp.rename(cache)
+    """Write the model beside the cache, then swap it in (a concurrent writer's copy is equally good)."""
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="bm25.", dir=cache.parent))
+    try:
+        model.save(str(tmp), show_progress=False)
+        (tmp / "fingerprint.txt").write_text(fp)
+        shutil.rmtree(cache, ignore_errors=True)
+        tmp.rename(cache)
+    except OSError:
+        pass  # the cache is only an optimisation: the index is rebuilt from SQLite next time
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @dataclass(frozen=True)
