@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -263,3 +264,73 @@ def test_cli_vault_recover_refuses_a_planted_vault_symlink(tmp_path: Path, muse:
     assert json.loads(r.stdout)["error"]["code"] == "VAULT_UNSAFE_PATH"
     assert r.stderr.startswith("error[VAULT_UNSAFE_PATH]") and "Traceback" not in r.stderr
     assert list(outside.iterdir()) == []
+
+
+def test_a_failed_write_never_leaves_a_partial_object(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    lease = vault.lease("call_A", 1, "run_X")
+    data = b"x" * 100_000
+    real_write = os.write
+    calls = {"n": 0}
+
+    def flaky_write(fd: int, buf: Any) -> int:
+        calls["n"] += 1
+        if len(buf) == len(data):
+            return real_write(fd, bytes(buf[:10]))  # a short write first …
+        if len(buf) == len(data) - 10:
+            raise OSError(28, "No space left on device")  # … then the disk is full
+        return real_write(fd, buf)  # lease lines
+
+    monkeypatch.setattr(os, "write", flaky_write)
+    with pytest.raises(VaultError) as info:
+        lease.put(data)
+    assert info.value.code == "VAULT_IO"
+    monkeypatch.setattr(os, "write", real_write)
+    digest = sha256_hex(data)
+    assert not vault.has(digest)
+    assert list((vault.root / "raw" / digest[:2]).iterdir()) == []  # the temporary file is gone too
+    lease.put(data)  # a later attempt stores it whole
+    assert vault.read(digest) == data
+
+
+def test_recovery_removes_temporary_files_of_a_crashed_writer(vault: Vault) -> None:
+    vault.lease("call_X", 1, "run_1")
+    digest = sha256_hex(b"never published")
+    sub = vault.root / "raw" / digest[:2]
+    sub.mkdir(mode=0o700, exist_ok=True)
+    (sub / f"{digest}.4242.0.tmp").write_bytes(b"never pub")
+    plant_lease(vault, "call_DEAD", dead_pid(), "run_1", [digest], done=False)
+    report = vault.recover(lambda run_id: True)
+    assert report.crashed == 1 and list(sub.iterdir()) == []
+
+
+def test_processes_storing_the_same_object_at_once_all_succeed(tmp_path: Path) -> None:
+    """Content addressing means two writers may store identical bytes at the same moment: neither may see the
+    other's half-written file (which would read as VAULT_CORRUPT)."""
+    vault_dir = tmp_path / ".muse" / "vault"
+    go = tmp_path / "go"
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        sys.path.insert(0, {str(ROOT / "src")!r})
+        from pathlib import Path
+        from novelmuse.llm import Vault
+        data = bytes(range(256)) * 40_000  # 10 MB: writing takes long enough to overlap
+        go = Path({str(go)!r})
+        while not go.exists():
+            time.sleep(0.001)
+        v = Vault(Path({str(vault_dir)!r}))
+        for attempt in range(1, 4):
+            v.lease("call_" + sys.argv[1], attempt, "run_R").put(data)
+        print("ok")
+        """
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(i)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for i in range(4)
+    ]
+    time.sleep(0.5)  # let every writer import and wait at the line
+    go.touch()
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0, 0], [err.decode()[-400:] for _, err in outs]
+    digest = sha256_hex(bytes(range(256)) * 40_000)
+    assert sorted(p.name for p in (vault_dir / "raw" / digest[:2]).iterdir()) == [digest]

@@ -28,7 +28,9 @@ receipts in SQLite hold the hashes that later verify any raw file.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import itertools
 import json
 import os
 import re
@@ -46,6 +48,7 @@ from ..text import sha256_hex
 
 _OBJECT_NAME = re.compile(r"^[0-9a-f]{64}$")
 _LEASE_NAME = re.compile(r"^[A-Za-z0-9_]+-\d+$")
+_TMP_COUNTER = itertools.count()
 _DIR_MODE = 0o700
 _FILE_MODE = 0o600
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -147,6 +150,9 @@ def _write_exclusive(dir_fd: int, name: str, data: bytes, where: str, *, keep_op
         _write_all(fd, data)
         if stat.S_IMODE(os.fstat(fd).st_mode) != _FILE_MODE:
             raise VaultError("VAULT_MODE", "a vault file is not private (0600) after writing", where)
+    except OSError as exc:
+        os.close(fd)
+        raise VaultError("VAULT_IO", f"cannot write to the vault ({exc.strerror})", where) from exc
     except BaseException:
         os.close(fd)
         raise
@@ -327,11 +333,38 @@ class Vault:
             self._close_locked()
 
     def _store(self, digest: str, data: bytes) -> None:
+        """Publish an object atomically: written whole under a private temporary name, then hard-linked to
+        its content address (link never replaces an existing name), so no reader — another process storing
+        the same bytes at the same moment included — ever sees a partial object under its final name."""
         check_object_name(digest)
         where = f"{self.root}/raw/{digest[:2]}/{digest}"
         sub = self._subdir(digest[:2], where)
-        created = _write_exclusive(sub, digest, data, where)
-        if created is None and sha256_hex(_read_at(sub, digest, where)) != digest:
+        try:
+            st = os.stat(digest, dir_fd=sub, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        if st is None:
+            tmp = f"{digest}.{os.getpid()}.{next(_TMP_COUNTER)}.tmp"
+            try:
+                _write_exclusive(sub, tmp, data, where)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp, dir_fd=sub)
+                raise
+            try:
+                os.link(tmp, digest, src_dir_fd=sub, dst_dir_fd=sub, follow_symlinks=False)
+                return
+            except FileExistsError:
+                pass  # stored meanwhile by someone else: verify it below
+            except OSError as exc:
+                raise VaultError("VAULT_IO", f"cannot publish a vault object ({exc.strerror})", where) from exc
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp, dir_fd=sub)
+            st = os.stat(digest, dir_fd=sub, follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode):
+            raise _unsafe("a symlink or special file stands where a vault object belongs", where)
+        if sha256_hex(_read_at(sub, digest, where)) != digest:
             raise VaultError("VAULT_CORRUPT", "a vault object does not match its name", where, "move the file aside")
 
     def _subdir(self, prefix: str, where: str) -> int:
@@ -453,17 +486,20 @@ class Vault:
         return report
 
     def _remove_object(self, raw_fd: int, digest: str) -> bool:
+        """Remove an orphan object and any temporary file a crashed writer left for it."""
         try:
             sub = os.open(digest[:2], os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=raw_fd)
         except OSError:
             return False
+        removed = False
         try:
-            st = os.stat(digest, dir_fd=sub, follow_symlinks=False)
-            if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
-                os.unlink(digest, dir_fd=sub)
-                return True
-        except FileNotFoundError:
-            pass
+            for name in os.listdir(sub):
+                if name == digest or (name.startswith(digest + ".") and name.endswith(".tmp")):
+                    with contextlib.suppress(FileNotFoundError):
+                        st = os.stat(name, dir_fd=sub, follow_symlinks=False)
+                        if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                            os.unlink(name, dir_fd=sub)
+                            removed = removed or name == digest
         finally:
             os.close(sub)
-        return False
+        return removed
