@@ -10,9 +10,11 @@ Protocol of one attempt (seed 003: 先写非敏感 lease，再写 0700/0600 raw)
 
 1. the lease is created exclusively and holds only call id, attempt, run id, pid and time;
 2. before each object is created, an ``{"intent": sha}`` line is appended to the lease;
-3. the object is created with ``O_CREAT|O_EXCL|O_NOFOLLOW`` relative to an already-opened directory
-   (never through a path that could contain a planted symlink), ``fchmod``-ed to 0600 and its mode
-   checked after writing (umask cannot loosen it);
+3. the object is written whole to a private temporary name created with ``O_CREAT|O_EXCL|O_NOFOLLOW``
+   relative to an already-opened directory (never through a path that could contain a planted
+   symlink), ``fchmod``-ed to 0600 and its mode checked after writing (umask cannot loosen it), then
+   hard-linked to its content address (a link never replaces an existing name, so an object is never
+   seen half-written, even by another process storing the same bytes) and the temporary name removed;
 4. a ``{"done": time}`` line completes the lease, which is then renamed ``*.done``.
 
 A lease without ``done`` whose holder is gone (pid not alive, or its run no longer running) belongs
