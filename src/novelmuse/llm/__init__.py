@@ -6,17 +6,9 @@ vault, `_budget` for limits and the token estimator, `_provider_scripted` for th
 """
 
 from ._budget import RunBudget, estimate_input_tokens
-from ._policy import (
-    Contract,
-    ModelCallFailed,
-    NotConfigured,
-    StructuredResult,
-    Violation,
-    correction_message,
-    judge_response,
-)
+from ._policy import Contract, ModelCallFailed, NotConfigured, StructuredResult, Violation
 from ._prices import PriceTable
-from ._providers import PROVIDER_CLASSES, create_provider
+from ._providers import create_provider
 from ._receipts import CostLine, CostSummary, Receipt, cost_summary, list_receipts
 from ._schema import schema_sha256, strict_json_schema
 from ._session import ModelSession, recover_vault, run_is_running
@@ -24,7 +16,6 @@ from ._types import Finish, Message, Provider, ProviderError, ProviderRequest, P
 from ._vault import RecoveryReport, Vault, VaultError, check_object_name
 
 __all__ = [
-    "PROVIDER_CLASSES",
     "Contract",
     "CostLine",
     "CostSummary",
@@ -47,11 +38,9 @@ __all__ = [
     "VaultError",
     "Violation",
     "check_object_name",
-    "correction_message",
     "cost_summary",
     "create_provider",
     "estimate_input_tokens",
-    "judge_response",
     "list_receipts",
     "recover_vault",
     "run_is_running",
