@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from novelmuse.book import find_book
 from novelmuse.editorial import memory_context
@@ -192,6 +193,8 @@ def test_interrupted_range_keeps_finished_chapters_and_resumes(tmp_path: Path, m
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a shell's background jobs ignore SIGINT and children inherit that: restore the default for the child
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     db = book / ".muse" / "muse.db"
     deadline = time.monotonic() + 60
@@ -217,7 +220,9 @@ def test_interrupted_range_keeps_finished_chapters_and_resumes(tmp_path: Path, m
         assert conn.execute("SELECT status FROM runs WHERE kind = 'review'").fetchall() == [("interrupted",)]
     finally:
         conn.close()
-    # the rerun resumes chapter 1 and reviews 2 and 3 (the script's remaining chapter-2 entry serves it)
+    # the rerun (a fresh script cursor: without the hanging entry) resumes chapter 1 and reviews 2 and 3
+    script["reviewer"][1].pop("delay_s")  # type: ignore[index]
+    (book / "script.yaml").write_text(yaml.safe_dump(script, allow_unicode=True), encoding="utf-8")
     r = muse("review", "--range", "1-3", "--book", book, "--json")
     assert r.exit_code == 0, r.stderr
     assert [(c["chapter"], c["resumed"]) for c in as_json(r.stdout)["chapters"]] == [(1, True), (2, False), (3, False)]
