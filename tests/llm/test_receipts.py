@@ -145,9 +145,13 @@ def test_cli_calls_cost_and_vault_recover(make_book: Any, muse: Any) -> None:
     doc = json.loads(r.stdout)
     assert [x["outcome"] for x in doc["receipts"]] == ["failed", "ok"]
     assert doc["receipts"][0]["error_code"] == "MODEL_OUTPUT_NOT_JSON"
+    (call,) = doc["calls"]
+    assert call["status"] == "ok" and call["attempts"] == 2 and call["run_id"] == run_id
+    assert call["final_receipt_id"] == doc["receipts"][1]["id"]
+    assert call["diagnostics"]["codes"] == {"MODEL_OUTPUT_NOT_JSON": 1}
     assert json.loads(muse("calls", "--book", book.root, "--run", "run_nope", "--json").stdout)["receipts"] == []
     r = muse("calls", "--book", book.root)
-    assert r.exit_code == 0 and "MODEL_OUTPUT_NOT_JSON" in r.stdout
+    assert r.exit_code == 0 and "failed[MODEL_OUTPUT_NOT_JSON]" in r.stdout and "2 attempts in 1 calls" in r.stdout
     r = muse("cost", "--book", book.root, "--json")
     doc = json.loads(r.stdout)
     assert doc["total"]["attempts"] == 2 and doc["by_role"][0]["key"] == "judge"

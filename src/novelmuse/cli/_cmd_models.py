@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..llm import cost_summary, list_receipts, recover_vault
+from ..llm import cost_summary, list_calls, list_receipts, recover_vault
 from ..reports._calls import (
     CallsReport,
     CostReport,
@@ -26,9 +26,9 @@ app.add_typer(vault_app, name="vault")
 
 @app.command()
 def calls(book: BookOpt = None, run: RunOpt = None, json_out: JsonOpt = False) -> None:
-    """List model-call receipts (one per attempt), oldest first."""
+    """List model calls and their receipts (one per attempt), oldest first."""
     opened = open_book(book)
-    report = CallsReport(run_id=run, receipts=list_receipts(opened.db, run))
+    report = CallsReport(run_id=run, calls=list_calls(opened.db, run), receipts=list_receipts(opened.db, run))
     if json_out:
         emit_json(report)
     else:

@@ -9,13 +9,14 @@ from ._budget import RunBudget, estimate_input_tokens
 from ._policy import Contract, ModelCallFailed, NotConfigured, StructuredResult, Violation
 from ._prices import PriceTable
 from ._providers import create_provider
-from ._receipts import CostLine, CostSummary, Receipt, cost_summary, list_receipts
+from ._receipts import CallRecord, CostLine, CostSummary, Receipt, cost_summary, list_calls, list_receipts
 from ._schema import schema_sha256, strict_json_schema
 from ._session import ModelSession, recover_vault, run_is_running
 from ._types import Finish, Message, Provider, ProviderError, ProviderRequest, ProviderResponse, Usage
 from ._vault import RecoveryReport, Vault, VaultError, check_object_name
 
 __all__ = [
+    "CallRecord",
     "Contract",
     "CostLine",
     "CostSummary",
@@ -41,6 +42,7 @@ __all__ = [
     "cost_summary",
     "create_provider",
     "estimate_input_tokens",
+    "list_calls",
     "list_receipts",
     "recover_vault",
     "run_is_running",

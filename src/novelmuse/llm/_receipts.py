@@ -185,6 +185,43 @@ def list_receipts(conn: sqlite3.Connection, run_id: str | None = None, *, call_i
 
 
 @dataclass(frozen=True)
+class CallRecord:
+    """One logical call as recorded in `model_calls`: its outcome and failure-safe diagnostics."""
+
+    id: str
+    run_id: str
+    role: str
+    provider: str
+    provider_kind: str
+    requested_model: str
+    schema_name: str
+    schema_sha256: str
+    prompt_sha256: str | None
+    status: str  # running / ok / failed
+    error_code: str | None
+    attempts: int
+    final_receipt_id: str | None
+    output_sha256: str | None
+    diagnostics: dict[str, Any]
+    started_at: str
+    ended_at: str | None
+
+
+def list_calls(conn: sqlite3.Connection, run_id: str | None = None) -> list[CallRecord]:
+    """Logical calls in the order they started, optionally of one run."""
+    cols = [f.name for f in fields(CallRecord) if f.name != "diagnostics"]
+    sql = f"SELECT {', '.join(cols)}, diagnostics_json FROM model_calls"
+    args: list[str] = []
+    if run_id is not None:
+        sql += " WHERE run_id = ?"
+        args.append(run_id)
+    rows = conn.execute(sql + " ORDER BY id", args).fetchall()
+    return [
+        CallRecord(**{c: row[i] for i, c in enumerate(cols)}, diagnostics=json.loads(row[len(cols)])) for row in rows
+    ]
+
+
+@dataclass(frozen=True)
 class CostLine:
     """Summed usage of a group of receipts (a role, a run, or everything).
 

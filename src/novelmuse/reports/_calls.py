@@ -10,13 +10,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..llm import CostLine, CostSummary, Receipt, RecoveryReport
+from ..llm import CallRecord, CostLine, CostSummary, Receipt, RecoveryReport
 
 
 class CallsReport(BaseModel):
-    """`muse calls --json`: receipts in the order they happened (one per attempt)."""
+    """`muse calls --json`: logical calls (outcome, diagnostics) and their receipts (one per attempt), in order."""
 
     run_id: str | None
+    calls: list[CallRecord]
     receipts: list[Receipt]
 
 
@@ -56,29 +57,43 @@ def _cost(value: float | None) -> Text:
 
 
 def render_calls(report: CallsReport, console: Console) -> None:
-    """One line per attempt (grep-friendly): when, call, attempt, role, provider:model, outcome, usage."""
+    """Per logical call a header (role, model, outcome, diagnostics codes), then one line per attempt."""
     if not report.receipts:
         console.print("no model calls recorded" + (f" for run {report.run_id}" if report.run_id else ""))
         return
+    by_call: dict[str, list[Receipt]] = {}
     for r in report.receipts:
-        line = Text(f"{r.started_at[:10]} {r.started_at[11:19]}  {r.call_id} #{r.attempt}  {r.role}  ")
-        line.append(f"{r.provider}:{r.requested_model} ({r.provider_kind})")
-        if r.resolved_model not in (None, r.requested_model):
-            line.append(f" → {r.resolved_model}", style="red")
-        line.append("  ")
-        if r.outcome == "ok":
-            line.append("ok", style="green")
+        by_call.setdefault(r.call_id, []).append(r)
+    for call in report.calls:
+        head = Text(f"{call.started_at[:10]} {call.started_at[11:19]}  {call.id}  {call.role}  ")
+        head.append(f"{call.provider}:{call.requested_model} ({call.provider_kind})  ")
+        if call.status == "ok":
+            head.append("ok", style="green")
+        elif call.status == "failed":
+            head.append(f"failed[{call.error_code}]", style="bold red")
         else:
-            line.append(f"{r.outcome}[{r.error_code}]", style="red")
-        if r.input_tokens is not None:
-            line.append(f"  {r.input_tokens}+{r.output_tokens} tokens")
-        line.append("  cost ")
-        line.append_text(_cost(r.cost))
-        if r.latency_ms is not None:
-            line.append(f"  {r.latency_ms:.0f} ms")
-        console.print(line)
-    calls = len({r.call_id for r in report.receipts})
-    console.print(f"{len(report.receipts)} attempts in {calls} calls")
+            head.append(call.status, style="yellow")
+        head.append(f"  {call.attempts} attempt" + ("s" if call.attempts != 1 else ""))
+        codes = call.diagnostics.get("codes") or {}
+        if codes:
+            head.append("  " + ", ".join(f"{code}×{n}" for code, n in codes.items()), style="yellow")
+        console.print(head)
+        for r in by_call.get(call.id, []):
+            line = Text(f"    #{r.attempt} ")
+            if r.outcome == "ok":
+                line.append("ok", style="green")
+            else:
+                line.append(f"{r.outcome}[{r.error_code}]", style="red")
+            if r.resolved_model not in (None, r.requested_model):
+                line.append(f"  answered by {r.resolved_model}", style="red")
+            if r.input_tokens is not None:
+                line.append(f"  {r.input_tokens}+{r.output_tokens} tokens")
+            line.append("  cost ")
+            line.append_text(_cost(r.cost))
+            if r.latency_ms is not None:
+                line.append(f"  {r.latency_ms:.0f} ms")
+            console.print(line)
+    console.print(f"{len(report.receipts)} attempts in {len(report.calls)} calls")
 
 
 def _cost_table(title: str, lines: list[CostLine], console: Console) -> None:
