@@ -98,6 +98,13 @@ def test_major_issue_one_repair_then_rereview_passes(tmp_path: Path, muse) -> No
     kept = book / ch["revision"]["path"]
     assert kept.parent == book / ".muse" / "revisions" and kept.read_text(encoding="utf-8") == text
     assert sha256_hex(kept.read_bytes()) == ch["revision"]["sha256"] == ch["result_sha256"]
+    # --diff shows the revision against the original, paragraph by paragraph
+    r = muse("review", "1", "--book", book, "--diff")
+    changed = split_paragraphs(body)[target].text.strip()
+    assert f"-{changed}" in r.stdout and f"+{changed}(改)" in r.stdout
+    assert (
+        sum(1 for ln in r.stdout.splitlines() if ln.startswith(("+", "-")) and not ln.startswith(("+++", "---"))) == 2
+    )
 
 
 def test_repair_that_fails_is_finalized_with_issues_after_one_repair_and_one_rereview(tmp_path: Path, muse) -> None:
@@ -250,6 +257,8 @@ def test_forbidden_phrase_rewrites_only_its_paragraphs(tmp_path: Path, muse) -> 
     assert ch["rules"]["preferences_injected"] is True
     assert ch["revision"]["applied"] is True
     after = path.read_bytes()
+    assert (book / ch["revision"]["base_path"]).read_bytes() == before  # the original is kept, byte-exact
+    assert (book / ch["revision"]["path"]).read_bytes() == after
     assert phrase.encode() not in after
     old_lines, new_lines = before.split(b"\n"), after.split(b"\n")
     assert len(old_lines) == len(new_lines)

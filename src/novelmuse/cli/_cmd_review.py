@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..editorial import ChapterReview, review_chapters
 from ..errors import EXIT_FAILED_CLOSED, EXIT_FINDINGS, InputError
-from ..reports import render_review_run
+from ..reports import render_review_run, render_revision_diffs
 from ._app import app
 from ._common import BookOpt, JsonOpt, console, emit_json, err_console, open_book, parse_range
 
@@ -26,6 +26,9 @@ def review(
     ] = False,
     no_editor: Annotated[
         bool, typer.Option("--no-editor", help="Leave out the 7-dimension editor (rules and consistency only).")
+    ] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Show each revision as a paragraph diff against the original.")
     ] = False,
     force: Annotated[
         bool, typer.Option("--force", help="Review again even if a record matches the file and configuration.")
@@ -67,6 +70,8 @@ def review(
         emit_json(run)
     else:
         render_review_run(console, run)
+        if diff:
+            render_revision_diffs(console, b.root, run)
     errors = [c for c in run.chapters if c.status == "error"]
     if errors:
         first = errors[0]

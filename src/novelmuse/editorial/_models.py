@@ -133,7 +133,8 @@ class RevisionOut(_Doc):
 
     id: str
     sha256: str
-    path: str  # relative to the book root, e.g. .muse/revisions/0003.rev_….md (diff it against the chapter)
+    path: str  # relative to the book root, e.g. .muse/revisions/0003.rev_….md
+    base_path: str  # the original it was made from, byte-exact (.muse/revisions/0003.rev_….base.md)
     applied: bool
 
 

@@ -28,7 +28,7 @@ from ._models import (
     UsageOut,
 )
 from ._records import find_current_review, mark_applied, save_review
-from ._revisions import apply_revision, revision_bytes, revision_path
+from ._revisions import apply_revision, base_path, revision_bytes, revision_path
 from ._rules_step import RuleView, fatigue_hits, forbidden_hits, load_rule_view
 from ._state import LoopState
 
@@ -145,10 +145,15 @@ async def review_chapter(
     revision: RevisionOut | None = None
     if changed:
         rev_id = new_id("rev_")
-        rev_path = revision_path(book, number, rev_id)
+        rev_path, orig_path = revision_path(book, number, rev_id), base_path(book, number, rev_id)
+        atomic_write_bytes(orig_path, raw)
         atomic_write_bytes(rev_path, new_bytes)
         revision = RevisionOut(
-            id=rev_id, sha256=sha256_hex(new_bytes), path=str(rev_path.relative_to(book.root)), applied=False
+            id=rev_id,
+            sha256=sha256_hex(new_bytes),
+            path=str(rev_path.relative_to(book.root)),
+            base_path=str(orig_path.relative_to(book.root)),
+            applied=False,
         )
     doc = ChapterReview(
         record_id=record_id,

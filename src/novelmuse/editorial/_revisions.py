@@ -1,7 +1,8 @@
 """Revisions: the loop's resulting chapter file, kept beside the author's original.
 
 The author's file is the source of truth: a revision is stored in the database (table `revisions`)
-and as a file `.muse/revisions/NNNN.<revision id>.md` (to read or diff), and written to
+and as a file `.muse/revisions/NNNN.<revision id>.md` beside the original it was made from
+(`NNNN.<revision id>.base.md`, byte-exact: the original text is always kept), and written to
 `chapters/NNNN.md` only with `--apply`, atomically, and only if the file still has
 the bytes that were reviewed (FILE_CHANGED_ON_DISK otherwise — the author's edit is kept).
 """
@@ -30,3 +31,8 @@ def apply_revision(chapter: Chapter, data: bytes) -> None:
 def revision_path(book: Book, number: int, revision_id: str) -> Path:
     """Where a revision's file is kept: ``.muse/revisions/NNNN.<revision id>.md``."""
     return book.state_dir / "revisions" / f"{number:04d}.{revision_id}.md"
+
+
+def base_path(book: Book, number: int, revision_id: str) -> Path:
+    """Where the original the revision was made from is kept (so an --apply can always be undone)."""
+    return book.state_dir / "revisions" / f"{number:04d}.{revision_id}.base.md"

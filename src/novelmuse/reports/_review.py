@@ -5,11 +5,14 @@ both verdicts, repairs, arbiter decisions, tokens and cost. A skipped step is sh
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..editorial import ChapterReview, ReviewRun, StepOutcome
+from ..book import parse_chapter_file
+from ..editorial import ChapterReview, ReviewRun, StepOutcome, paragraph_diff
 
 _STYLE = {"passed": "green", "failed": "red", "skipped": "yellow", "error": "bold red"}
 _STATUS_STYLE = {
@@ -108,3 +111,18 @@ def render_review_run(console: Console, run: ReviewRun) -> None:
     console.print(line, markup=False)
     if s.not_run:
         console.print(Text(f"not run (a chapter failed closed): {s.not_run} — rerun to resume", style="yellow"))
+
+
+def render_revision_diffs(console: Console, root: Path, run: ReviewRun) -> None:
+    """Each revision as a paragraph diff against the original it was made from (both kept in .muse/revisions)."""
+    styles = {"+": "green", "-": "red", "@": "cyan"}
+    for doc in run.chapters:
+        if doc.revision is None:
+            continue
+        old_path, new_path = root / doc.revision.base_path, root / doc.revision.path
+        old = parse_chapter_file(doc.chapter, old_path, old_path.read_bytes())
+        new = parse_chapter_file(doc.chapter, new_path, new_path.read_bytes())
+        console.print(f"--- 第{doc.chapter}章 {doc.revision.base_path}", markup=False)
+        console.print(f"+++ 第{doc.chapter}章 {doc.revision.path}", markup=False)
+        for line in paragraph_diff(old.body, new.body).splitlines()[2:]:
+            console.print(Text(line, style=styles.get(line[:1], "")))
