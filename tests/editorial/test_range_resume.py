@@ -226,3 +226,18 @@ def test_interrupted_range_keeps_finished_chapters_and_resumes(tmp_path: Path, m
     r = muse("review", "--range", "1-3", "--book", book, "--json")
     assert r.exit_code == 0, r.stderr
     assert [(c["chapter"], c["resumed"]) for c in as_json(r.stdout)["chapters"]] == [(1, True), (2, False), (3, False)]
+
+
+def test_a_record_of_another_shape_is_reviewed_again_not_trusted(tmp_path: Path, muse) -> None:
+    book = make_book(tmp_path / "b")
+    assert muse("review", "1", "--book", book, "--json").exit_code == 0
+    import sqlite3
+
+    conn = sqlite3.connect(book / ".muse" / "muse.db")
+    try:
+        conn.execute("UPDATE review_records SET report_json = '{\"schema_version\": 0}'")
+        conn.commit()
+    finally:
+        conn.close()
+    r = muse("review", "1", "--book", book, "--json")
+    assert r.exit_code == 0 and as_json(r.stdout)["chapters"][0]["resumed"] is False

@@ -8,6 +8,8 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
+from pydantic import ValidationError
+
 from ..book import Book
 from ..errors import MuseError
 from ..store import transaction, utc_now
@@ -128,7 +130,7 @@ def find_current_review(
     """The latest complete review of this exact file under this exact configuration (for resume).
 
     A review matches when it reviewed these bytes, or when its revision was applied and produced them.
-    Reviews that ended in `error` never match: they are redone.
+    Reviews that ended in `error`, or whose stored document has another shape, never match: they are redone.
     """
     row = conn.execute(
         "SELECT r.report_json FROM review_records r LEFT JOIN revisions v ON v.id = r.revision_id"
@@ -137,7 +139,12 @@ def find_current_review(
         " ORDER BY r.ended_at DESC, r.id DESC LIMIT 1",
         (chapter, config_sha256, file_sha256, file_sha256),
     ).fetchone()
-    return ChapterReview.model_validate_json(row[0]) if row else None
+    if row is None:
+        return None
+    try:
+        return ChapterReview.model_validate_json(row[0])
+    except ValidationError:  # recorded by another schema version: review again rather than guess
+        return None
 
 
 @dataclass(frozen=True)
