@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from rich.console import Console
@@ -13,6 +14,7 @@ from ..rules import CheckReport, FindingOut, LintReport, ShowReport
 #: Hits shown per finding in the terminal (all of them are in --json).
 MAX_HITS_SHOWN = 3
 CONTEXT_CHARS = 8
+_SPACES = re.compile(r"\s+")
 
 
 def _excerpt(body: str, start: int, end: int) -> str:
@@ -20,7 +22,7 @@ def _excerpt(body: str, start: int, end: int) -> str:
     lo, hi = max(0, start - CONTEXT_CHARS), min(len(body), end + CONTEXT_CHARS)
     left = ("…" if lo > 0 else "") + body[lo:start]
     right = body[end:hi] + ("…" if hi < len(body) else "")
-    flat = [s.replace("\r", " ").replace("\n", " ") for s in (left, body[start:end], right)]
+    flat = [_SPACES.sub(" ", s) for s in (left, body[start:end], right)]  # one line: runs of whitespace → " "
     return f"{escape(flat[0])}[bold]【{escape(flat[1])}】[/bold]{escape(flat[2])}"
 
 
