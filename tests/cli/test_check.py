@@ -302,3 +302,14 @@ def test_book_without_chapters_says_nothing_was_checked(muse: Any, tmp_path: Pat
     r = muse("check", "--book", book, "--json")
     assert r.exit_code == 0 and "nothing was checked" in r.stderr
     assert json.loads(r.stdout)["summary"]["chapters"] == 0
+
+
+def test_corrupt_database_is_reported_but_the_check_still_runs(muse: Any, tmp_path: Path) -> None:
+    book = small_book(tmp_path, "禁止:后宫\n")
+    (book / ".muse").mkdir()
+    (book / ".muse" / "muse.db").write_bytes(b"this is not a database" * 100)
+    r = muse("check", "--book", book, "--json")
+    assert r.exit_code == 1  # decided by the findings, not by the registry
+    reg = json.loads(r.stdout)["registry"]
+    assert reg["outcome"] == "error" and reg["code"] == "STORE_CORRUPT"
+    assert "warning[STORE_CORRUPT]: chapter registry not updated" in r.stderr
