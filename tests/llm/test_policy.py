@@ -403,3 +403,18 @@ def test_fence_stripping_against_a_naive_oracle(body: str, tag: str, pad: str) -
         assert out == f"{tag}\n{body}\n"
     if not body.strip().startswith("```"):  # anything not wrapped in a fence is left exactly as it is
         assert _strip_fence(body) == body
+
+
+def test_two_sessions_of_one_book_share_the_provider_limit(make_book: Any) -> None:
+    book = make_book({"reviewer": []}, max_concurrency=2)
+    fake = FakeProvider("s", lambda req, n: ok_response(req, GOOD), max_concurrency=2, delay_s=0.03)
+
+    async def one_session() -> None:
+        async with ModelSession.open(book, run_kind="test", providers={"s": fake}) as session:
+            await asyncio.gather(*(session.call(role="reviewer", schema=Review, messages=MESSAGES) for _ in range(4)))
+
+    async def go() -> None:
+        await asyncio.gather(one_session(), one_session())
+
+    asyncio.run(go())
+    assert len(fake.requests) == 8 and fake.max_in_flight == 2

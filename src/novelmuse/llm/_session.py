@@ -6,9 +6,10 @@
                                         contracts=[quotes_found], prompt_sha256=template.sha256)
 
 Opening a session creates a `runs` row (or joins an existing run id), runs the vault recovery
-pass, and pins the price table. Providers are built lazily per provider name, each with its own
-`asyncio.Semaphore(max_concurrency)`. The session uses its own SQLite connection, so a caller's
-open transaction never interleaves with receipt writes.
+pass, and pins the price table. Providers are built lazily per provider name; each provider's
+`asyncio.Semaphore(max_concurrency)` is shared by all sessions of the book in the same event loop.
+The session uses its own SQLite connection, so a caller's open transaction never interleaves with
+receipt writes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import weakref
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, TypeVar
@@ -33,6 +35,11 @@ from ._vault import RecoveryReport, Vault
 
 T = TypeVar("T", bound=BaseModel)
 RunStatus = Literal["ok", "failed", "interrupted"]
+
+#: event loop → (book root, provider name) → the provider's concurrency semaphore
+_SEMAPHORES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def run_is_running(conn: sqlite3.Connection, run_id: str) -> bool:
@@ -88,7 +95,6 @@ class ModelSession:
         self.vault = Vault(book.vault_dir)
         self.recovery = RecoveryReport()
         self._providers: dict[str, Provider] = {}
-        self._semaphores: dict[str, asyncio.Semaphore] = {}
         self._failed = False
         self._closed = False
 
@@ -169,9 +175,16 @@ class ModelSession:
         return self._providers[name]
 
     def _semaphore(self, name: str, provider: Provider) -> asyncio.Semaphore:
-        if name not in self._semaphores:
-            self._semaphores[name] = asyncio.Semaphore(max(1, provider.max_concurrency))
-        return self._semaphores[name]
+        """The provider's concurrency limit, shared by every session of this book in this event loop.
+
+        The limit protects the endpoint, so two sessions running at once (e.g. two arms of a replay)
+        share it rather than each getting `max_concurrency` slots.
+        """
+        per_loop = _SEMAPHORES.setdefault(asyncio.get_running_loop(), {})
+        key = (str(self.book.root), name)
+        if key not in per_loop:
+            per_loop[key] = asyncio.Semaphore(max(1, provider.max_concurrency))
+        return per_loop[key]
 
     async def call(
         self,
