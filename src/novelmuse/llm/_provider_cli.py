@@ -330,6 +330,12 @@ async def _drain(stream: asyncio.StreamReader | None, limit: int) -> bytes:
     return bytes(buf)
 
 
+async def _discard(stream: asyncio.StreamReader | None) -> None:
+    if stream is not None:
+        while await stream.read(1 << 16):
+            pass
+
+
 async def _feed(writer: asyncio.StreamWriter | None, data: bytes) -> None:
     if writer is None:
         return
@@ -383,7 +389,10 @@ async def run_isolated(
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-            await proc.wait()
+        # Python 3.11's wait() also waits for the pipes to close, and a pipe whose reader stopped early (a
+        # flood) is paused: read the dead group's leftovers to EOF, discarding them, so wait() can return.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(_discard(proc.stdout), _discard(proc.stderr), proc.wait()), 10)
 
 
 class ClaudeCliProvider:
