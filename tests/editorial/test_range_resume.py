@@ -215,6 +215,7 @@ def test_interrupted_range_keeps_finished_chapters_and_resumes(tmp_path: Path, m
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
+    assert "error[INTERRUPTED]" in err, err
     conn = sqlite3.connect(db)
     try:
         assert conn.execute("SELECT status FROM runs WHERE kind = 'review'").fetchall() == [("interrupted",)]

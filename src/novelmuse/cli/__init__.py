@@ -13,6 +13,8 @@ from ..errors import EXIT_BAD_INPUT, MuseError
 __all__ = ["main"]
 
 EXIT_INTERNAL = 4
+EXIT_INTERRUPTED = 130
+_INTERRUPTED = "error[INTERRUPTED]: stopped by the user — rerun the command to resume where it stopped"
 
 
 def _wants_json(argv: list[str]) -> bool:
@@ -41,8 +43,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error[USAGE]: {exc.format_message()} — see `muse --help`", file=sys.stderr)
         return EXIT_BAD_INPUT
     except (KeyboardInterrupt, typer.Abort):
-        print("error[INTERRUPTED]: stopped by the user — rerun the command to resume", file=sys.stderr)
-        return 130
+        print(_INTERRUPTED, file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug, not a user error: say so plainly
@@ -54,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+    if rc == EXIT_INTERRUPTED:  # Typer turns Ctrl-C inside a command into exit 130 without a word
+        print(_INTERRUPTED, file=sys.stderr)
     return rc if isinstance(rc, int) else 0
 
 

@@ -1,0 +1,40 @@
+"""The CLI's error contract: one `error[CODE]: …` line, documented exit codes, JSON error documents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import muse_subprocess
+
+
+def test_usage_error_is_one_line_exit_2(muse, tmp_path: Path) -> None:
+    r = muse("check", "--no-such-flag")
+    assert r.exit_code == 2
+    assert r.stderr.startswith("error[USAGE]: ") and r.stderr.count("\n") == 1
+    assert "Traceback" not in r.stderr
+
+
+def test_unknown_command_is_a_usage_error(muse) -> None:
+    r = muse("no-such-command")
+    assert r.exit_code == 2 and "error[USAGE]" in r.stderr
+
+
+def test_missing_book_gives_code_where_and_fix(muse, tmp_path: Path) -> None:
+    r = muse("check", cwd=tmp_path)
+    assert r.exit_code == 2
+    line = r.stderr.strip()
+    assert line.startswith("error[BOOK_NOT_FOUND]: ") and str(tmp_path) in line and " — " in line
+
+
+def test_json_error_document_on_stdout(muse, tmp_path: Path) -> None:
+    r = muse("check", "--book", tmp_path, "--json")
+    assert r.exit_code == 2
+    doc = json.loads(r.stdout)
+    assert doc["ok"] is False and doc["error"]["code"] == "BOOK_NOT_FOUND" and doc["error"]["exit_code"] == 2
+    assert r.stderr.startswith("error[BOOK_NOT_FOUND]")
+
+
+def test_version_in_a_real_subprocess(tmp_path: Path) -> None:
+    r = muse_subprocess("version", cwd=tmp_path)
+    assert r.exit_code == 0 and r.stdout.strip()
