@@ -31,6 +31,7 @@ import anthropic
 
 from ..book import AnthropicProviderConfig
 from ._provider_http import (
+    KeyedClient,
     as_int,
     bad_response,
     read_api_key,
@@ -67,25 +68,15 @@ class AnthropicProvider:
         self.config = config
         self.book_root = book_root
         self.max_concurrency = config.max_concurrency
-        self._client: anthropic.AsyncAnthropic | None = None
-        self._retired: list[anthropic.AsyncAnthropic] = []
-        self._client_key: str | None = None
+        self._clients = KeyedClient(self._new_client)
 
-    async def _client_for(self, key: str) -> anthropic.AsyncAnthropic:
-        """The SDK client for this key (a changed key in the environment gets a fresh client; the old one may
-        still carry requests in flight, so it is closed only by `aclose`)."""
-        if self._client is not None and self._client_key != key:
-            self._retired.append(self._client)
-            self._client = None
-        if self._client is None:
-            self._client = anthropic.AsyncAnthropic(
-                api_key=key,
-                base_url=self.config.base_url or ANTHROPIC_DEFAULT_BASE_URL,
-                max_retries=0,  # one attempt = one request: retries belong to the call policy
-                timeout=self.config.timeout_s,
-            )
-            self._client_key = key
-        return self._client
+    def _new_client(self, key: str) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(
+            api_key=key,
+            base_url=self.config.base_url or ANTHROPIC_DEFAULT_BASE_URL,
+            max_retries=0,  # one attempt = one request: retries belong to the call policy
+            timeout=self.config.timeout_s,
+        )
 
     def build_params(self, request: ProviderRequest) -> dict[str, Any]:
         """The Messages API parameters for one request (pure: no key, no I/O)."""
@@ -109,7 +100,7 @@ class AnthropicProvider:
     async def send(self, request: ProviderRequest) -> ProviderResponse:
         """Send one Messages request; raise ProviderError for a classified failure."""
         key = read_api_key(self.name, self.config.api_key_env)
-        client = await self._client_for(key)
+        client = self._clients.get(key)
         params = self.build_params(request)
         try:
             raw_response = await client.messages.with_raw_response.create(**params, timeout=request.timeout_s)
@@ -127,10 +118,7 @@ class AnthropicProvider:
 
     async def aclose(self) -> None:
         """Close the HTTP connection pools."""
-        clients = [*self._retired, *([self._client] if self._client is not None else [])]
-        self._client, self._retired = None, []
-        for client in clients:
-            await client.close()
+        await self._clients.aclose()
 
 
 def parse_message(provider: str, raw: bytes, key: str | None = None, *, tool: str | None = None) -> ProviderResponse:

@@ -1,4 +1,5 @@
-"""What the two HTTP providers (openai, anthropic) share: the API key, failure classification, scrubbing.
+"""What the two HTTP providers (openai, anthropic) share: the API key and its client, failure classification,
+scrubbing.
 
 Classification of one failed HTTP attempt (the policy above decides what to do with it):
 
@@ -34,6 +35,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
+from typing import Generic, Protocol, TypeVar
 
 import httpx2  # the HTTP library both official SDKs are built on (a dependency of openai and anthropic)
 
@@ -139,3 +142,40 @@ _NAME_BAD = re.compile(r"[^A-Za-z0-9_-]")
 def schema_name(name: str) -> str:
     """A schema or tool name both APIs accept (^[A-Za-z0-9_-]{1,64}$)."""
     return (_NAME_BAD.sub("_", name) or "output")[:64]
+
+
+class _Closable(Protocol):
+    async def close(self) -> None: ...
+
+
+ClientT = TypeVar("ClientT", bound=_Closable)
+
+
+class KeyedClient(Generic[ClientT]):
+    """The one SDK client of a provider, for the API key currently in the environment.
+
+    Concurrent sends share it (one connection pool). A changed key gets a fresh client; the old one may still
+    carry requests in flight, so it is retired and closed only by `aclose`."""
+
+    def __init__(self, make: Callable[[str], ClientT]) -> None:
+        self._make = make
+        self._client: ClientT | None = None
+        self._key: str | None = None
+        self._retired: list[ClientT] = []
+
+    def get(self, key: str) -> ClientT:
+        """The client for `key` (made on first use, or when the key changed)."""
+        if self._client is not None and self._key != key:
+            self._retired.append(self._client)
+            self._client = None
+        if self._client is None:
+            self._client = self._make(key)
+            self._key = key
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close every client made so far (their HTTP connection pools)."""
+        clients = [*self._retired, *([self._client] if self._client is not None else [])]
+        self._client, self._retired = None, []
+        for client in clients:
+            await client.close()
