@@ -9,8 +9,18 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
+from ..book import Book
 from ..errors import EXIT_FAILED_CLOSED, EXIT_FINDINGS, InputError
-from ..memory import SearchIndex, card_mentions, current_fact_cards, lint_cards, load_cards, replay, update_index
+from ..memory import (
+    CardSet,
+    SearchIndex,
+    card_mentions,
+    current_fact_cards,
+    lint_cards,
+    load_cards,
+    replay,
+    update_index,
+)
 from ..memory import sync as run_sync
 from ..reports import _memory as rep
 from ._app import app
@@ -26,6 +36,14 @@ AsOfOpt = Annotated[int | None, typer.Option("--as-of", help="Chapter number (de
 
 def _last_chapter(numbers: list[int]) -> int:
     return max(numbers) if numbers else 0
+
+
+def _refresh_index(b: Book, cards: CardSet) -> None:
+    """Bring the search index up to date before reading it (`muse search`, `muse mentions`); a note on stderr
+    when chapters were re-indexed, so --json stays one document."""
+    up = update_index(b, cards)
+    if up.reindexed or up.removed:
+        err_console.print(f"re-indexed {len(up.reindexed)} changed chapters", markup=False)
 
 
 @cards_app.command("show")
@@ -109,9 +127,7 @@ def search(
     """BM25 search over paragraph chunks of earlier chapters (the index is brought up to date first)."""
     b = open_book(book)
     cards = load_cards(b)
-    up = update_index(b, cards)
-    if up.reindexed or up.removed:
-        err_console.print(f"re-indexed {len(up.reindexed)} changed chapters", markup=False)
+    _refresh_index(b, cards)
     index = SearchIndex(b, cards)
     hits = index.search(query, before=before, k=k, isolated=isolated)
     doc = rep.search_doc(query, before, index.tokens(query, before=before, isolated=isolated), hits, isolated=isolated)
@@ -132,9 +148,7 @@ def mentions(
     b = open_book(book)
     cards = load_cards(b)
     card = cards.require(name)
-    up = update_index(b, cards)
-    if up.reindexed or up.removed:
-        err_console.print(f"re-indexed {len(up.reindexed)} changed chapters", markup=False)
+    _refresh_index(b, cards)
     doc = rep.mentions_doc(card_mentions(b.db, card, before=before))
     if json_out:
         emit_json(doc)
