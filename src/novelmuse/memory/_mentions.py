@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import ahocorasick
+import ahocorasick_rs
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,35 +27,22 @@ class MentionMatcher:
     """An automaton over every name → card id."""
 
     def __init__(self, names: dict[str, str]):
-        self._empty = not names
-        self._auto = ahocorasick.Automaton()
-        for name, card_id in names.items():
-            if name:
-                self._auto.add_word(name, (card_id, name))
-        if not self._empty:
-            self._auto.make_automaton()
+        self._names = [name for name in names if name]
+        self._ids = [names[name] for name in self._names]
+        self._auto = (
+            ahocorasick_rs.AhoCorasick(self._names, matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
+            if self._names
+            else None
+        )
 
     def find(self, text: str) -> list[Mention]:
-        """Leftmost-longest, non-overlapping mentions in `text`, in order."""
-        if self._empty:
+        """Leftmost-longest, non-overlapping mentions in `text`, in order (offsets in characters)."""
+        if self._auto is None:
             return []
-        # Every (overlapping) match, then the greedy leftmost-longest pass. (pyahocorasick's own `iter_long`
-        # skips matches after a failed longer candidate, so it is not used.)
-        longest: dict[int, tuple[str, str]] = {}
-        for end_idx, (card_id, name) in self._auto.iter(text):
-            start = end_idx + 1 - len(name)
-            best = longest.get(start)
-            if best is None or len(name) > len(best[1]):
-                longest[start] = (card_id, name)
-        out: list[Mention] = []
-        pos = 0
-        for start in sorted(longest):
-            if start < pos:
-                continue
-            card_id, name = longest[start]
-            out.append(Mention(card_id, start, start + len(name), name))
-            pos = start + len(name)
-        return out
+        return [
+            Mention(self._ids[i], start, end, self._names[i])
+            for i, start, end in self._auto.find_matches_as_indexes(text, overlapping=False)
+        ]
 
 
 def naive_mentions(text: str, names: dict[str, str]) -> list[Mention]:
