@@ -428,31 +428,31 @@ class FactsDoc(BaseModel):
 
 def facts_doc(r: FactCardResult) -> FactsDoc:
     """`muse facts extract` as JSON."""
-    return FactsDoc(
-        chapter=r.chapter,
-        fact_card_id=r.fact_card.id,
-        chapter_sha256=r.fact_card.chapter_sha256,
-        receipt_id=r.fact_card.receipt_id,
-        call_id=r.call_id,
-        attempts=r.attempts,
-        cost=r.cost,
-        accepted=r.validation.accepted,
-        rejected=_problems(r.validation.rejected),
-        output=r.fact_card.output.model_dump(mode="json"),
-        spans=r.fact_card.spans,
-    )
+    return _facts_doc(r.fact_card, r.validation, chapter=r.chapter, call_id=r.call_id, attempts=r.attempts, cost=r.cost)
 
 
 def facts_show_doc(card: FactCard, validation: FactValidation) -> FactsDoc:
     """`muse facts show` as JSON."""
+    return _facts_doc(card, validation, chapter=card.chapter, call_id=card.call_id, attempts=None, cost=None)
+
+
+def _facts_doc(
+    card: FactCard,
+    validation: FactValidation,
+    *,
+    chapter: int,
+    call_id: str | None,
+    attempts: int | None,
+    cost: float | None,
+) -> FactsDoc:
     return FactsDoc(
-        chapter=card.chapter,
+        chapter=chapter,
         fact_card_id=card.id,
         chapter_sha256=card.chapter_sha256,
         receipt_id=card.receipt_id,
-        call_id=card.call_id,
-        attempts=None,
-        cost=None,
+        call_id=call_id,
+        attempts=attempts,
+        cost=cost,
         accepted=validation.accepted,
         rejected=_problems(validation.rejected),
         output=card.output.model_dump(mode="json"),
