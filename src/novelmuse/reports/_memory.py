@@ -174,6 +174,11 @@ def _problems(problems: list[MemoryProblem]) -> list[MemoryProblemDoc]:
     ]
 
 
+def _print_problems(console: Console, problems: list[MemoryProblemDoc]) -> None:
+    for p in problems:
+        console.print(f"error[{p.code}]: chapter {p.chapter} {p.origin} {p.item}: {p.detail}", markup=False)
+
+
 class LedgerDoc(BaseModel):
     ok: bool = True
     as_of: int
@@ -255,8 +260,7 @@ def render_ledger(console: Console, doc: LedgerDoc) -> None:
             style="yellow",
             markup=False,
         )
-    for p in doc.problems:
-        console.print(f"error[{p.code}]: chapter {p.chapter} {p.origin} {p.item}: {p.detail}", markup=False)
+    _print_problems(console, doc.problems)
 
 
 class HitDoc(BaseModel):
@@ -407,8 +411,7 @@ def render_sync(console: Console, doc: SyncDoc) -> None:
     console.print(f"fact cards: {doc.facts_step}; extracted {_ranges(doc.facts_extracted)}", markup=False)
     if doc.facts_stale:
         console.print(f"fact cards STALE for chapters {_ranges(doc.facts_stale)}", style="yellow", markup=False)
-    for p in doc.problems:
-        console.print(f"error[{p.code}]: chapter {p.chapter} {p.origin} {p.item}: {p.detail}", markup=False)
+    _print_problems(console, doc.problems)
 
 
 class FactsDoc(BaseModel):
