@@ -46,6 +46,16 @@ def _refresh_index(b: Book, cards: CardSet) -> None:
         err_console.print(f"re-indexed {len(up.reindexed)} changed chapters", markup=False)
 
 
+def _show_facts(doc: rep.FactsDoc, json_out: bool) -> None:
+    """Print a fact card (`muse facts extract` / `show`); exit 1 when items were rejected (shown, never dropped)."""
+    if json_out:
+        emit_json(doc)
+    else:
+        rep.render_facts(console, doc)
+    if doc.rejected:
+        raise typer.Exit(EXIT_FINDINGS)
+
+
 @cards_app.command("show")
 def cards_show(
     name: Annotated[str, typer.Argument(help="A card's id, name or any alias.")],
@@ -218,12 +228,7 @@ def facts_extract(
             return rep.facts_doc(await extract_facts(session, b, chapter))
 
     doc = asyncio.run(go())
-    if json_out:
-        emit_json(doc)
-    else:
-        rep.render_facts(console, doc)
-    if doc.rejected:
-        raise typer.Exit(EXIT_FINDINGS)
+    _show_facts(doc, json_out)
 
 
 @facts_app.command("show")
@@ -250,9 +255,4 @@ def facts_show(
             "run `muse facts extract N` (or `muse sync` with an extractor model configured)",
         )
     doc = rep.facts_show_doc(card, state.validations[chapter])
-    if json_out:
-        emit_json(doc)
-    else:
-        rep.render_facts(console, doc)
-    if doc.rejected:
-        raise typer.Exit(EXIT_FINDINGS)
+    _show_facts(doc, json_out)
