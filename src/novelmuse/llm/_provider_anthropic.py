@@ -32,7 +32,6 @@ import anthropic
 from ..book import AnthropicProviderConfig
 from ._provider_http import (
     KeyedClient,
-    as_int,
     bad_response,
     read_api_key,
     schema_name,
@@ -42,7 +41,8 @@ from ._provider_http import (
     status_error,
     transport_error,
 )
-from ._types import Finish, ProviderRequest, ProviderResponse, Usage
+from ._types import Finish, ProviderRequest, ProviderResponse
+from ._usage import anthropic_usage
 
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
 
@@ -154,22 +154,7 @@ def parse_message(provider: str, raw: bytes, key: str | None = None, *, tool: st
         raw=scrub(raw, key),
         resolved_model=model if isinstance(model, str) else None,
         finish=finish,
-        usage=_usage(body.get("usage")),
+        usage=anthropic_usage(body.get("usage")),
         is_error=body.get("type") == "error",
         extra={"stop_reason": stop_reason},
-    )
-
-
-def _usage(usage: object) -> Usage | None:
-    if not isinstance(usage, dict):
-        return None
-    n_in = as_int(usage.get("input_tokens"))
-    n_out = as_int(usage.get("output_tokens"))
-    if n_in is None or n_out is None:
-        return None
-    return Usage(
-        input_tokens=n_in,
-        output_tokens=n_out,
-        cache_read_tokens=as_int(usage.get("cache_read_input_tokens")) or 0,
-        cache_write_tokens=as_int(usage.get("cache_creation_input_tokens")) or 0,
     )

@@ -59,7 +59,8 @@ from typing import Any
 
 from ..book import ClaudeCliProviderConfig
 from ._sandbox import SandboxKind, find_sandbox, probe_bwrap, wrap_command
-from ._types import Finish, Message, ProviderError, ProviderRequest, ProviderResponse, Usage
+from ._types import Finish, Message, ProviderError, ProviderRequest, ProviderResponse
+from ._usage import anthropic_usage, as_int
 
 __all__ = [
     "EMPTY_MCP_CONFIG",
@@ -178,28 +179,6 @@ def build_cli_argv(path: str, request: ProviderRequest, config: ClaudeCliProvide
     return argv
 
 
-def _int_field(doc: Mapping[str, Any], key: str) -> int | None:
-    value = doc.get(key)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return None
-    return value
-
-
-def _usage(doc: Mapping[str, Any]) -> Usage | None:
-    raw = doc.get("usage")
-    if not isinstance(raw, dict):
-        return None
-    inp, out = _int_field(raw, "input_tokens"), _int_field(raw, "output_tokens")
-    if inp is None or out is None:
-        return None
-    return Usage(
-        input_tokens=inp,
-        output_tokens=out,
-        cache_read_tokens=_int_field(raw, "cache_read_input_tokens") or 0,
-        cache_write_tokens=_int_field(raw, "cache_creation_input_tokens") or 0,
-    )
-
-
 def _resolved_model(doc: Mapping[str, Any]) -> str | None:
     """The model(s) the CLI says it used: the keys of `modelUsage` (several → joined, never a match)."""
     usage = doc.get("modelUsage")
@@ -249,7 +228,7 @@ def parse_cli_result(stdout: bytes, *, sandbox: SandboxKind) -> ProviderResponse
         "exit_code": 0,
         "subtype": doc.get("subtype") if isinstance(doc.get("subtype"), str) else None,
         "stop_reason": doc.get("stop_reason") if isinstance(doc.get("stop_reason"), str) else None,
-        "num_turns": _int_field(doc, "num_turns"),
+        "num_turns": as_int(doc.get("num_turns")),
         "structured_output": structured is not None,
         # The CLI's own cost figure is recorded beside ours, never used (cost comes from the price table).
         "cli_reported_cost_usd": cost if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
@@ -259,7 +238,7 @@ def parse_cli_result(stdout: bytes, *, sandbox: SandboxKind) -> ProviderResponse
         raw=stdout,
         resolved_model=_resolved_model(doc),
         finish=_finish(doc, is_error),
-        usage=_usage(doc),
+        usage=anthropic_usage(doc.get("usage")),
         is_error=is_error,
         sandbox=sandbox,
         extra=extra,

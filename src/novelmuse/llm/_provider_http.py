@@ -131,11 +131,6 @@ def bad_response(provider: str, raw: bytes, secret: str | None, why: str) -> Pro
     )
 
 
-def as_int(value: object) -> int | None:
-    """A token count from a JSON body (ints only; bools and anything else are 'absent')."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_-]")
 
 

@@ -28,7 +28,6 @@ import openai
 from ..book import OpenAIProviderConfig
 from ._provider_http import (
     KeyedClient,
-    as_int,
     bad_response,
     read_api_key,
     schema_name,
@@ -39,6 +38,7 @@ from ._provider_http import (
     transport_error,
 )
 from ._types import Finish, ProviderRequest, ProviderResponse, Usage
+from ._usage import as_int
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
