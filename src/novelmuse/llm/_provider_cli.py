@@ -409,17 +409,19 @@ class ClaudeCliProvider:
         extra = [Path(os.path.realpath(self.book_root / p)) for p in self.config.sandbox_read_paths]
         return [exe.parent, *extra]
 
+    def _sandboxed(
+        self, exe: Path, kind: SandboxKind, tool: str | None, where: IsolatedDir, command: list[str]
+    ) -> list[str]:
+        """`command` wrapped in the chosen sandbox over the isolated directory — the pin's version probe and
+        the real call run under exactly the same confinement."""
+        return wrap_command(
+            kind, tool, workdir=where.root, cwd=where.cwd, read_only=self._read_only(exe), command=command
+        )
+
     async def _probe_version(
         self, exe: Path, kind: SandboxKind, tool: str | None, env: Mapping[str, str], where: IsolatedDir
     ) -> None:
-        argv = wrap_command(
-            kind,
-            tool,
-            workdir=where.root,
-            cwd=where.cwd,
-            read_only=self._read_only(exe),
-            command=[str(exe), "--version"],
-        )
+        argv = self._sandboxed(exe, kind, tool, where, [str(exe), "--version"])
         try:
             rc, out, _ = await run_isolated(
                 argv, env=env, cwd=where.cwd, stdin=b"", timeout_s=min(self.config.timeout_s, _VERSION_PROBE_MAX_S)
@@ -452,14 +454,7 @@ class ClaudeCliProvider:
             env = build_env(os.environ, self.config.api_key_env, where)
             kind, tool = await self._choose_sandbox(env, where)
             await self._probe_version(exe, kind, tool, env, where)
-            argv = wrap_command(
-                kind,
-                tool,
-                workdir=where.root,
-                cwd=where.cwd,
-                read_only=self._read_only(exe),
-                command=build_cli_argv(str(exe), request, self.config),
-            )
+            argv = self._sandboxed(exe, kind, tool, where, build_cli_argv(str(exe), request, self.config))
             stdin = render_transcript(request.messages).encode("utf-8")
             try:
                 rc, out, err = await run_isolated(
