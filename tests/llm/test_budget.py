@@ -101,6 +101,22 @@ def call_once(book: Any, **open_kw: Any) -> tuple[Any, ModelSession]:
     return asyncio.run(go())
 
 
+def call_in_sequence(book: Any, n: int, **open_kw: Any) -> list[Any]:
+    """`n` calls one after another in one session: each result, or the ModelCallFailed it raised."""
+
+    async def go() -> list[Any]:
+        out: list[Any] = []
+        async with ModelSession.open(book, run_kind="test", **open_kw) as session:
+            for _ in range(n):
+                try:
+                    out.append(await session.call(role="writer", schema=Out, messages=MESSAGES))
+                except ModelCallFailed as exc:
+                    out.append(exc)
+        return out
+
+    return asyncio.run(go())
+
+
 def test_budget_refusal_happens_before_sending(make_book: Any) -> None:
     book = make_book({"writer": [{"output": {"answer": "x"}}]}, extra_toml="\n[budget]\nmax_tokens = 500\n" + PRICES)
     result, session = call_once(book)
@@ -132,17 +148,7 @@ def test_cost_budget_admits_within_and_refuses_beyond(make_book: Any) -> None:
     script = {"writer": [{"output": {"answer": "x"}}] * 3}
     book = make_book(script, extra_toml="\n[budget]\nmax_cost = 0.02\n" + PRICES)
 
-    async def go() -> list[Any]:
-        out: list[Any] = []
-        async with ModelSession.open(book, run_kind="test") as session:
-            for _ in range(3):
-                try:
-                    out.append(await session.call(role="writer", schema=Out, messages=MESSAGES))
-                except ModelCallFailed as exc:
-                    out.append(exc)
-        return out
-
-    results = asyncio.run(go())
+    results = call_in_sequence(book, 3)
     # the actual spend is tiny (characters), so every call fits after settlement
     assert all(not isinstance(r, ModelCallFailed) for r in results)
     tight = make_book(script, extra_toml="\n[budget]\nmax_cost = 0.01\n" + PRICES)
@@ -186,17 +192,7 @@ def test_deadline_refuses_and_clips_timeouts(make_book: Any) -> None:
 
     fake = FakeProvider("s", behaviour, delay_s=0.2)
 
-    async def go() -> list[Any]:
-        out: list[Any] = []
-        async with ModelSession.open(book, run_kind="test", providers={"s": fake}) as session:
-            for _ in range(3):
-                try:
-                    out.append(await session.call(role="writer", schema=Out, messages=MESSAGES))
-                except ModelCallFailed as exc:
-                    out.append(exc)
-        return out
-
-    results = asyncio.run(go())
+    results = call_in_sequence(book, 3, providers={"s": fake})
     assert not isinstance(results[0], ModelCallFailed)
     assert seen[0] <= 0.3  # the provider's 120 s timeout is clipped to the time left
     assert isinstance(results[-1], ModelCallFailed) and results[-1].code == "BUDGET_EXCEEDED"
