@@ -30,7 +30,7 @@ from ._outline import (
     outline_paths,
     parse_outline,
 )
-from ._project import BOOK_FILE, Book, Chapter, find_book, parse_chapter_file
+from ._project import BOOK_FILE, Book, Chapter, find_book, parse_chapter_file, read_chapter_file
 from ._yamlfile import LineDict, LineList, line_of, load_yaml_lines, validate_located
 
 __all__ = [
@@ -76,6 +76,7 @@ __all__ = [
     "outline_paths",
     "parse_chapter_file",
     "parse_outline",
+    "read_chapter_file",
     "rules_txt_text",
     "user_config_path",
     "validate_located",

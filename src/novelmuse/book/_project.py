@@ -53,6 +53,16 @@ def parse_chapter_file(number: int, path: Path, data: bytes) -> Chapter:
     return Chapter(number, path, heading, body, sha256_hex(data))
 
 
+def read_chapter_file(number: int, path: Path) -> Chapter:
+    """Read and parse one chapter file whose path is already known (CHAPTER_READ when it cannot be read) —
+    for callers that list the chapters once and read many of them."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError("CHAPTER_READ", f"cannot read ({exc.strerror})", str(path), "check the file") from exc
+    return parse_chapter_file(number, path, data)
+
+
 @dataclass
 class Book:
     """An opened book project: its root directory and configuration."""
@@ -130,12 +140,7 @@ class Book:
                 str(self.chapters_dir),
                 "pick an existing chapter number or import the book first",
             )
-        path = paths[number]
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise InputError("CHAPTER_READ", f"cannot read ({exc.strerror})", str(path), "check the file") from exc
-        return parse_chapter_file(number, path, data)
+        return read_chapter_file(number, paths[number])
 
     def select_chapters(self, chapter: int | None = None, span: tuple[int, int] | None = None) -> list[int]:
         """Chapter numbers for `--chapter N` / `--range A-B` / everything; unknown numbers are errors."""

@@ -11,8 +11,8 @@ from typing import Literal
 
 import numpy as np
 
-from ..book import Book, Chapter, parse_chapter_file
-from ..errors import InputError, MuseError
+from ..book import Book, Chapter, read_chapter_file
+from ..errors import MuseError
 from ..store import ChapterRecord, register_chapters, utc_now
 from ..text import count_chars, split_paragraphs
 from ._defaults import load_defaults
@@ -165,14 +165,6 @@ def load_book_rules(book: Book) -> LoadedRules:
     return LoadedRules(book.rules_path, state, ruleset, effective)
 
 
-def _read(number: int, path: Path) -> Chapter:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError("CHAPTER_READ", f"cannot read ({exc.strerror})", str(path), "check the file") from exc
-    return parse_chapter_file(number, path, data)
-
-
 def _finding_out(f: Finding) -> FindingOut:
     return FindingOut(
         rule=f.rule,
@@ -240,7 +232,7 @@ def check_book(
     loaded = load_book_rules(book)
     numbers = book.select_chapters(chapter, span)
     paths = book.chapter_paths()
-    chapters: list[Chapter] = [_read(n, paths[n]) for n in numbers]
+    chapters: list[Chapter] = [read_chapter_file(n, paths[n]) for n in numbers]
     compiled = CompiledRules(loaded.effective)
     per_text = compiled.check_texts([c.body for c in chapters])
     out: list[ChapterOut] = []
