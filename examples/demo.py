@@ -1,0 +1,190 @@
+"""A guided tour of `muse` on the bundled sample book (examples/sanguo): `python3 dev.py demo`.
+
+Part 1 runs on the sample book itself with no model configured — hard rules, story memory and a review
+whose model steps are honestly `skipped(no model configured)`. Part 2 runs the editorial loop on a
+throw-away copy (default `.demo/sanguo`, recreated each run) whose book.toml adds the `scripted` provider:
+canned answers from examples/demo-script.yaml stand in for a real model, and everything novelmuse does
+with them (schema validation, verbatim quote checks, the paragraph splice, the computed verdict, receipts)
+is real.
+
+Each step prints a one-line header, then the command and its output. The demo knows which exit code each
+step should give (`muse check` exits 1 when it finds an error); any other exit code stops the demo with
+a message and a non-zero exit. Your user config ($MUSE_CONFIG) is ignored, so no real model is called.
+State is written only to gitignored places: examples/sanguo/.muse and the work directory.
+
+    python examples/demo.py [--workdir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "examples" / "sanguo"
+SCRIPT = ROOT / "examples" / "demo-script.yaml"
+MARKER = "DEMO-COPY.txt"  # only a directory holding this file is ever deleted by the demo
+
+BOOK_TOML_EXTRA = """
+# ---- added by examples/demo.py for the demo copy (not in the sample book) ----
+# The `scripted` provider serves the canned answers of demo-script.yaml: NOT a real model.
+[providers.script]
+kind = "scripted"
+script = "demo-script.yaml"
+
+[roles]
+default = "script:scripted-demo-1"
+"""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command of the tour: what it shows, its arguments to `muse`, the exit codes it may give."""
+
+    header: str
+    args: tuple[str, ...]
+    expect: frozenset[int] = frozenset({0})
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def make_copy(work: Path) -> Path:
+    """Recreate `work/sanguo`: the sample's chapters, cards, outlines and rules, plus a scripted book.toml."""
+    copy = work / "sanguo"
+    if copy.exists():
+        if not (copy / MARKER).is_file():
+            sys.exit(
+                f"error[DEMO_DIR_NOT_OURS]: {copy} exists and was not made by the demo — remove it or use --workdir"
+            )
+        shutil.rmtree(copy)
+    copy.mkdir(parents=True)
+    (copy / MARKER).write_text("A throw-away copy of examples/sanguo made by examples/demo.py; recreated each run.\n")
+    for name in ("chapters", "cards", "outlines"):
+        shutil.copytree(SAMPLE / name, copy / name)
+    shutil.copy2(SAMPLE / "rules.txt", copy / "rules.txt")
+    shutil.copy2(SCRIPT, copy / "demo-script.yaml")
+    toml = (SAMPLE / "book.toml").read_text(encoding="utf-8")
+    (copy / "book.toml").write_text(toml.rstrip("\n") + "\n" + BOOK_TOML_EXTRA, encoding="utf-8")
+    return copy
+
+
+def sample_steps() -> list[Step]:
+    """Part 1: the sample book as shipped, no model configured."""
+    book = ("--book", _rel(SAMPLE))
+    return [
+        Step(
+            "Hard rules on all ten chapters — exit 1 is expected: chapter 2 contains the forbidden phrase 后宫",
+            ("check", *book),
+            frozenset({1}),
+        ),
+        Step(
+            "Story memory: register chapters, index paragraphs; no model, so fact cards are reported STALE",
+            ("sync", *book),
+        ),
+        Step(
+            "Foreshadow ledger as of chapter 2 (from the fine outlines, no model needed)",
+            ("ledger", "--as-of", "2", *book),
+        ),
+        Step(
+            "Canon card of 关羽, looked up by his alias 云长, as of chapter 5",
+            ("cards", "show", "云长", "--as-of", "5", *book),
+        ),
+        Step("BM25 search over chapters before 5", ("search", "桃园结义", "--before", "5", *book)),
+        Step("Where 曹操 (any of his names) is mentioned, per chapter", ("mentions", "曹操", "--before", "11", *book)),
+        Step(
+            "Review chapter 1 with no model configured — model steps say skipped(no model configured), never passed",
+            ("review", "1", *book),
+        ),
+    ]
+
+
+def scripted_steps(copy: Path) -> list[Step]:
+    """Part 2: the editorial loop on the throw-away copy, answered by the scripted provider."""
+    book = ("--book", _rel(copy))
+    return [
+        Step(
+            "Review chapter 2 (SCRIPTED answers): rule rewrite of ¶19, consistency review, 7-dim editor, diff",
+            ("review", "2", "--diff", *book),
+        ),
+        Step("Every model call with its receipts — provider kind (scripted), tokens, attempts", ("calls", *book)),
+        Step("Tokens and cost by role and run — cost unknown: the scripted provider has no price", ("cost", *book)),
+        Step(
+            "Write the revision into chapters/0002.md — --force reruns the scripted loop (a resumed review "
+            "does not apply its stored revision)",
+            ("review", "2", "--apply", "--force", *book),
+        ),
+        Step(
+            "Hard rules on chapter 2 after --apply: the forbidden 后宫 error is gone",
+            ("check", "--chapter", "2", *book),
+        ),
+    ]
+
+
+def run(step: Step, number: int, total: int, env: dict[str, str]) -> int:
+    """Print the header and the command, run `muse` with the same interpreter, return its exit code."""
+    print(f"\n==> [{number}/{total}] {step.header}", flush=True)
+    print("$ muse " + " ".join(step.args), flush=True)
+    return subprocess.call([sys.executable, "-m", "novelmuse", *step.args], cwd=ROOT, env=env)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the tour; 0 when every step gave its expected exit code."""
+    parser = argparse.ArgumentParser(description="A guided tour of muse on examples/sanguo.")
+    parser.add_argument("--workdir", type=Path, default=ROOT / ".demo", help="where the throw-away copy goes")
+    args = parser.parse_args(argv)
+    work: Path = args.workdir.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MUSE_")}
+    env["MUSE_CONFIG"] = str(work / "no-user-config.toml")  # does not exist: the user's models stay out
+    env.setdefault("PYTHONIOENCODING", "utf-8")
+    if not sys.stdout.isatty():
+        env.setdefault("COLUMNS", "120")  # piped output: tables as wide as a usual terminal
+
+    copy = make_copy(work)
+    parts = [
+        (
+            f"PART 1 — the sample book {_rel(SAMPLE)} as shipped, NO model configured",
+            sample_steps(),
+        ),
+        (
+            f"PART 2 — the editorial loop WITH a model: a throw-away copy in {_rel(copy)} whose book.toml adds\n"
+            f"the `scripted` provider. Its answers are canned (examples/demo-script.yaml), NOT a real model;\n"
+            "the checks novelmuse applies to them are the real ones.",
+            scripted_steps(copy),
+        ),
+    ]
+    total = sum(len(steps) for _, steps in parts)
+    number = 0
+    for banner, steps in parts:
+        print("\n" + "=" * 100 + "\n" + banner + "\n" + "=" * 100, flush=True)
+        for step in steps:
+            number += 1
+            rc = run(step, number, total, env)
+            if rc not in step.expect:
+                want = " or ".join(map(str, sorted(step.expect)))
+                print(
+                    f"\ndemo stopped: step {number} `muse {' '.join(step.args)}` exited {rc}, expected {want}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                return rc or 1
+    print(
+        f"\n==> demo finished: {total} steps, every exit code as expected. The sample book is unchanged; "
+        f"the revised chapter 2 is in {_rel(copy / 'chapters' / '0002.md')}.",
+        flush=True,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""`python3 dev.py demo` = examples/demo.py: the tour runs end to end, says what it shows, changes nothing tracked."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.conftest import ROOT, SAMPLE_BOOK
+
+DEMO = ROOT / "examples" / "demo.py"
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    """sha256 of every file under `root` except the (gitignored) state directory .muse."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".muse" not in p.relative_to(root).parts
+    }
+
+
+def _git_status() -> str:
+    proc = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all", "--", "examples", ".gitignore"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return proc.stdout
+
+
+def _sections(out: str) -> dict[int, str]:
+    """The demo's output split at its `==> [N/M]` step headers: step number → header line and output."""
+    parts = re.split(r"^(?===> \[\d+/\d+\])", out, flags=re.M)
+    return {int(m.group(1)): p for p in parts if (m := re.match(r"==> \[(\d+)/\d+\]", p))}
+
+
+def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Path) -> None:
+    before_tree, before_git = _tree_digest(SAMPLE_BOOK), _git_status()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MUSE_")}
+    proc = subprocess.run(
+        [sys.executable, str(DEMO), "--workdir", str(tmp_path)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    steps = _sections(proc.stdout)
+    assert sorted(steps) == list(range(1, 13))
+    by_command = {s.splitlines()[1]: s for s in steps.values()}
+
+    check_all = by_command["$ muse check --book examples/sanguo"]
+    assert "后宫" in check_all.splitlines()[0] and "exit 1 is expected" in check_all.splitlines()[0]
+    assert re.search(r"error\s*│\s*forbidden\s*│\s*后宫", check_all) and "FAILED:" in check_all
+    assert "fact cards STALE" in by_command["$ muse sync --book examples/sanguo"]
+    assert "F-outer-troops" in by_command["$ muse ledger --as-of 2 --book examples/sanguo"]
+    assert "青龙偃月刀" in by_command["$ muse cards show 云长 --as-of 5 --book examples/sanguo"]
+
+    no_model = by_command["$ muse review 1 --book examples/sanguo"]
+    assert re.search(r"consistency_review\s+skipped\(no model configured\)", no_model)
+    assert re.search(r"editor_review\s+skipped\(no model configured\)", no_model)
+    assert "not_reviewed" in no_model.splitlines()[2]
+
+    copy = tmp_path / "sanguo"
+    book = f"--book {copy}"
+    scripted = by_command[f"$ muse review 2 --diff {book}"]
+    assert "SCRIPTED" in scripted.splitlines()[0]
+    assert "NOT a real model" in proc.stdout
+    assert re.search(r"forbidden_rewrite\s+passed\s+rewrote paragraphs \[19\]", scripted)
+    assert re.search(r"editor_review\s+passed\s+verdict accept", scripted)
+    assert "「官拜河东太守」" in scripted and "finalized" in scripted.splitlines()[2]
+    assert "-中平六年" in scripted and "+中平六年" in scripted and "董太后的宫中" in scripted
+
+    calls = by_command[f"$ muse calls {book}"]
+    receipts = [line for line in calls.splitlines()[2:] if "(scripted)" in line]
+    assert sorted(line.split()[3] for line in receipts) == ["editor", "reviewer", "writer"]
+
+    applied = by_command[f"$ muse review 2 --apply --force {book}"]
+    assert "applied to the chapter file" in applied
+    after = by_command[f"$ muse check --chapter 2 {book}"].split("\n", 2)[2]  # output only
+    assert "0 error(s)" in after and "passed: 1 chapter(s) checked, 0 error(s)" in after
+    assert "后宫" not in after and not re.search(r"│\s*error\s*│", after)
+
+    chapter = (copy / "chapters" / "0002.md").read_text(encoding="utf-8")
+    assert "后宫" not in chapter and "皇子协养于董太后的宫中" in chapter
+    assert "后宫" in (SAMPLE_BOOK / "chapters" / "0002.md").read_text(encoding="utf-8")
+    assert "demo finished: 12 steps" in proc.stdout
+    assert _tree_digest(SAMPLE_BOOK) == before_tree
+    assert _git_status() == before_git
+
+
+@pytest.fixture
+def demo(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """examples/demo.py imported as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location("novelmuse_demo", DEMO)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "novelmuse_demo", module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_an_unexpected_exit_code_stops_the_demo(
+    demo: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = demo.Step("a chapter that does not exist", ("review", "99", "--book", str(SAMPLE_BOOK)))
+    after = demo.Step("never reached", ("version",))
+    monkeypatch.setattr(demo, "sample_steps", lambda: [bad, after])
+    monkeypatch.setattr(demo, "scripted_steps", lambda copy: [])
+    assert demo.main(["--workdir", str(tmp_path)]) == 2
+    out = capsys.readouterr()
+    assert "demo stopped: step 1 `muse review 99" in out.err and "exited 2, expected 0" in out.err
+    assert "never reached" not in out.out
+
+
+def test_the_demo_only_recreates_a_copy_it_made(demo: ModuleType, tmp_path: Path) -> None:
+    foreign = tmp_path / "sanguo"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(SystemExit, match="DEMO_DIR_NOT_OURS"):
+        demo.make_copy(tmp_path)
+    assert (foreign / "notes.txt").read_text(encoding="utf-8") == "mine"
+    copy = demo.make_copy(tmp_path / "fresh")
+    (copy / "chapters" / "0002.md").write_text("# changed\n", encoding="utf-8")
+    again = demo.make_copy(tmp_path / "fresh")  # recreated from the sample book
+    assert (again / "chapters" / "0002.md").read_bytes() == (SAMPLE_BOOK / "chapters" / "0002.md").read_bytes()
+    toml = (again / "book.toml").read_text(encoding="utf-8")
+    assert toml.startswith((SAMPLE_BOOK / "book.toml").read_text(encoding="utf-8").rstrip("\n"))
+    assert 'kind = "scripted"' in toml and 'default = "script:scripted-demo-1"' in toml
