@@ -30,7 +30,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from ..errors import InputError
-from ._project import Book
+from ._project import Book, numbered_files
 from ._yamlfile import line_of, load_yaml_lines, validate_located
 
 _OUTLINE_NAME = re.compile(r"^(\d{1,6})\.ya?ml$")
@@ -144,23 +144,7 @@ def parse_outline(path: Path, text: str | None = None, *, expect_chapter: int | 
 
 def outline_paths(book: Book) -> dict[int, Path]:
     """Chapter number → ``outlines/NNNN.yaml`` for every outline file (other files are ignored)."""
-    folder = book.outlines_dir
-    if not folder.is_dir():
-        return {}
-    out: dict[int, Path] = {}
-    for p in sorted(folder.iterdir()):
-        m = _OUTLINE_NAME.match(p.name)
-        if m and p.is_file():
-            n = int(m.group(1))
-            if n in out:
-                raise InputError(
-                    "OUTLINE_DUPLICATE",
-                    f"two outline files for chapter {n}: {out[n].name} and {p.name}",
-                    str(folder),
-                    "remove or renumber one of them",
-                )
-            out[n] = p
-    return dict(sorted(out.items()))
+    return numbered_files(book.outlines_dir, _OUTLINE_NAME, code="OUTLINE_DUPLICATE", what="outline files")
 
 
 def load_outline(book: Book, chapter: int) -> FineOutline | None:

@@ -53,6 +53,28 @@ def parse_chapter_file(number: int, path: Path, data: bytes) -> Chapter:
     return Chapter(number, path, heading, body, sha256_hex(data))
 
 
+def numbered_files(folder: Path, pattern: re.Pattern[str], *, code: str, what: str) -> dict[int, Path]:
+    """Number → file, in number order, for every file in `folder` whose name matches `pattern` (group 1 is the
+    number; other files are ignored; a missing folder has none). Two files with one number (``0001.md`` and
+    ``1.md``) are an InputError `code`: "two <what> for chapter N"."""
+    if not folder.is_dir():
+        return {}
+    out: dict[int, Path] = {}
+    for p in sorted(folder.iterdir()):
+        m = pattern.match(p.name)
+        if m and p.is_file():
+            n = int(m.group(1))
+            if n in out:
+                raise InputError(
+                    code,
+                    f"two {what} for chapter {n}: {out[n].name} and {p.name}",
+                    str(folder),
+                    "remove or renumber one of them",
+                )
+            out[n] = p
+    return dict(sorted(out.items()))
+
+
 def read_chapter_file(number: int, path: Path) -> Chapter:
     """Read and parse one chapter file whose path is already known (CHAPTER_READ when it cannot be read) —
     for callers that list the chapters once and read many of them."""
@@ -105,22 +127,7 @@ class Book:
 
     def chapter_paths(self) -> dict[int, Path]:
         """Chapter number → file, for every ``chapters/NNNN.md`` (other files are ignored)."""
-        if not self.chapters_dir.is_dir():
-            return {}
-        out: dict[int, Path] = {}
-        for p in self.chapters_dir.iterdir():
-            m = _CHAPTER_NAME.match(p.name)
-            if m and p.is_file():
-                n = int(m.group(1))
-                if n in out:
-                    raise InputError(
-                        "CHAPTER_DUPLICATE",
-                        f"two files for chapter {n}: {out[n].name} and {p.name}",
-                        str(self.chapters_dir),
-                        "remove or renumber one of them",
-                    )
-                out[n] = p
-        return dict(sorted(out.items()))
+        return numbered_files(self.chapters_dir, _CHAPTER_NAME, code="CHAPTER_DUPLICATE", what="files")
 
     def chapter_numbers(self) -> list[int]:
         return list(self.chapter_paths())
