@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
 import httpx2  # the HTTP library both official SDKs are built on (a dependency of openai and anthropic)
@@ -144,16 +143,27 @@ class _Closable(Protocol):
 
 
 ClientT = TypeVar("ClientT", bound=_Closable)
+_ClientT_co = TypeVar("_ClientT_co", bound=_Closable, covariant=True)
+
+
+class SdkClientClass(Protocol[_ClientT_co]):
+    """What both official SDKs' async client classes accept (`openai.AsyncOpenAI`, `anthropic.AsyncAnthropic`)."""
+
+    def __call__(self, *, api_key: str, base_url: str, max_retries: int, timeout: float) -> _ClientT_co: ...
 
 
 class KeyedClient(Generic[ClientT]):
     """The one SDK client of a provider, for the API key currently in the environment.
 
-    Concurrent sends share it (one connection pool). A changed key gets a fresh client; the old one may still
-    carry requests in flight, so it is retired and closed only by `aclose`."""
+    Every client is made with the SDK's own retries off (`max_retries=0`): one attempt is one HTTP request, and
+    retries belong to the call policy. Concurrent sends share the client (one connection pool). A changed key
+    gets a fresh client; the old one may still carry requests in flight, so it is retired and closed only by
+    `aclose`."""
 
-    def __init__(self, make: Callable[[str], ClientT]) -> None:
-        self._make = make
+    def __init__(self, sdk_client: SdkClientClass[ClientT], *, base_url: str, timeout_s: float) -> None:
+        self._sdk_client = sdk_client
+        self._base_url = base_url
+        self._timeout_s = timeout_s
         self._client: ClientT | None = None
         self._key: str | None = None
         self._retired: list[ClientT] = []
@@ -164,7 +174,9 @@ class KeyedClient(Generic[ClientT]):
             self._retired.append(self._client)
             self._client = None
         if self._client is None:
-            self._client = self._make(key)
+            self._client = self._sdk_client(
+                api_key=key, base_url=self._base_url, max_retries=0, timeout=self._timeout_s
+            )
             self._key = key
         return self._client
 

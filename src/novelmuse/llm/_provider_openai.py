@@ -61,14 +61,8 @@ class OpenAIProvider:
         self.config = config
         self.book_root = book_root
         self.max_concurrency = config.max_concurrency
-        self._clients = KeyedClient(self._new_client)
-
-    def _new_client(self, key: str) -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(
-            api_key=key,
-            base_url=self.config.base_url or OPENAI_DEFAULT_BASE_URL,
-            max_retries=0,  # one attempt = one request: retries belong to the call policy
-            timeout=self.config.timeout_s,
+        self._clients = KeyedClient(
+            openai.AsyncOpenAI, base_url=config.base_url or OPENAI_DEFAULT_BASE_URL, timeout_s=config.timeout_s
         )
 
     def build_params(self, request: ProviderRequest) -> dict[str, Any]:
