@@ -1,11 +1,11 @@
 """A guided tour of `muse` on the bundled sample book (examples/sanguo): `python3 dev.py demo`.
 
 Part 1 runs on the sample book itself with no model configured — hard rules, story memory and a review
-whose model steps are honestly `skipped(no model configured)`. Part 2 runs the editorial loop on a
-throw-away copy (default `.demo/sanguo`, recreated each run) whose book.toml adds the `scripted` provider:
-canned answers from examples/demo-script.yaml stand in for a real model, and everything novelmuse does
-with them (schema validation, verbatim quote checks, the paragraph splice, the computed verdict, receipts)
-is real.
+whose model steps are honestly `skipped(no model configured)`. Part 2 runs the editorial loop (and a
+blind judge panel) on a throw-away copy (default `.demo/sanguo`, recreated each run) whose book.toml adds
+the `scripted` provider: canned answers from examples/demo-script.yaml stand in for a real model, and
+everything novelmuse does with them (schema validation, verbatim quote checks, the paragraph splice, the
+computed verdict, receipts) is real.
 
 Each step prints a one-line header, then the command and its output. The demo knows which exit code each
 step should give (`muse check` exits 1 when it finds an error); any other exit code stops the demo with
@@ -109,7 +109,7 @@ def sample_steps() -> list[Step]:
 
 
 def scripted_steps(copy: Path) -> list[Step]:
-    """Part 2: the editorial loop on the throw-away copy, answered by the scripted provider."""
+    """Part 2: the editorial loop and a judge panel on the throw-away copy, answered by the scripted provider."""
     book = ("--book", _rel(copy))
     return [
         Step(
@@ -126,6 +126,23 @@ def scripted_steps(copy: Path) -> list[Step]:
         Step(
             "Hard rules on chapter 2 after --apply: the forbidden 后宫 error is gone",
             ("check", "--chapter", "2", *book),
+        ),
+        Step(
+            "Blind 2+1 judge panel (SCRIPTED judges), original vs revised chapter 2 — exit 1 is expected: "
+            "the rule-layer hard blocks were not supplied, and unknown is not passed",
+            (
+                "judge",
+                "--profile",
+                "quality_gate",
+                "--item",
+                "demo-ch2",
+                "--seed",
+                "demo",  # fixed, so the canned reports can name the random candidate ids
+                _rel(SAMPLE / "chapters" / "0002.md"),
+                _rel(copy / "chapters" / "0002.md"),
+                *book,
+            ),
+            frozenset({1}),
         ),
     ]
 

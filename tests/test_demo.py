@@ -57,7 +57,7 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     steps = _sections(proc.stdout)
-    assert sorted(steps) == list(range(1, 13))
+    assert sorted(steps) == list(range(1, 14))
     by_command = {s.splitlines()[1]: s for s in steps.values()}
 
     check_all = by_command["$ muse check --book examples/sanguo"]
@@ -92,10 +92,15 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     assert "0 error(s)" in after and "passed: 1 chapter(s) checked, 0 error(s)" in after
     assert "后宫" not in after and not re.search(r"│\s*error\s*│", after)
 
+    judged = next(s for c, s in by_command.items() if c.startswith("$ muse judge --profile quality_gate"))
+    assert "SCRIPTED" in judged.splitlines()[0] and "stable" in judged.splitlines()[2]
+    assert "c_4aee = A examples/sanguo/chapters/0002.md" in judged and "c_129f = B " in judged
+    assert judged.count("hard block output_compliance was not evaluated (unknown is not passed)") == 2
+
     chapter = (copy / "chapters" / "0002.md").read_text(encoding="utf-8")
     assert "后宫" not in chapter and "皇子协养于董太后的宫中" in chapter
     assert "后宫" in (SAMPLE_BOOK / "chapters" / "0002.md").read_text(encoding="utf-8")
-    assert "demo finished: 12 steps" in proc.stdout
+    assert "demo finished: 13 steps" in proc.stdout
     assert _tree_digest(SAMPLE_BOOK) == before_tree
     assert _git_status() == before_git
 
