@@ -293,3 +293,19 @@ def test_tool_mode_truncated_and_missing_tool_call(server: LoopbackServer) -> No
     server.queue(Reply(body=text_only))
     resp = send(make_provider(server.base_url, structured="tool"))
     assert (resp.text, resp.finish) == ("I would rather talk.", "stop")  # not JSON: the policy asks for a correction
+
+
+def test_any_other_sdk_failure_is_classified_without_its_message(
+    server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anthropic
+    import anthropic.resources.messages.messages as messages
+
+    async def boom(*args: Any, **kwargs: Any) -> Any:
+        raise anthropic.AnthropicError(f"client-side check failed; body quoted {KEY}")
+
+    monkeypatch.setattr(messages.AsyncMessages, "create", boom)
+    err = send_error(make_provider(server.base_url))
+    assert (err.code, err.transient, err.cost_known) == ("MODEL_PROVIDER_ERROR", False, False)
+    assert "AnthropicError" in str(err) and KEY not in str(err)
+    assert server.count == 0

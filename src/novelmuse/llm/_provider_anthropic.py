@@ -32,14 +32,12 @@ import anthropic
 from ..book import AnthropicProviderConfig
 from ._provider_http import (
     KeyedClient,
+    SdkErrors,
     bad_response,
     read_api_key,
     schema_name,
     scrub,
     scrub_text,
-    sdk_error,
-    status_error,
-    transport_error,
 )
 from ._types import Finish, ProviderRequest, ProviderResponse
 from ._usage import anthropic_usage
@@ -47,6 +45,10 @@ from ._usage import anthropic_usage
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 TOOL_DESCRIPTION = "Give your answer as the input of this tool, following its input schema exactly."
+
+_SDK_ERRORS = SdkErrors(
+    status=anthropic.APIStatusError, timeout=anthropic.APITimeoutError, connection=anthropic.APIConnectionError
+)
 
 _FINISH: dict[str, Finish] = {
     "end_turn": "stop",
@@ -98,14 +100,8 @@ class AnthropicProvider:
         params = self.build_params(request)
         try:
             raw_response = await client.messages.with_raw_response.create(**params, timeout=request.timeout_s)
-        except anthropic.APIStatusError as exc:
-            raise status_error(self.name, exc.status_code, exc.response.content, key) from None
-        except anthropic.APITimeoutError as exc:
-            raise transport_error(self.name, exc, timeout=True) from None
-        except anthropic.APIConnectionError as exc:
-            raise transport_error(self.name, exc, timeout=False) from None
         except anthropic.AnthropicError as exc:
-            raise sdk_error(self.name, exc) from None
+            raise _SDK_ERRORS.classify(self.name, exc, key) from None
         raw = raw_response.http_response.content
         tool = schema_name(request.schema_name) if self.config.structured == "tool" else None
         return parse_message(self.name, raw, key, tool=tool)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 import httpx2  # the HTTP library both official SDKs are built on (a dependency of openai and anthropic)
@@ -116,6 +117,28 @@ def sdk_error(provider: str, exc: BaseException) -> ProviderError:
         transient=False,
         cost_known=False,
     )
+
+
+@dataclass(frozen=True)
+class SdkErrors:
+    """The exception classes of one official SDK. openai and anthropic mirror each other: `APIStatusError`
+    (carries the HTTP response), `APITimeoutError` (a subclass of `APIConnectionError`, so it is tested first),
+    everything else below the SDK's base error."""
+
+    status: type[Exception]
+    timeout: type[Exception]
+    connection: type[Exception]
+
+    def classify(self, provider: str, exc: Exception, secret: str | None) -> ProviderError:
+        """Any exception of the SDK's base error class, classified (see the module table)."""
+        response = getattr(exc, "response", None)
+        if isinstance(exc, self.status) and isinstance(response, httpx2.Response):
+            return status_error(provider, response.status_code, response.content, secret)
+        if isinstance(exc, self.timeout):
+            return transport_error(provider, exc, timeout=True)
+        if isinstance(exc, self.connection):
+            return transport_error(provider, exc, timeout=False)
+        return sdk_error(provider, exc)
 
 
 def bad_response(provider: str, raw: bytes, secret: str | None, why: str) -> ProviderError:

@@ -28,19 +28,21 @@ import openai
 from ..book import OpenAIProviderConfig
 from ._provider_http import (
     KeyedClient,
+    SdkErrors,
     bad_response,
     read_api_key,
     schema_name,
     scrub,
     scrub_text,
-    sdk_error,
-    status_error,
-    transport_error,
 )
 from ._types import Finish, ProviderRequest, ProviderResponse, Usage
 from ._usage import as_int
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+_SDK_ERRORS = SdkErrors(
+    status=openai.APIStatusError, timeout=openai.APITimeoutError, connection=openai.APIConnectionError
+)
 
 _FINISH: dict[str, Finish] = {
     "stop": "stop",
@@ -98,14 +100,8 @@ class OpenAIProvider:
         params = self.build_params(request)
         try:
             raw_response = await client.chat.completions.with_raw_response.create(**params, timeout=request.timeout_s)
-        except openai.APIStatusError as exc:
-            raise status_error(self.name, exc.status_code, exc.response.content, key) from None
-        except openai.APITimeoutError as exc:
-            raise transport_error(self.name, exc, timeout=True) from None
-        except openai.APIConnectionError as exc:
-            raise transport_error(self.name, exc, timeout=False) from None
         except openai.OpenAIError as exc:
-            raise sdk_error(self.name, exc) from None
+            raise _SDK_ERRORS.classify(self.name, exc, key) from None
         raw = raw_response.http_response.content
         return parse_chat_completion(self.name, raw, key)
 
