@@ -168,6 +168,11 @@ def main(argv: list[str] | None = None) -> int:
         env.setdefault("COLUMNS", "120")  # piped output: tables as wide as a usual terminal
 
     copy = make_copy(work)
+    print(
+        "novelmuse demo: a guided tour of `muse` on the sample book (the first ten chapters of 三国演义).\n"
+        "No real model is called: your user config ($MUSE_CONFIG or ~/.config/novelmuse/config.toml) is ignored.",
+        flush=True,
+    )
     parts = [
         (
             f"PART 1 — the sample book {_rel(SAMPLE)} as shipped, NO model configured",
@@ -196,8 +201,9 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 return rc or 1
     print(
-        f"\n==> demo finished: {total} steps, every exit code as expected. The sample book is unchanged; "
-        f"the revised chapter 2 is in {_rel(copy / 'chapters' / '0002.md')}.",
+        f"\n==> demo finished: {total} steps, every exit code as expected. The sample book's files are unchanged "
+        f"(its state is in {_rel(SAMPLE / '.muse')}, gitignored); the revised chapter 2 is "
+        f"{_rel(copy / 'chapters' / '0002.md')}.",
         flush=True,
     )
     return 0
