@@ -18,10 +18,12 @@ State is written only to gitignored places: examples/sanguo/.muse and the work d
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +58,26 @@ def _rel(path: Path) -> str:
         return str(path.relative_to(ROOT))
     except ValueError:
         return str(path)
+
+
+@contextlib.contextmanager
+def exclusive(work: Path) -> Iterator[None]:
+    """One demo at a time per work directory: a second run would delete the first one's copy mid-tour.
+
+    POSIX `flock` (released when the process ends, so a killed demo leaves no stale lock); on a platform
+    without fcntl the demo runs unlocked.
+    """
+    with open(work / "demo.lock", "a", encoding="utf-8") as fh:
+        try:
+            import fcntl
+        except ImportError:
+            yield
+            return
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            sys.exit(f"error[DEMO_BUSY]: another demo is running in {work} — wait for it, or use --workdir DIR")
+        yield
 
 
 def make_copy(work: Path) -> Path:
@@ -167,6 +189,12 @@ def main(argv: list[str] | None = None) -> int:
     if not sys.stdout.isatty():
         env.setdefault("COLUMNS", "120")  # piped output: tables as wide as a usual terminal
 
+    with exclusive(work):
+        return _tour(work, env)
+
+
+def _tour(work: Path, env: dict[str, str]) -> int:
+    """Both parts, in order; stops at the first unexpected exit code."""
     copy = make_copy(work)
     print(
         "novelmuse demo: a guided tour of `muse` on the sample book (the first ten chapters of 三国演义).\n"

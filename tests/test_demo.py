@@ -143,3 +143,13 @@ def test_the_demo_only_recreates_a_copy_it_made(demo: ModuleType, tmp_path: Path
     toml = (again / "book.toml").read_text(encoding="utf-8")
     assert toml.startswith((SAMPLE_BOOK / "book.toml").read_text(encoding="utf-8").rstrip("\n"))
     assert 'kind = "scripted"' in toml and 'default = "script:scripted-demo-1"' in toml
+
+
+def test_a_second_demo_in_the_same_workdir_is_refused(demo: ModuleType, tmp_path: Path) -> None:
+    import fcntl  # the lock is POSIX flock
+
+    with open(tmp_path / "demo.lock", "a", encoding="utf-8") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(SystemExit, match="DEMO_BUSY"):
+            demo.main(["--workdir", str(tmp_path)])
+    assert not (tmp_path / "sanguo").exists()  # refused before touching anything
