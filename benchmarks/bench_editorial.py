@@ -71,7 +71,9 @@ def make_book(root: Path, n: int) -> list[str]:
     (root / "script.yaml").write_text(yaml.safe_dump(script, allow_unicode=True), encoding="utf-8")
     (root / "book.toml").write_text(
         '[book]\ntitle = "bench"\n[providers.s]\nkind = "scripted"\nscript = "script.yaml"\n'
-        '[roles]\ndefault = "s:scripted-model-1"\n',
+        # reviewer and editor only: no extractor, so the facts step is skipped(no model configured) and the
+        # comparison stays 2 calls per chapter on both sides
+        '[roles]\nreviewer = "s:scripted-model-1"\neditor = "s:scripted-model-1"\n',
         encoding="utf-8",
     )
     return bodies

@@ -36,7 +36,8 @@ def test_polish_changes_only_the_chosen_paragraphs(tmp_path: Path, muse) -> None
     ch = as_json(r.stdout)["chapters"][0]
     assert ch["editor"][0]["computed_verdict"] == "polish" and ch["editor"][0]["model_verdict"] == "accept"
     assert ch["editor"][0]["agrees"] is False and ch["disagreements"]["editor_verdict"] == 1
-    assert ch["steps"][-2:] == [
+    assert ch["steps"][-1]["step"] == "facts" and ch["steps"][-1]["reason"] == "revision not applied"
+    assert ch["steps"][-3:-1] == [
         {
             "step": "editor_review",
             "status": "failed",
@@ -72,9 +73,10 @@ def test_rewrite_then_rereview_still_below_asks_arbiter_once_and_respects_rewrit
     assert ch["status"] == "finalized_with_issues"
     assert receipts_by_role(book) == {"reviewer": 2, "editor": 2, "writer": 1, "arbiter": 1}
     assert [(a["decision"], a["reason"]) for a in ch["arbiter"]] == [("keep_rewriting", "分数在涨")]
-    assert ch["steps"][-2]["step"] == "rewrite" and ch["steps"][-2]["status"] == "failed"
-    assert "bound of 1 rewrite round(s) reached" in ch["steps"][-2]["detail"]
-    assert ch["steps"][-1]["step"] == "post_rewrite_review" and ch["steps"][-1]["status"] == "passed"
+    assert ch["steps"][-3]["step"] == "rewrite" and ch["steps"][-3]["status"] == "failed"
+    assert "bound of 1 rewrite round(s) reached" in ch["steps"][-3]["detail"]
+    assert ch["steps"][-2]["step"] == "post_rewrite_review" and ch["steps"][-2]["status"] == "passed"
+    assert ch["steps"][-1]["reason"] == "revision not applied"
     assert ch["repairs"] == [
         {
             "step": "rewrite",
@@ -110,7 +112,7 @@ def test_arbiter_bound_stops_rewriting_even_with_rewrite_rounds_left(tmp_path: P
     # rewrite 1 → re-review (rewrite) → arbiter keep → rewrite 2 → re-review (rewrite) → arbiter bound reached
     assert receipts_by_role(book) == {"reviewer": 2, "editor": 3, "writer": 2, "arbiter": 1}
     assert len(ch["arbiter"]) == 1
-    assert ch["steps"][-2] == {
+    assert ch["steps"][-3] == {
         "step": "arbiter",
         "status": "failed",
         "reason": None,
@@ -211,5 +213,5 @@ def test_rewritten_chapter_gets_one_consistency_review_of_its_final_text(tmp_pat
     assert ch["status"] == "finalized_with_issues" and ch["open_issues"] == 1
     final = ch["consistency"][-1]
     assert final["round"] == 1 and final["issues"][0]["open"] is True
-    assert ch["steps"][-1]["step"] == "post_rewrite_review" and ch["steps"][-1]["status"] == "failed"
+    assert ch["steps"][-2]["step"] == "post_rewrite_review" and ch["steps"][-2]["status"] == "failed"
     assert receipts_by_role(book) == {"reviewer": 2, "editor": 2, "writer": 1}

@@ -73,7 +73,12 @@ def test_range_in_a_real_subprocess_progress_on_stderr_json_on_stdout(tmp_path: 
     assert doc["run_id"] is None and doc["summary"]["not_reviewed"] == 3
     for c in doc["chapters"]:
         labels = {s["step"]: s["status"] for s in c["steps"]}
-        assert labels == {"rules": "passed", "consistency_review": "skipped", "editor_review": "skipped"}
+        assert labels == {
+            "rules": "passed",
+            "consistency_review": "skipped",
+            "editor_review": "skipped",
+            "facts": "skipped",
+        }
     r = muse_subprocess("review", "--range", "1-3", "--book", book)
-    assert r.stdout.count("skipped(no model configured)") == 6
+    assert r.stdout.count("skipped(no model configured)") == 9
     assert "3 resumed" in r.stdout

@@ -41,15 +41,16 @@ def test_no_issues_is_finalized_without_revision(tmp_path: Path, muse) -> None:
         ("rules", "passed"),
         ("consistency_review", "passed"),
         ("editor_review", "passed"),
+        ("facts", "passed"),  # the file is the finalised text: its (empty) fact card is extracted
     ]
     assert ch["revision"] is None and ch["repairs"] == []
     assert ch["editor"][0]["computed_verdict"] == "accept" and ch["editor"][0]["model_verdict"] == "accept"
-    assert ch["usage"]["calls"] == 2 and ch["usage"]["input_tokens"] > 0
-    assert receipts_by_role(book) == {"reviewer": 1, "editor": 1}
+    assert ch["usage"]["calls"] == 3 and ch["usage"]["input_tokens"] > 0
+    assert receipts_by_role(book) == {"reviewer": 1, "editor": 1, "extractor": 1}
     # the record is bound to the file's sha256 and stored with its steps
     rows = db_rows(book, "SELECT chapter, chapter_sha256, status FROM review_records")
     assert rows == [(1, ch["chapter_sha256"], "finalized")]
-    assert len(db_rows(book, "SELECT * FROM review_steps")) == 3
+    assert len(db_rows(book, "SELECT * FROM review_steps")) == 4
 
 
 def test_major_issue_one_repair_then_rereview_passes(tmp_path: Path, muse) -> None:
@@ -201,6 +202,13 @@ def test_evidence_not_in_text_is_corrected_then_fails_closed_after_call_budget(t
     ch = as_json(r.stdout)["chapters"][0]
     assert ch["status"] == "error" and ch["error_code"] == "CONTRACT_QUOTE_NOT_FOUND"
     assert ch["steps"][-1] == {
+        "step": "facts",
+        "status": "skipped",
+        "reason": "an earlier step failed closed",
+        "code": None,
+        "detail": "",
+    }
+    assert ch["steps"][-2] == {
         "step": "editor_review",
         "status": "error",
         "reason": None,
@@ -289,6 +297,7 @@ def test_no_model_configured_skips_model_steps_never_passes(tmp_path: Path, muse
         "forbidden_rewrite": ("skipped", "no model configured"),
         "consistency_review": ("skipped", "no model configured"),
         "editor_review": ("skipped", "no model configured"),
+        "facts": ("skipped", "no model configured"),
     }
     assert ch["rules"]["forbidden_remaining"][0]["phrase"] == "大贤良师"
     # the database says skipped too, with the reason

@@ -12,7 +12,7 @@ from novelmuse.editorial import memory_context
 from novelmuse.editorial._revisions import apply_revision
 from novelmuse.errors import InputError
 
-from .helpers import as_json, body_of, editor_output, make_book, receipts_by_role, sanguo_chapters
+from .helpers import EMPTY_FACTS, as_json, body_of, editor_output, make_book, receipts_by_role, sanguo_chapters
 
 CLEAN = {"output": {"issues": [], "passed": True}}
 
@@ -32,13 +32,14 @@ def test_range_runs_in_order_and_resumes(tmp_path: Path, muse) -> None:
     doc = as_json(r.stdout)
     assert [c["chapter"] for c in doc["chapters"]] == [1, 2, 3]
     assert doc["summary"]["reviewed"] == 3 and doc["summary"]["resumed"] == 0 and doc["ok"] is True
-    assert receipts_by_role(book) == {"reviewer": 3, "editor": 3}
-    # a rerun changes nothing and spends nothing
+    assert receipts_by_role(book) == {"reviewer": 3, "editor": 3, "extractor": 3}
+    # a rerun changes nothing and spends nothing (the fact cards are current: not extracted again)
     r = muse("review", "--range", "1-3", "--book", book, "--json")
     doc = as_json(r.stdout)
     assert [c["resumed"] for c in doc["chapters"]] == [True, True, True]
     assert doc["summary"]["reviewed"] == 0 and doc["summary"]["resumed"] == 3
-    assert receipts_by_role(book) == {"reviewer": 3, "editor": 3}
+    assert doc["summary"]["input_tokens"] == 0
+    assert receipts_by_role(book) == {"reviewer": 3, "editor": 3, "extractor": 3}
     # the human output says so
     r = muse("review", "--range", "1-3", "--book", book)
     assert r.stdout.count("resumed: already reviewed") == 3
@@ -51,7 +52,7 @@ def test_range_runs_in_order_and_resumes(tmp_path: Path, muse) -> None:
         (1, True, "finalized"),
         (2, False, "finalized"),
     ]
-    assert receipts_by_role(book) == {"reviewer": 4, "editor": 4}
+    assert receipts_by_role(book) == {"reviewer": 4, "editor": 4, "extractor": 4}
 
 
 def test_range_stops_at_a_failed_closed_chapter_and_resumes_there(tmp_path: Path, muse) -> None:
@@ -133,6 +134,7 @@ def test_empty_chapter_skips_model_steps_with_a_reason(tmp_path: Path, muse) -> 
         ("rules", "passed", None),
         ("consistency_review", "skipped", "the chapter has no text"),
         ("editor_review", "skipped", "the chapter has no text"),
+        ("facts", "skipped", "the chapter was not finalized"),
     ]
     assert ch["status"] == "not_reviewed" and receipts_by_role(book) == {}
 
@@ -158,19 +160,22 @@ def test_no_editor_leaves_the_editor_out_and_is_its_own_resume_key(tmp_path: Pat
     assert r.exit_code == 0, r.stderr
     ch = as_json(r.stdout)["chapters"][0]
     assert ch["status"] == "finalized"
-    assert ch["steps"][-1] == {
+    assert ch["steps"][-2] == {
         "step": "editor_review",
         "status": "skipped",
         "reason": "not requested (--no-editor)",
         "code": None,
         "detail": "",
     }
-    assert receipts_by_role(book) == {"reviewer": 1}
+    assert ch["steps"][-1]["step"] == "facts" and ch["steps"][-1]["status"] == "passed"
+    assert receipts_by_role(book) == {"reviewer": 1, "extractor": 1}
     # with the editor, it is a different configuration: reviewed again, not resumed
     r = muse("review", "1", "--book", book, "--json")
     doc = as_json(r.stdout)
     assert doc["chapters"][0]["resumed"] is False and doc["chapters"][0]["status"] == "finalized"
-    assert receipts_by_role(book) == {"reviewer": 2, "editor": 1}
+    # the file is unchanged, so its fact card is still current: not extracted again
+    assert receipts_by_role(book) == {"reviewer": 2, "editor": 1, "extractor": 1}
+    assert doc["chapters"][0]["facts"]["extracted"] is False
     assert doc["summary"]["disagreements"] == {"reviewer_pass_flag": 0, "editor_verdict": 0}
 
 
@@ -223,6 +228,7 @@ def test_interrupted_range_keeps_finished_chapters_and_resumes(tmp_path: Path, m
         conn.close()
     # the rerun (a fresh script cursor: without the hanging entry) resumes chapter 1 and reviews 2 and 3
     script["reviewer"][1].pop("delay_s")  # type: ignore[index]
+    script["extractor"] = [{"output": EMPTY_FACTS}] * 3
     (book / "script.yaml").write_text(yaml.safe_dump(script, allow_unicode=True), encoding="utf-8")
     r = muse("review", "--range", "1-3", "--book", book, "--json")
     assert r.exit_code == 0, r.stderr

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..editorial import ChapterReview, review_chapters
+from ..editorial import ChapterReview, facts_error, review_chapters
 from ..errors import EXIT_FAILED_CLOSED, EXIT_FINDINGS, InputError
 from ..reports import render_review_run, render_revision_diffs
 from ._app import app
@@ -39,8 +39,9 @@ def review(
     """Review chapters: hard rules, consistency review with bounded repair, the 7-dimension editor, the arbiter.
 
     The original text is kept; the result is stored as a revision and written to the chapter file only
-    with --apply. Exit 0 finalized (or not reviewed: no model), 1 finalized with open issues, 3 a step
-    failed closed.
+    with --apply. A finalised chapter whose file is the finalised text then gets its fact card (事实卡)
+    from the extractor. Exit 0 finalized (or not reviewed: no model), 1 finalized with open issues or
+    fact-card items rejected, 3 a step failed closed (the facts step included).
     """
     if (chapter is None) == (range_ is None):
         raise InputError(
@@ -81,5 +82,14 @@ def review(
             markup=False,
         )
         raise typer.Exit(EXIT_FAILED_CLOSED)
-    if any(c.status == "finalized_with_issues" for c in run.chapters):
+    for c in run.chapters:
+        if (step := facts_error(c)) is not None:
+            err_console.print(
+                f"error[{step.code}]: chapter {c.chapter}: the facts step failed closed (the review is recorded),"
+                f" {b.chapter_path(c.chapter)} — see `muse calls` for the receipts; rerun `muse review {c.chapter}`"
+                " or `muse sync` to extract the fact card",
+                markup=False,
+            )
+            raise typer.Exit(EXIT_FAILED_CLOSED)
+    if any(c.status == "finalized_with_issues" or (c.facts and c.facts.rejected) for c in run.chapters):
         raise typer.Exit(EXIT_FINDINGS)

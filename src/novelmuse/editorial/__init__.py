@@ -1,7 +1,8 @@
 """The editorial loop (seed 004): consistency review with bounded repair, the 7-dimension editor, the arbiter.
 
 Hard rules run in the loop (forbidden phrases → targeted paragraph rewrite; fatigue → editor reference;
-preferences → writer prompt). Every step ends as exactly one `StepOutcome`.
+preferences → writer prompt). A finalised chapter whose file is the finalised text gets its fact card
+(the `facts` step, extractor role). Every step ends as exactly one `StepOutcome`.
 """
 
 from ._loop import chapter_status, open_issue_count, run_loop
@@ -14,7 +15,9 @@ from ._models import (
     ConsistencyRound,
     DimOut,
     EditorRound,
+    FactsOut,
     IssueOut,
+    RejectedOut,
     RepairOut,
     UsageOut,
 )
@@ -22,7 +25,7 @@ from ._outcomes import NO_MODEL, StepOutcome
 from ._records import ReviewStatus, finalized_with_issues, find_current_review, latest_reviews, review_notes
 from ._review import config_sha256, review_chapter
 from ._rules_step import RuleView, load_rule_view, rule_view
-from ._run import ReviewRun, RunSummary, review_chapters
+from ._run import ReviewRun, RunSummary, facts_error, review_chapters
 from ._splice import assert_only_changed, changed_paragraphs, paragraph_diff, splice_paragraphs
 from ._verdict import Verdict, compute_verdict
 
@@ -35,8 +38,10 @@ __all__ = [
     "ConsistencyRound",
     "DimOut",
     "EditorRound",
+    "FactsOut",
     "IssueOut",
     "MemoryContext",
+    "RejectedOut",
     "RepairOut",
     "ReviewRun",
     "ReviewStatus",
@@ -50,6 +55,7 @@ __all__ = [
     "chapter_status",
     "compute_verdict",
     "config_sha256",
+    "facts_error",
     "finalized_with_issues",
     "find_current_review",
     "latest_reviews",

@@ -7,7 +7,7 @@ review record can sum tokens and cost from the receipts afterwards.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, TypeVar
@@ -79,10 +79,13 @@ class Caller:
                 role=role, schema=schema, messages=messages, contracts=list(contracts), prompt_sha256=prompt_sha256
             )
         except ModelCallFailed as exc:
-            ids = [exc.call_id] if exc.call_id else []
-            for cid in [*ids, *(r.call_id for r in exc.receipts)]:
-                if cid not in self.call_ids:
-                    self.call_ids.append(cid)
+            self.remember([exc.call_id, *(r.call_id for r in exc.receipts)])
             raise
-        self.call_ids.append(result.call_id)
+        self.remember([result.call_id])
         return result.value, result.call_id
+
+    def remember(self, call_ids: Iterable[str | None]) -> None:
+        """Keep logical call ids (each once) whose receipts the record's usage is summed from."""
+        for cid in call_ids:
+            if cid and cid not in self.call_ids:
+                self.call_ids.append(cid)

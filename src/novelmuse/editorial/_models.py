@@ -138,6 +138,30 @@ class RevisionOut(_Doc):
     applied: bool
 
 
+class RejectedOut(_Doc):
+    """A fact-card item the deterministic validation rejected (FORESHADOW_PLANT_CAP, …): shown, never dropped."""
+
+    code: str
+    item: str  # e.g. "foreshadows[3]"
+    detail: str
+
+
+class FactsOut(_Doc):
+    """The chapter's fact card (事实卡) the `facts` step extracted, or found already current for the file."""
+
+    fact_card_id: str
+    chapter_sha256: str  # the chapter file's bytes the card is bound to
+    receipt_id: str | None  # the accepted attempt's receipt
+    call_id: str | None
+    run_id: str | None  # the run whose extractor call produced the card
+    extracted: bool  # True: extracted by this review; False: a current card existed (not extracted again)
+    accepted: list[str]
+    rejected: list[RejectedOut]
+    input_tokens: int  # of the extraction by this review (0 when not extracted again)
+    output_tokens: int
+    cost: float | None
+
+
 class ChapterReview(_Doc):
     """Everything one review of one chapter did: the `muse review --json` document per chapter."""
 
@@ -161,4 +185,5 @@ class ChapterReview(_Doc):
     open_issues: int
     result_sha256: str
     revision: RevisionOut | None
+    facts: FactsOut | None = None  # set when the `facts` step passed or failed
     usage: UsageOut

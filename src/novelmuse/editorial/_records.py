@@ -124,6 +124,42 @@ def mark_applied(conn: sqlite3.Connection, doc: ChapterReview) -> None:
         conn.execute("UPDATE review_records SET report_json = ? WHERE id = ?", (doc.model_dump_json(), doc.record_id))
 
 
+def record_facts(conn: sqlite3.Connection, doc: ChapterReview, step: str = "facts") -> None:
+    """Store the `facts` step of a recorded review (it runs after the record and any --apply).
+
+    The step's row replaces an earlier one of the same record (a resumed review that extracted its
+    fact card now); the stored document and the record's tokens and cost are updated with it.
+    """
+    outcome = next(s for s in doc.steps if s.step == step)
+    with transaction(conn):
+        row = conn.execute(
+            "SELECT seq FROM review_steps WHERE record_id = ? AND step = ?", (doc.record_id, step)
+        ).fetchone()
+        if row is not None:
+            seq = row[0]
+            conn.execute("DELETE FROM review_steps WHERE record_id = ? AND seq = ?", (doc.record_id, seq))
+        else:
+            seq = conn.execute(
+                "SELECT COALESCE(MAX(seq) + 1, 0) FROM review_steps WHERE record_id = ?", (doc.record_id,)
+            ).fetchone()[0]
+        conn.execute(
+            "INSERT INTO review_steps VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (doc.record_id, seq, outcome.step, outcome.status, outcome.reason, outcome.code, outcome.detail),
+        )
+        conn.execute(
+            "UPDATE review_records SET report_json = ?, input_tokens = ?, output_tokens = ?, cost = ?, cost_known = ?"
+            " WHERE id = ?",
+            (
+                doc.model_dump_json(),
+                doc.usage.input_tokens,
+                doc.usage.output_tokens,
+                doc.usage.cost,
+                int(doc.usage.cost is not None),
+                doc.record_id,
+            ),
+        )
+
+
 def find_current_review(
     conn: sqlite3.Connection, chapter: int, file_sha256: str, config_sha256: str
 ) -> ChapterReview | None:

@@ -11,11 +11,13 @@ from collections.abc import Iterable
 
 from ..book import Book, atomic_write_bytes
 from ..llm import ModelSession, list_receipts
-from ..memory import MemoryState
+from ..memory import MemoryState, current_fact_cards
 from ..roles import load_prompt
 from ..store import new_id, utc_now
 from ..text import sha256_hex, sha256_json
 from ._calls import Caller
+from ._facts_step import STEP as FACTS_STEP
+from ._facts_step import facts_step
 from ._loop import chapter_status, open_issue_count, run_loop
 from ._memory_ctx import MemoryContext, memory_context
 from ._models import (
@@ -27,7 +29,7 @@ from ._models import (
     RulesSummary,
     UsageOut,
 )
-from ._records import find_current_review, mark_applied, save_review
+from ._records import find_current_review, mark_applied, record_facts, save_review
 from ._revisions import apply_revision, base_path, revision_bytes, revision_path
 from ._rules_step import RuleView, fatigue_hits, forbidden_hits, load_rule_view
 from ._state import LoopState
@@ -110,6 +112,7 @@ async def review_chapter(
     """Review chapter `number` (seed 004 loop); store the record and, if the text changed, a revision.
 
     With `apply`, a revision is written over the author's file (only if unchanged since it was read).
+    Then the `facts` step extracts the fact card when the file on disk is the finalised text.
     With `resume`, a record of the same file bytes and configuration is returned instead (resumed=True).
     `rules` and `memory_state` let a run over many chapters load them once; `editor=False` leaves
     the (optional, costly) 7-dimension editor out.
@@ -122,7 +125,7 @@ async def review_chapter(
     if resume:
         found = find_current_review(book.db, number, chapter.sha256, cfg_sha)
         if found is not None:
-            return found.model_copy(update={"resumed": True})
+            return await _resume(book, found.model_copy(update={"resumed": True}), session)
     started = utc_now()
     state = LoopState(
         chapter=number,
@@ -204,4 +207,30 @@ async def review_chapter(
         apply_revision(chapter, new_bytes)
         doc = doc.model_copy(update={"revision": revision.model_copy(update={"applied": True})})
         mark_applied(book.db, doc)
+    outcome, facts = await facts_step(book, doc, caller)
+    doc = doc.model_copy(
+        update={"steps": [*doc.steps, outcome], "facts": facts, "usage": usage_of(book, caller.call_ids)}
+    )
+    record_facts(book.db, doc)
+    return doc
+
+
+async def _resume(book: Book, doc: ChapterReview, session: ModelSession | None) -> ChapterReview:
+    """A review already done for these bytes and configuration: only its `facts` step may still be due.
+
+    Its fact card is kept when it is still the chapter's current card; otherwise (none yet: no model
+    then, the extraction failed closed, the record predates the step) the step runs now and the
+    record is updated. The review's own usage stays as recorded; a new extraction's tokens are in `facts`.
+    """
+    kept = next((s for s in doc.steps if s.step == FACTS_STEP), None)
+    if kept is not None and kept.status in ("passed", "failed") and doc.facts is not None:
+        current = current_fact_cards(book.db, {doc.chapter: doc.facts.chapter_sha256}).get(doc.chapter)
+        if current is not None and current.id == doc.facts.fact_card_id:
+            return doc
+    outcome, facts = await facts_step(book, doc, Caller(session))
+    if outcome == kept and facts == doc.facts:
+        return doc
+    steps = [s for s in doc.steps if s.step != FACTS_STEP]
+    doc = doc.model_copy(update={"steps": [*steps, outcome], "facts": facts})
+    record_facts(book.db, doc)
     return doc

@@ -9,8 +9,10 @@ from pydantic import BaseModel, ConfigDict
 
 from ..book import Book
 from ..llm import ModelSession
+from ._facts_step import STEP as FACTS_STEP
 from ._memory_ctx import load_memory
 from ._models import SCHEMA_VERSION, ChapterReview, Disagreements
+from ._outcomes import StepOutcome
 from ._review import _ROLES, review_chapter
 from ._rules_step import load_rule_view
 
@@ -28,6 +30,8 @@ class RunSummary(BaseModel):
     finalized_with_issues: int
     not_reviewed: int
     error: int
+    facts_failed: int  # chapters whose fact card has rejected items (shown in each chapter's `facts`)
+    facts_error: int  # chapters whose `facts` step failed closed (their review stays recorded)
     disagreements: Disagreements  # summed over the chapters: the model's own pass flag / verdict vs the computed
     input_tokens: int
     output_tokens: int
@@ -47,12 +51,16 @@ class ReviewRun(BaseModel):
 
 
 def summarize(reviews: list[ChapterReview], selected: list[int], run_id: str | None) -> ReviewRun:
-    """The run document for the reviews done (resumed ones count as done, with zero new usage)."""
+    """The run document for the reviews done (resumed ones count as done; they spend only a fact-card
+    extraction their `facts` step made in this run)."""
     done = {r.chapter for r in reviews}
     fresh = [r for r in reviews if not r.resumed]
+    # a resumed chapter spends only what its facts step extracted in this run
+    late = [f for r in reviews if r.resumed and (f := r.facts) is not None and f.extracted and f.run_id == run_id]
     cost: float | None = 0.0
-    for r in fresh:
-        cost = None if cost is None or r.usage.cost is None else cost + r.usage.cost
+    for c in [*(r.usage.cost for r in fresh), *(f.cost for f in late)]:
+        cost = None if cost is None or c is None else cost + c
+    facts = [s.status for r in reviews for s in r.steps if s.step == FACTS_STEP]
     by_status = {s: sum(1 for r in reviews if r.status == s) for s in ("finalized", "finalized_with_issues")}
     summary = RunSummary(
         chapters=len(selected),
@@ -63,15 +71,24 @@ def summarize(reviews: list[ChapterReview], selected: list[int], run_id: str | N
         finalized_with_issues=by_status["finalized_with_issues"],
         not_reviewed=sum(1 for r in reviews if r.status == "not_reviewed"),
         error=sum(1 for r in reviews if r.status == "error"),
+        facts_failed=facts.count("failed"),
+        facts_error=facts.count("error"),
         disagreements=Disagreements(
             reviewer_pass_flag=sum(r.disagreements.reviewer_pass_flag for r in reviews),
             editor_verdict=sum(r.disagreements.editor_verdict for r in reviews),
         ),
-        input_tokens=sum(r.usage.input_tokens for r in fresh),
-        output_tokens=sum(r.usage.output_tokens for r in fresh),
+        input_tokens=sum(r.usage.input_tokens for r in fresh) + sum(f.input_tokens for f in late),
+        output_tokens=sum(r.usage.output_tokens for r in fresh) + sum(f.output_tokens for f in late),
         cost=cost,
     )
-    return ReviewRun(ok=summary.error == 0, run_id=run_id, chapters=reviews, summary=summary)
+    return ReviewRun(
+        ok=summary.error == 0 and summary.facts_error == 0, run_id=run_id, chapters=reviews, summary=summary
+    )
+
+
+def facts_error(doc: ChapterReview) -> StepOutcome | None:
+    """The chapter's `facts` step when it failed closed (the review itself is recorded), else None."""
+    return next((s for s in doc.steps if s.step == FACTS_STEP and s.status == "error"), None)
 
 
 async def review_chapters(
@@ -83,7 +100,7 @@ async def review_chapters(
     editor: bool = True,
     on_chapter: Callable[[ChapterReview], None] | None = None,
 ) -> ReviewRun:
-    """Review chapters in order; a chapter that fails closed stops the run (the rest stay `not_run`).
+    """Review chapters in order; a chapter that fails closed (or whose facts step does) stops the run.
 
     A rerun resumes: chapters whose record matches their current bytes and configuration are not
     reviewed again (they come back with `resumed: true`).
@@ -102,8 +119,15 @@ async def review_chapters(
             reviews.append(doc)
             if on_chapter is not None:
                 on_chapter(doc)
-            if doc.status == "error":
-                break
+            if doc.status == "error" or facts_error(doc) is not None:
+                break  # later chapters' memory would lack this one's facts: a rerun resumes here
+            if (
+                doc.facts is not None
+                and doc.facts.extracted
+                and session is not None
+                and doc.facts.run_id == session.run_id
+            ):
+                memory = load_memory(book)  # the next chapter is reviewed with this chapter's facts
     except (KeyboardInterrupt, asyncio.CancelledError):
         if session is not None:  # the chapters already recorded stay recorded; a rerun resumes after them
             await session.aclose("interrupted")

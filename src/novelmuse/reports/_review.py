@@ -1,6 +1,6 @@
 """Terminal rendering of `muse review`: steps with their exact outcome, issues with quotes, scores,
-both verdicts, repairs, arbiter decisions, tokens and cost. A skipped step is shown as
-``skipped(reason)`` in its own colour, never as passed.
+both verdicts, repairs, arbiter decisions, the fact card (rejected items listed), tokens and cost.
+A skipped step is shown as ``skipped(reason)`` in its own colour, never as passed.
 """
 
 from __future__ import annotations
@@ -83,6 +83,16 @@ def render_chapter(console: Console, doc: ChapterReview) -> None:
     for r in doc.repairs:
         where = "whole chapter" if r.paragraphs is None else f"paragraphs {r.paragraphs}"
         console.print(f"change: {r.step} ({r.kind}) {where}", markup=False)
+    if doc.facts is not None:
+        f = doc.facts
+        how = "extracted" if f.extracted else "current, not extracted again"
+        console.print(
+            f"fact card {f.fact_card_id} ({how}): sha256 {f.chapter_sha256[:12]}…, receipt {f.receipt_id};"
+            f" {len(f.accepted)} accepted, {len(f.rejected)} rejected",
+            markup=False,
+        )
+        for rej in f.rejected:
+            console.print(Text(f"  REJECTED [{rej.code}] {rej.item}: {rej.detail}", style="red"))
     if doc.revision is not None:
         state = "applied to the chapter file" if doc.revision.applied else "stored; run with --apply to write it"
         console.print(f"revision {doc.revision.path} sha256 {doc.revision.sha256[:12]}… — {state}", markup=False)
@@ -104,7 +114,8 @@ def render_review_run(console: Console, run: ReviewRun) -> None:
     line = (
         f"{s.chapters} chapter(s): {s.reviewed} reviewed, {s.resumed} resumed (unchanged since their review),"
         f" {s.finalized} finalized, {s.finalized_with_issues} finalized with issues, {s.not_reviewed} not reviewed,"
-        f" {s.error} error; tokens {s.input_tokens} in / {s.output_tokens} out, cost {_cost(s.cost)};"
+        f" {s.error} error; fact cards: {s.facts_failed} with rejected items, {s.facts_error} error;"
+        f" tokens {s.input_tokens} in / {s.output_tokens} out, cost {_cost(s.cost)};"
         f" model vs computed disagreements: pass flag {s.disagreements.reviewer_pass_flag},"
         f" editor verdict {s.disagreements.editor_verdict}"
     )
