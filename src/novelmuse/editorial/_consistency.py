@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..llm import ModelCallFailed, Violation
 from ..roles.reviewer import ConsistencyReport
-from ..text import locate_quote, paragraph_at, sha256_hex, split_paragraphs
+from ..text import NormalizedText, locate_quote, paragraph_at, sha256_hex, split_paragraphs
 from ._calls import Caller, Contract, normalized, prompt
 from ._models import ConsistencyRound, IssueOut
 from ._outcomes import NO_MODEL, StepOutcome
@@ -26,20 +26,23 @@ def quote_contract(body: str) -> Contract:
     norm = normalized(body)
 
     def check(report: ConsistencyReport) -> list[Violation]:
-        found: list[Violation] = []
-        for i, issue in enumerate(report.issues):
-            m = locate_quote(norm, issue.quote, min_chars=QUOTE_MIN_CHARS)
-            if m.error_code:
-                found.append(
-                    Violation(
-                        code=m.error_code,
-                        detail=f"issues[{i}].quote 「{issue.quote[:60]}」: {m.status} — copy one sentence verbatim "
-                        f"(≥{QUOTE_MIN_CHARS} characters) that occurs exactly once in the chapter",
-                    )
-                )
-        return found
+        found = (quote_violation(norm, issue.quote, f"issues[{i}].quote") for i, issue in enumerate(report.issues))
+        return [v for v in found if v is not None]
 
     return check
+
+
+def quote_violation(norm: NormalizedText, quote: str, field: str) -> Violation | None:
+    """The contract violation of one model-given quote (None when it is found exactly once in the chapter); the
+    detail, for the correction message only, names the field and says what a valid quote is."""
+    m = locate_quote(norm, quote, min_chars=QUOTE_MIN_CHARS)
+    if not m.error_code:
+        return None
+    return Violation(
+        code=m.error_code,
+        detail=f"{field} 「{quote[:60]}」: {m.status} — copy one sentence verbatim (≥{QUOTE_MIN_CHARS} characters) "
+        "that occurs exactly once in the chapter",
+    )
 
 
 def _join(lines: list[str], empty: str) -> str:

@@ -17,7 +17,7 @@ from ..roles.editor import FORESHADOW_DIM, EditorReport
 from ..roles.writer import ChapterRewrite
 from ..text import locate_quote, sha256_hex, split_paragraphs
 from ._calls import Caller, Contract, normalized, prompt
-from ._consistency import QUOTE_MIN_CHARS
+from ._consistency import QUOTE_MIN_CHARS, quote_violation
 from ._models import DimOut, EditorRound
 from ._outcomes import NO_MODEL, StepOutcome
 from ._repair import MAX_POLISH_PARAGRAPHS, targeted_rewrite, writer_system_fields
@@ -35,15 +35,9 @@ def evidence_contract(body: str, neutral_foreshadow: bool) -> Contract:
         for name, dim in report.dims.by_name().items():
             if neutral_foreshadow and name == FORESHADOW_DIM and not dim.evidence.strip():
                 continue
-            m = locate_quote(norm, dim.evidence, min_chars=QUOTE_MIN_CHARS)
-            if m.error_code:
-                found.append(
-                    Violation(
-                        code=m.error_code,
-                        detail=f"dims.{name}.evidence 「{dim.evidence[:60]}」: {m.status} — quote one sentence "
-                        f"verbatim (≥{QUOTE_MIN_CHARS} characters) that occurs exactly once in the chapter",
-                    )
-                )
+            violation = quote_violation(norm, dim.evidence, f"dims.{name}.evidence")
+            if violation is not None:
+                found.append(violation)
         return found
 
     return check
