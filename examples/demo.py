@@ -141,9 +141,9 @@ def scripted_steps(copy: Path) -> list[Step]:
         Step("Every model call with its receipts — provider kind (scripted), tokens, attempts", ("calls", *book)),
         Step("Tokens and cost by role and run — cost unknown: the scripted provider has no price", ("cost", *book)),
         Step(
-            "Write the revision into chapters/0002.md — --force reruns the scripted loop (a resumed review "
-            "does not apply its stored revision)",
-            ("review", "2", "--apply", "--force", *book),
+            "Write the stored revision into chapters/0002.md — the review resumes (no new review calls); "
+            "the facts step now extracts the fact card of the new file",
+            ("review", "2", "--apply", *book),
         ),
         Step(
             "Hard rules on chapter 2 after --apply: the forbidden 后宫 error is gone",

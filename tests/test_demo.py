@@ -86,7 +86,7 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     receipts = [line for line in calls.splitlines()[2:] if "(scripted)" in line]
     assert sorted(line.split()[3] for line in receipts) == ["editor", "reviewer", "writer"]
 
-    applied = by_command[f"$ muse review 2 --apply --force {book}"]
+    applied = by_command[f"$ muse review 2 --apply {book}"]
     assert "applied to the chapter file" in applied
     after = by_command[f"$ muse check --chapter 2 {book}"].split("\n", 2)[2]  # output only
     assert "0 error(s)" in after and "passed: 1 chapter(s) checked, 0 error(s)" in after

@@ -106,6 +106,15 @@ def test_major_issue_one_repair_then_rereview_passes(tmp_path: Path, muse) -> No
     assert (
         sum(1 for ln in r.stdout.splitlines() if ln.startswith(("+", "-")) and not ln.startswith(("+++", "---"))) == 2
     )
+    # a later --apply resumes the stored review and writes its revision: no new review calls, then the
+    # facts step (skipped while the revision was not applied) extracts the fact card of the new file
+    r = muse("review", "1", "--book", book, "--apply", "--json")
+    assert r.exit_code == 0, r.stderr
+    resumed = as_json(r.stdout)["chapters"][0]
+    assert resumed["resumed"] is True and resumed["revision"]["applied"] is True
+    assert (book / "chapters" / "0001.md").read_bytes() == kept.read_bytes()
+    assert receipts_by_role(book) == {"reviewer": 2, "writer": 1, "editor": 1, "extractor": 1}
+    assert [s["status"] for s in resumed["steps"] if s["step"] == "facts"] == ["passed"]
 
 
 def test_repair_that_fails_is_finalized_with_issues_after_one_repair_and_one_rereview(tmp_path: Path, muse) -> None:

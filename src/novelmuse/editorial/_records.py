@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from ..book import Book
-from ..errors import MuseError
+from ..errors import InputError, MuseError
 from ..store import transaction, utc_now
+from ..text import sha256_hex
 from ._models import ChapterReview
 from ._state import LoopState
 
@@ -122,6 +123,20 @@ def mark_applied(conn: sqlite3.Connection, doc: ChapterReview) -> None:
     with transaction(conn):
         conn.execute("UPDATE revisions SET applied_at = ? WHERE id = ?", (utc_now(), doc.revision.id))
         conn.execute("UPDATE review_records SET report_json = ? WHERE id = ?", (doc.model_dump_json(), doc.record_id))
+
+
+def stored_revision(conn: sqlite3.Connection, revision_id: str, sha256: str) -> bytes:
+    """The bytes of a stored revision, verified against the sha256 its review recorded."""
+    row = conn.execute("SELECT text FROM revisions WHERE id = ?", (revision_id,)).fetchone()
+    data = row[0].encode("utf-8") if row is not None else b""
+    if sha256_hex(data) != sha256:
+        raise InputError(
+            "REVISION_CORRUPT",
+            f"the stored revision {revision_id} is missing or does not match its sha256",
+            ".muse/muse.db",
+            "rerun the review with --force",
+        )
+    return data
 
 
 def record_facts(conn: sqlite3.Connection, doc: ChapterReview, step: str = "facts") -> None:

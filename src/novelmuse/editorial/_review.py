@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..book import Book, atomic_write_bytes
+from ..book import Book, Chapter, atomic_write_bytes
 from ..llm import ModelSession, list_receipts
 from ..memory import MemoryState, current_fact_cards
 from ..roles import load_prompt
@@ -29,7 +29,7 @@ from ._models import (
     RulesSummary,
     UsageOut,
 )
-from ._records import find_current_review, mark_applied, record_facts, save_review
+from ._records import find_current_review, mark_applied, record_facts, save_review, stored_revision
 from ._revisions import apply_revision, base_path, revision_bytes, revision_path
 from ._rules_step import RuleView, fatigue_hits, forbidden_hits, load_rule_view
 from ._state import LoopState
@@ -125,7 +125,7 @@ async def review_chapter(
     if resume:
         found = find_current_review(book.db, number, chapter.sha256, cfg_sha)
         if found is not None:
-            return await _resume(book, found.model_copy(update={"resumed": True}), session)
+            return await _resume(book, chapter, found.model_copy(update={"resumed": True}), session, apply=apply)
     started = utc_now()
     state = LoopState(
         chapter=number,
@@ -215,13 +215,20 @@ async def review_chapter(
     return doc
 
 
-async def _resume(book: Book, doc: ChapterReview, session: ModelSession | None) -> ChapterReview:
-    """A review already done for these bytes and configuration: only its `facts` step may still be due.
+async def _resume(
+    book: Book, chapter: Chapter, doc: ChapterReview, session: ModelSession | None, *, apply: bool
+) -> ChapterReview:
+    """A review already done for these bytes and configuration: only --apply and the `facts` step may be due.
 
-    Its fact card is kept when it is still the chapter's current card; otherwise (none yet: no model
+    With `apply`, its stored revision (verified by sha256) is written now, exactly as a fresh review would
+    have written it. Its fact card is kept when it is still the chapter's current card; otherwise (none yet: no model
     then, the extraction failed closed, the record predates the step) the step runs now and the
     record is updated. The review's own usage stays as recorded; a new extraction's tokens are in `facts`.
     """
+    if apply and doc.revision is not None and not doc.revision.applied:
+        apply_revision(chapter, stored_revision(book.db, doc.revision.id, doc.revision.sha256))
+        doc = doc.model_copy(update={"revision": doc.revision.model_copy(update={"applied": True})})
+        mark_applied(book.db, doc)
     kept = next((s for s in doc.steps if s.step == FACTS_STEP), None)
     if kept is not None and kept.status in ("passed", "failed") and doc.facts is not None:
         current = current_fact_cards(book.db, {doc.chapter: doc.facts.chapter_sha256}).get(doc.chapter)
