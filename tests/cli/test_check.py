@@ -313,3 +313,16 @@ def test_corrupt_database_is_reported_but_the_check_still_runs(muse: Any, tmp_pa
     reg = json.loads(r.stdout)["registry"]
     assert reg["outcome"] == "error" and reg["code"] == "STORE_CORRUPT"
     assert "warning[STORE_CORRUPT]: chapter registry not updated" in r.stderr
+
+
+def test_prologue_is_not_held_to_chapter_length(tmp_path: Path, muse) -> None:
+    src = tmp_path / "novel.txt"
+    src.write_text("作者的话：短序。\n\n第一章 开端\n" + "正文。" * 40 + "\n", encoding="utf-8")
+    assert muse("import", src, "--into", tmp_path / "b").exit_code == 0
+    toml = tmp_path / "b" / "book.toml"
+    toml.write_text('[book]\ntitle = "t"\n[chapters]\nmin_chars = 100\n', encoding="utf-8")
+    r = muse("check", "--book", tmp_path / "b", "--json")
+    assert r.exit_code == 0, r.stdout
+    by_number = {c["number"]: c["length"] for c in json.loads(r.stdout)["chapters"]}
+    assert by_number[0]["outcome"] == "skipped" and "prologue" in by_number[0]["reason"]
+    assert by_number[1]["outcome"] == "passed"

@@ -97,6 +97,8 @@ def test_length_outcomes() -> None:
     out, violated = check_length(31, LengthLimits(max_chars=30))
     assert out.outcome == "failed" and violated == [("max_chars", 30)]
     assert check_length(30, LengthLimits(min_chars=30, max_chars=30))[0].outcome == "passed"
+    out, violated = check_length(3, LengthLimits(min_chars=20), prologue=True)
+    assert out.outcome == "skipped" and "prologue" in (out.reason or "") and violated == []
 
 
 def test_compiled_rules_severities_and_limits() -> None:

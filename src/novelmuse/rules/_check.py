@@ -177,10 +177,12 @@ def _finding_out(f: Finding) -> FindingOut:
     )
 
 
-def report_findings(findings: list[Finding], chars: int, limits: LengthLimits) -> tuple[LengthOut, list[FindingOut]]:
+def report_findings(
+    findings: list[Finding], chars: int, limits: LengthLimits, *, prologue: bool = False
+) -> tuple[LengthOut, list[FindingOut]]:
     """One chapter's length outcome and all its findings in report form (length findings included), errors
     first, then by rule and target."""
-    length, violated = check_length(chars, limits)
+    length, violated = check_length(chars, limits, prologue=prologue)
     items = [
         FindingOut(rule="length", target=t, limit=lim, actual=chars, severity="error", origin=LENGTH_ORIGIN, hits=[])
         for t, lim in violated
@@ -244,7 +246,7 @@ def check_book(
         paragraphs = len(split_paragraphs(ch.body))
         rel = str(ch.path.relative_to(book.root))
         records.append(ChapterRecord(ch.number, rel, ch.sha256, chars, paragraphs, now))
-        length, items = report_findings(findings, chars, loaded.effective.length)
+        length, items = report_findings(findings, chars, loaded.effective.length, prologue=ch.number == 0)
         by_rule.update(f.rule for f in items)
         out.append(
             ChapterOut(

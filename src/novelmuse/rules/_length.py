@@ -11,8 +11,18 @@ LENGTH_SEVERITY = "error"
 LENGTH_ORIGIN = "book.toml [chapters]"
 
 
-def check_length(chars: int, limits: LengthLimits) -> tuple[LengthOut, list[tuple[str, int]]]:
-    """The length outcome for a chapter of `chars` characters, and the violated bounds as (target, limit)."""
+PROLOGUE_REASON = "chapter 0 is the prologue (序): length limits apply to chapters only"
+
+
+def check_length(
+    chars: int, limits: LengthLimits, *, prologue: bool = False
+) -> tuple[LengthOut, list[tuple[str, int]]]:
+    """The length outcome for a chapter of `chars` characters, and the violated bounds as (target, limit).
+
+    The prologue (chapter 0, text before the first heading) is not a chapter: its length is skipped, visibly.
+    """
+    if prologue:
+        return LengthOut(chars=chars, min_chars=None, max_chars=None, outcome="skipped", reason=PROLOGUE_REASON), []
     if not limits.configured:
         return (
             LengthOut(
