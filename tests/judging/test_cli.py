@@ -270,3 +270,44 @@ def test_judge_summary_aggregates_items_by_arm_with_deltas(muse, tmp_path: Path)
     assert block["reliability"]["items"] == 2 and block["reliability"]["thirdJudgeRate"] == 0.0
     human = muse("judge-summary", "--book", book.root)
     assert "+1.00 (2)" in human.stdout
+
+
+def test_bad_input_files_give_one_line_errors_that_name_file_and_line(  # type: ignore[no-untyped-def]
+    muse, make_panel: Callable[..., Panel], tmp_path: Path
+) -> None:
+    panel = make_panel(corpus_candidates(1), None)
+    (draft,) = _files(panel)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("- {id: a1, text: x}\n- {id: [\n", "utf-8")
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes("- {id: a1, text: caf\xe9}\n".encode("latin-1"))
+    cases = [
+        (["--assertions", broken], "error[JUDGE_FILE_SYNTAX]", f"{broken}:"),
+        (["--hard-blocks", broken], "error[JUDGE_FILE_SYNTAX]", f"{broken}:"),
+        (["--assertions", latin1], "error[JUDGE_FILE_SYNTAX]", str(latin1)),
+        (["--assertions", tmp_path], "error[JUDGE_FILE_READ]", str(tmp_path)),
+        (["--manifest", tmp_path / "none.txt"], "error[JUDGE_FILE_READ]", "none.txt"),
+        ([tmp_path], "error[JUDGE_FILE_READ]", str(tmp_path)),
+    ]
+    for extra, code, where in cases:
+        r = muse("judge", "--book", panel.book.root, "--profile", "quality_gate", draft, *extra)
+        assert r.exit_code == 2, (extra, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(code) and where in lines[0], (extra, r.stderr)
+        assert " — " in lines[0]  # every error says how to fix it
+
+
+def test_hard_blocks_are_refused_for_a_profile_without_a_gate(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
+    panel = make_panel(corpus_candidates(1), None)
+    (draft,) = _files(panel)
+    blocks = panel.book.root / "blocks.yaml"
+    blocks.write_text("source_safety: passed\n", "utf-8")
+    r = muse("judge", "--book", panel.book.root, "--profile", "fine_outline_replay", draft, "--hard-blocks", blocks)
+    assert r.exit_code == 2 and r.stderr.startswith("error[JUDGE_HARD_BLOCKS_UNUSED]")
+
+
+def test_judge_summary_refuses_an_unknown_profile(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
+    panel = make_panel(corpus_candidates(1), None)
+    r = muse("judge-summary", "--book", panel.book.root, "--profile", "qualitygate", "--json")
+    assert r.exit_code == 2
+    assert json.loads(r.stdout)["error"]["code"] == "JUDGE_PROFILE_UNKNOWN"

@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..book import Book, FineOutline, parse_chapter_file, parse_outline
+from ..book import Book, FineOutline, line_of, load_yaml_lines, parse_chapter_file, parse_outline
 from ..errors import EXIT_FAILED_CLOSED, EXIT_FINDINGS, InputError
 from ..judging import (
     HARD_BLOCKS,
@@ -38,20 +37,16 @@ class _TargetIn(BaseModel):
     kind: str = Field(default="assertion", pattern=r"^(assertion|constraint)$")
 
 
-def _read_yaml(path: Path, what: str) -> Any:
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError("JUDGE_FILE_READ", f"cannot read the {what} ({exc.strerror})", str(path)) from exc
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError("JUDGE_FILE_SYNTAX", f"the {what} is not valid UTF-8 YAML ({exc})", str(path)) from exc
+def _read_yaml(path: Path) -> Any:
+    """A YAML input file; a syntax error names file:line (JUDGE_FILE_SYNTAX), an unreadable file JUDGE_FILE_READ."""
+    return load_yaml_lines(path, code_prefix="JUDGE_FILE")
 
 
 def _targets(path: Path | None) -> tuple[list[Target], list[Target]]:
     """Assertions file: a YAML list of {id, text, kind: assertion|constraint (default assertion)}."""
     if path is None:
         return [], []
-    raw = _read_yaml(path, "assertions file")
+    raw = _read_yaml(path)
     if not isinstance(raw, list):
         raise InputError(
             "JUDGE_ASSERTIONS_INVALID",
@@ -68,7 +63,10 @@ def _targets(path: Path | None) -> tuple[list[Target], list[Target]]:
             first = exc.errors()[0]
             loc = ".".join(str(p) for p in first["loc"]) or "entry"
             raise InputError(
-                "JUDGE_ASSERTIONS_INVALID", f"entry {i}: {loc}: {first['msg']}", str(path), "fix the entry"
+                "JUDGE_ASSERTIONS_INVALID",
+                f"entry {i}: {loc}: {first['msg']}",
+                f"{path}:{line_of(raw, (i - 1, *first['loc']))}",
+                "fix the entry",
             ) from exc
         (constraints if t.kind == "constraint" else assertions).append(Target(t.id, t.text))
     return assertions, constraints
@@ -78,7 +76,7 @@ def _hard_blocks(path: Path | None) -> dict[str, Any] | None:
     """Hard-block file: a YAML mapping of source_safety / output_compliance / static_contract → passed|fired."""
     if path is None:
         return None
-    raw = _read_yaml(path, "hard-blocks file")
+    raw = _read_yaml(path)
     if not isinstance(raw, dict) or any(k not in HARD_BLOCKS or v not in ("passed", "fired") for k, v in raw.items()):
         raise InputError(
             "JUDGE_HARD_BLOCKS_INVALID",
@@ -93,7 +91,9 @@ def _read_text(path: Path, what: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise InputError("JUDGE_FILE_READ", f"cannot read the {what} ({exc.strerror})", str(path)) from exc
+        raise InputError(
+            "JUDGE_FILE_READ", f"cannot read the {what} ({exc.strerror})", str(path), "check the path"
+        ) from exc
     except UnicodeDecodeError as exc:
         raise InputError("JUDGE_FILE_SYNTAX", f"the {what} is not UTF-8", str(path), "save it as UTF-8") from exc
 
@@ -111,7 +111,9 @@ def _candidate(path: Path, arm: str) -> Candidate:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise InputError("JUDGE_FILE_READ", f"cannot read the candidate ({exc.strerror})", str(path)) from exc
+        raise InputError(
+            "JUDGE_FILE_READ", f"cannot read the candidate ({exc.strerror})", str(path), "pass a readable text file"
+        ) from exc
     chapter = parse_chapter_file(0, path, data)  # a `# heading` line is dropped: headings can name arms
     return Candidate(arm, chapter.body)
 
@@ -167,6 +169,13 @@ def judge(
     if profile not in PROFILES:
         raise InputError(
             "JUDGE_PROFILE_UNKNOWN", f"unknown profile {profile!r}", "--profile", f"use one of {', '.join(PROFILES)}"
+        )
+    if hard_blocks is not None and profile != "quality_gate":
+        raise InputError(
+            "JUDGE_HARD_BLOCKS_UNUSED",
+            f"profile {profile} has no quality gate, so rule-layer hard blocks would be ignored",
+            "--hard-blocks",
+            "omit --hard-blocks, or use --profile quality_gate",
         )
     paths = [p.expanduser() for p in candidates]
     arms = [chr(ord("A") + i) if i < 26 else f"A{i}" for i in range(len(paths))]
@@ -233,6 +242,10 @@ def judge_summary(
     Arms are the letters `muse judge` gave its candidate files in argument order (A = the first file):
     pass the baseline first. invalid and invalid_unstable items are listed, never averaged.
     """
+    if profile is not None and profile not in PROFILES:
+        raise InputError(
+            "JUDGE_PROFILE_UNKNOWN", f"unknown profile {profile!r}", "--profile", f"use one of {', '.join(PROFILES)}"
+        )
     doc = summarize(open_book(book), run_ids=run or [], profile=profile)
     if json_out:
         emit_json(doc)
