@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from novelmuse.text import sha256_hex, split_paragraphs
 
 from .helpers import (
@@ -297,7 +299,7 @@ def test_forbidden_phrase_rewrites_only_its_paragraphs(tmp_path: Path, muse) -> 
 def test_no_model_configured_skips_model_steps_never_passes(tmp_path: Path, muse) -> None:
     book = make_book(tmp_path / "b", rules="禁止:大贤良师\n")
     r = muse("review", "1", "--book", book, "--json")
-    assert r.exit_code == 0, r.stderr
+    assert r.exit_code == 1, r.stderr  # the rule step found an error finding nobody fixed: not exit 0
     ch = as_json(r.stdout)["chapters"][0]
     assert ch["status"] == "not_reviewed"
     got = {s["step"]: (s["status"], s["reason"]) for s in ch["steps"]}
@@ -315,8 +317,50 @@ def test_no_model_configured_skips_model_steps_never_passes(tmp_path: Path, muse
     )
     # the terminal rendering never shows a skipped step as passed
     r = muse("review", "1", "--book", book, "--force")
+    assert r.exit_code == 1
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("consistency_review", "editor_review"))]
     assert len(lines) == 2
     for ln in lines:
         assert "skipped(no model configured)" in ln and "passed" not in ln
-    assert "not_reviewed" in r.stdout
+    assert "not_reviewed" in r.stdout and "open issues: 1" in r.stdout
+    # without the forbidden phrase, a no-model review has nothing open: exit 0, still not_reviewed
+    (book / "rules.txt").write_text("禁止:不在正文里的词\n", encoding="utf-8")
+    r = muse("review", "1", "--book", book, "--json")
+    assert r.exit_code == 0 and as_json(r.stdout)["chapters"][0]["status"] == "not_reviewed"
+
+
+WITHOUT_WRITER = '[roles]\nreviewer = "s:scripted-model-1"\neditor = "s:scripted-model-1"\n'
+
+
+@pytest.mark.parametrize(
+    ("blocking", "overall", "step"),
+    [(True, 90, "repair"), (False, 65, "polish"), (False, 40, "rewrite")],
+)
+def test_a_writer_step_skipped_leaves_the_chapter_open_never_finalized(
+    tmp_path: Path, muse, blocking: bool, overall: int, step: str
+) -> None:
+    """Reviewer and editor configured, no writer: the fix the loop asked for is skipped(no model configured),
+    so what it was to fix stays open — the chapter is not reported `finalized` (skip is not pass)."""
+    body = body_of(tmp_path)
+    quote = unique_sentences(body, 1, skip=8)[0]
+    issues = [issue(quote, "major")] if blocking else []
+    book = make_book(
+        tmp_path / "b",
+        roles=False,
+        extra_toml=WITHOUT_WRITER,
+        script={
+            "reviewer": [{"output": {"issues": issues, "passed": not blocking}}],
+            "editor": [{"output": editor_output(body, scores=80, overall=overall)}],
+        },
+    )
+    r = muse("review", "1", "--book", book, "--json")
+    assert r.exit_code == 1, r.stderr
+    ch = as_json(r.stdout)["chapters"][0]
+    got = {s["step"]: (s["status"], s["reason"]) for s in ch["steps"]}
+    assert got[step] == ("skipped", "no model configured")
+    assert ch["status"] == "finalized_with_issues" and ch["open_issues"] == 1
+    assert ch["repairs"] == [] and ch["revision"] is None
+    assert receipts_by_role(book) == {"reviewer": 1, "editor": 1}
+    r = muse("review", "1", "--book", book)
+    assert f"{step}" in r.stdout and "skipped(no model configured)" in r.stdout
+    assert "finalized_with_issues" in r.stdout and r.exit_code == 1

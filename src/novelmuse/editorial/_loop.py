@@ -43,7 +43,8 @@ async def _editor_loop(state: LoopState, caller: Caller) -> None:
     if current is None:
         return
     if current.computed_verdict == "polish":
-        await polish(state, caller, current)
+        out = await polish(state, caller, current)
+        state.editor_open = out.status == "skipped"  # the polish it asked for never ran: not finalized clean
         return
     rounds = arbiter_calls = 0
     while current.computed_verdict == "rewrite":
@@ -121,7 +122,8 @@ async def run_loop(state: LoopState, caller: Caller) -> None:
 
 
 def open_issue_count(state: LoopState) -> int:
-    """Open issues when the loop ended: blocking consistency issues, forbidden phrases left, a standing rewrite."""
+    """Open issues when the loop ended: blocking consistency issues, forbidden phrases left, a standing
+    rewrite verdict or a polish that was skipped."""
     consistency = sum(1 for r in state.consistency for i in r.issues if i.open)
     forbidden = len(forbidden_hits(state.text, state.rules))
     return consistency + forbidden + (1 if state.editor_open else 0)

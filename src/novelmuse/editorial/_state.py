@@ -32,7 +32,7 @@ class LoopState:
     arbiter_call_ids: list[str | None] = field(default_factory=list)
     repairs: list[RepairOut] = field(default_factory=list)
     editor_enabled: bool = True  # False: `muse review --no-editor` (the 7-dim editor is optional, seed 004)
-    editor_open: bool = False  # a rewrite verdict that the bounds and the arbiter left standing
+    editor_open: bool = False  # a rewrite verdict left standing (bounds, arbiter) or a polish/rewrite skipped
     error_code: str | None = None
 
     def add(self, outcome: StepOutcome) -> StepOutcome:
