@@ -5,8 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from novelmuse.text import split_paragraphs
+
 from ..conftest import muse_subprocess
-from .helpers import as_json, body_of, editor_output, make_book
+from .helpers import (
+    as_json,
+    body_of,
+    editor_output,
+    issue,
+    make_book,
+    paragraph_of,
+    requests_of,
+    unique_sentences,
+)
 
 
 def _vault_requests(book: Path) -> str:
@@ -82,3 +93,58 @@ def test_range_in_a_real_subprocess_progress_on_stderr_json_on_stdout(tmp_path: 
     r = muse_subprocess("review", "--range", "1-3", "--book", book)
     assert r.stdout.count("skipped(no model configured)") == 9
     assert "3 resumed" in r.stdout
+
+
+def _user_text(messages: list[dict[str, str]]) -> str:
+    return "\n".join(m["content"] for m in messages if m["role"] == "user")
+
+
+def test_reviewer_and_editor_each_see_the_whole_current_text_and_the_editor_its_calibration(
+    tmp_path: Path, muse
+) -> None:
+    """Seed 004: judge the chapter text itself, never a summary — every paragraph of the text as it stands
+    when the role is asked (the re-review and the editor see the repaired text, not the original)."""
+    body = body_of(tmp_path)
+    quote = unique_sentences(body, 1, skip=8)[0]
+    target = paragraph_of(body, quote)
+    paras = split_paragraphs(body)
+    repaired = paras[target].text.strip() + "(修补后的新句子)"
+    book = make_book(
+        tmp_path / "b",
+        script={
+            "reviewer": [
+                {"output": {"issues": [issue(quote, "major")], "passed": False}},
+                {"output": {"issues": [], "passed": True}},
+            ],
+            "writer": [{"output": {"paragraphs": [{"index": target, "text": repaired}]}}],
+            "editor": [{"output": editor_output(body)}],
+        },
+    )
+    r = muse("review", "1", "--book", book, "--json")
+    assert r.exit_code == 0, r.stderr
+    reviewer = [_user_text(m) for m in requests_of(book, "novelmuse reviewer role")]
+    editor = [m for m in requests_of(book, "novelmuse editor role")]
+    assert len(reviewer) == 2 and len(editor) == 1
+    first, second = sorted(reviewer, key=lambda t: "修补后的新句子" in t)
+    for i, p in enumerate(paras):  # the first review: every paragraph of the original, verbatim
+        assert p.text.strip() in first, i
+    assert "修补后的新句子" not in first
+    for sent in (second, _user_text(editor[0])):  # the re-review and the editor: the repaired text, whole
+        assert repaired in sent
+        for i, p in enumerate(paras):
+            if i != target:
+                assert p.text.strip() in sent, i
+    system = editor[0][0]["content"]
+    for calibration in (
+        "必须基于章节正文本身评审,不得只看摘要下结论",
+        "accept 是最常见结果,不要为了显得严格而降级",
+        "证据不足不要硬凑分",
+        "伏笔健康在本书前 3 章可给中性分",
+        "任一维 <50 或 overall<60 → rewrite",
+    ):
+        assert calibration in system, calibration
+    assert "必须基于下面给出的章节正文本身审查，不得只看摘要" in reviewer_system(book)
+
+
+def reviewer_system(book: Path) -> str:
+    return requests_of(book, "novelmuse reviewer role")[0][0]["content"]

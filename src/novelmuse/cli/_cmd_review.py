@@ -40,8 +40,9 @@ def review(
 
     The original text is kept; the result is stored as a revision and written to the chapter file only
     with --apply. A finalised chapter whose file is the finalised text then gets its fact card (事实卡)
-    from the extractor. Exit 0 finalized (or not reviewed: no model), 1 finalized with open issues or
-    fact-card items rejected, 3 a step failed closed (the facts step included).
+    from the extractor. Exit 0 finalized (or not reviewed: no model) with nothing open, 1 open issues (finalized
+    with issues, or a forbidden phrase left because no writer model ran) or fact-card items rejected, 3 a step
+    failed closed (the facts step included).
     """
     if (chapter is None) == (range_ is None):
         raise InputError(
@@ -91,5 +92,7 @@ def review(
                 markup=False,
             )
             raise typer.Exit(EXIT_FAILED_CLOSED)
-    if any(c.status == "finalized_with_issues" or (c.facts and c.facts.rejected) for c in run.chapters):
+    if any(
+        c.open_issues or c.status == "finalized_with_issues" or (c.facts and c.facts.rejected) for c in run.chapters
+    ):
         raise typer.Exit(EXIT_FINDINGS)
