@@ -311,3 +311,20 @@ def test_judge_summary_refuses_an_unknown_profile(muse, make_panel: Callable[...
     r = muse("judge-summary", "--book", panel.book.root, "--profile", "qualitygate", "--json")
     assert r.exit_code == 2
     assert json.loads(r.stdout)["error"]["code"] == "JUDGE_PROFILE_UNKNOWN"
+
+
+def test_human_output_shows_ties_as_ties(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
+    tie = output(good_report)  # every cell 4.0: no candidate is better on any dimension
+    panel = make_panel(corpus_candidates(2), [[tie], [tie]])
+    r = muse(*_args(panel, "--no-lessons"))
+    line = next(x for x in r.stdout.splitlines() if x.startswith("canon_compliance"))
+    a, b = panel.item.blind.candidate_ids
+    assert f"{a} = {b}" in line and ">" not in line
+
+
+def test_human_output_of_an_invalid_panel_names_the_failed_judge(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
+    panel = make_panel(corpus_candidates(1), [[{"raw_text": "not json"}] * 3])
+    r = muse(*_args(panel))
+    assert r.exit_code == 3
+    assert "judge 1 failed closed (MODEL_OUTPUT_NOT_JSON)" in r.stdout
+    assert "differed by more than 0.5" not in r.stdout

@@ -24,7 +24,16 @@ from ._leak import LeakGuard
 from ._lessons import Lesson, build_lessons, lesson_key, register_lessons
 from ._panel import JudgeFn, JudgeRecord, panel_orders, run_panel, session_judge
 from ._reliability import PanelScores, Reliability, krippendorff_alpha_interval, reliability
-from ._reports import Aggregate, CellScore, CellVerdict, JudgeEntry, PanelReport, RubricRef, aggregate
+from ._reports import (
+    Aggregate,
+    CellScore,
+    CellVerdict,
+    DimensionRanking,
+    JudgeEntry,
+    PanelReport,
+    RubricRef,
+    aggregate,
+)
 from ._rubrics import HARD_BLOCKS, PROFILES, SCENE_TYPES, Rubric, list_rubrics, load_rubric
 from ._service import (
     JudgeOutcome,
@@ -55,6 +64,7 @@ __all__ = [
     "CellScore",
     "CellVerdict",
     "ContractResult",
+    "DimensionRanking",
     "Finding",
     "GateDecision",
     "HardBlockState",

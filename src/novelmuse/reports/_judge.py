@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..judging import JudgeOutcome, JudgeSummary, Rubric
+from ..judging import DimensionRanking, JudgeOutcome, JudgeSummary, Rubric
 
 _STYLE = {
     "stable": "green",
@@ -33,6 +33,16 @@ def _fmt(x: float | None, digits: int = 2) -> str:
         return "n/a"
     text = f"{x:.{digits}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _ranking(r: DimensionRanking) -> str:
+    """Best first; candidates that share a rank are joined by ``=`` (a tie is not a preference)."""
+    out = ""
+    for i, cid in enumerate(r.order):
+        if i:
+            out += " = " if r.ranks[cid] == r.ranks[r.order[i - 1]] else " > "
+        out += cid
+    return out
 
 
 def render_judge(console: Console, doc: JudgeOutcome) -> None:
@@ -60,12 +70,19 @@ def render_judge(console: Console, doc: JudgeOutcome) -> None:
     console.print(judges)
     for w in report.warnings:
         console.print(Text(w, style="yellow"))
-    if report.status != "stable":
+    if report.status == "invalid":
+        failed = next((j for j in report.judges if j.outcome == "failed"), None)
+        cause = (
+            f"judge {failed.slot} failed closed ({failed.errorCode})" if failed else "the panel ended without a report"
+        )
+        console.print(
+            Text(f"{cause}: the item is invalid — no scores, no winner, not counted in gate statistics", style="red")
+        )
+    elif report.status == "invalid_unstable":
         console.print(
             Text(
-                f"{report.disagreements} score(s) differed by more than 0.5; "
-                + (f"{report.unstableCells} remained unstable after the third judge; " if report.unstableCells else "")
-                + "no scores, no winner, not counted in gate statistics",
+                f"{report.disagreements} score(s) differed by more than 0.5; {report.unstableCells} remained unstable "
+                "after the third judge: no scores, no winner, not counted in gate statistics",
                 style="red",
             )
         )
@@ -84,8 +101,7 @@ def render_judge(console: Console, doc: JudgeOutcome) -> None:
             for cid in ids:
                 s = by_cell[(cid, d)]
                 cells.append(f"{_fmt(s.score)} ({'/'.join(_fmt(v) for v in s.judgeScores)})")
-            r = ranking[d]
-            scores.add_row(d, *cells, " > ".join(r.order))
+            scores.add_row(d, *cells, _ranking(ranking[d]))
         console.print(scores)
         if report.thirdJudge:
             console.print(Text("a third judge ran; scores are medians of three", style="dim"))
