@@ -34,9 +34,10 @@ def test_a_complete_report_passes_and_stores_quote_offsets() -> None:
     result = _check(report)
     assert result.ok, result.findings
     assert len(result.quotes) == 3 * 8
-    for (cid, _), (start, end) in result.quotes.items():
+    given = {(s["candidateId"], s["dimensionId"]): s["candidateQuote"] for s in report["scores"]}  # type: ignore[union-attr, index]
+    for (cid, did), (start, end) in result.quotes.items():
         text = BLIND.text_of(cid)
-        assert 0 <= start < end <= len(text)
+        assert text[start:end] == given[(cid, did)]  # the offsets point at the quoted passage itself
     assert result.scores.expected == 24 and result.verdicts.expected == 6 and result.rankings.expected == 8
 
 
@@ -193,3 +194,21 @@ def test_coverage_counts_equal_a_naive_recount(
     assert codes.get("CONTRACT_VERDICT_DUPLICATE", 0) == v[1]
     assert codes.get("CONTRACT_VERDICT_UNKNOWN_ID", 0) == v[2]
     assert result.ok == (s == r == v == (0, 0, 0))
+
+
+def test_a_respaced_full_width_quote_is_located_at_its_original_offsets() -> None:
+    from novelmuse.judging import Candidate
+
+    text = "话说　天下大势，分久必合，合久必分。\n周末七国分争，并入于秦。ABC 三人 同行。"
+    item = build_blind_item(item_id="o", seed="s", rubric=RUBRIC, candidates=[Candidate("A", text)])
+    report = good_report(item.blind)
+    report["scores"][0]["candidateQuote"] = "天下大势 ，分久必合"  # type: ignore[index]  # spaces moved
+    report["scores"][1]["candidateQuote"] = "ＡＢＣ三人同行。"  # type: ignore[index]  # full-width, no spaces
+    result = check_report(JudgeReport.model_validate(report), item.blind, RUBRIC)
+    assert result.ok, result.findings
+    cid = item.blind.candidate_ids[0]
+    dims = item.blind.dimension_ids
+    a, b = result.quotes[(cid, dims[0])]
+    assert text[a:b] == "天下大势，分久必合"
+    a, b = result.quotes[(cid, dims[1])]
+    assert text[a:b] == "ABC 三人 同行。"
