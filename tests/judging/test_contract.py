@@ -212,3 +212,21 @@ def test_a_respaced_full_width_quote_is_located_at_its_original_offsets() -> Non
     assert text[a:b] == "天下大势，分久必合"
     a, b = result.quotes[(cid, dims[1])]
     assert text[a:b] == "ABC 三人 同行。"
+
+
+def test_a_reason_naming_a_hidden_label_breaks_the_contract() -> None:
+    from novelmuse.judging import LeakGuard
+
+    guard = LeakGuard(arm_names=["A", "B", "C"], strategy_names=["卡片证据策略"], secrets=["sk-123"])
+    report = good_report(BLIND)
+    scores: list[dict[str, Any]] = report["scores"]  # type: ignore[assignment]
+    scores[0]["reason"] = "候选 A 比 B 更贴近原著"
+    scores[1]["reason"] = "看得出用了卡片证据策略"
+    verdicts: list[dict[str, Any]] = report["verdicts"]  # type: ignore[assignment]
+    verdicts[0]["reason"] = "同 C"
+    parsed = JudgeReport.model_validate(report)
+    assert check_report(parsed, BLIND, RUBRIC).ok  # without a guard, nothing is hidden
+    result = check_report(parsed, BLIND, RUBRIC, guard=guard)
+    assert result.code_counts() == {"CONTRACT_REPORT_LEAK": 3}
+    for f in result.findings:  # the correction never repeats the hidden token to the model
+        assert "卡片证据策略" not in f.detail and " A " not in f.detail

@@ -324,3 +324,18 @@ def test_the_arm_map_does_not_open_while_its_panel_runs(make_panel: Callable[...
     assert exc.value.code == "JUDGE_ARM_MAP_UNAVAILABLE"
     row = panel.book.db.execute("SELECT sha256, opened_at FROM judge_arm_maps").fetchone()
     assert row[0] == panel.item.arm_map.sha256 and row[1] is None
+
+
+def test_a_report_naming_an_arm_gets_a_correction_and_is_never_stored(make_panel: Callable[..., Panel]) -> None:
+    def leaky(blind: BlindInput) -> dict[str, Any]:
+        report = good_report(blind)
+        report["scores"][0]["reason"] = "这一稿显然出自 arm_cards"  # type: ignore[index]
+        return report
+
+    panel = make_panel(corpus_candidates(1), [[output(leaky), output(scores_by_id({}))], [output(scores_by_id({}))]])
+    doc = run(panel, guard=LeakGuard(strategy_names=["arm_cards"]))
+    assert doc.outcome == "stable" and doc.report is not None
+    assert [j.attempts for j in doc.report.judges] == [2, 1]
+    correction = panel.requests()[1]["messages"][-1]["content"]
+    assert "CONTRACT_REPORT_LEAK" in correction and "arm_cards" not in correction
+    assert "arm_cards" not in doc.report.model_dump_json()

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ..roles.judge import EVIDENCE_TYPES, JudgeReport
 from ..text import locate_quote, normalize_for_match
 from ._blind import QUOTE_MIN_CHARS, BlindInput
+from ._leak import LeakGuard
 from ._rubrics import Rubric
 
 
@@ -104,8 +105,21 @@ def _coverage(keys: Iterable[tuple[str, ...]], expected: Sequence[tuple[str, ...
     return ArrayCounts(len(expected_set), entries, missing, duplicate, out_of_range), firsts
 
 
-def check_report(report: JudgeReport, blind: BlindInput, rubric: Rubric) -> ContractResult:
-    """Check one judge report against the blind input it answered and the rubric's scale."""
+_LEAK_DETAIL = (
+    "the reason contains a word this blind panel keeps hidden (a label the judge was never shown); "
+    "rewrite it, naming candidates only by their candidateId"
+)
+
+
+def check_report(
+    report: JudgeReport, blind: BlindInput, rubric: Rubric, *, guard: LeakGuard | None = None
+) -> ContractResult:
+    """Check one judge report against the blind input it answered and the rubric's scale.
+
+    With `guard`, every reason is also checked for the panel's hidden tokens (arm and strategy names, card
+    ids, manifest lines, secrets): a report names candidates only by their random ids before unblinding
+    (CONTRACT_REPORT_LEAK; the detail never repeats the token).
+    """
     cids, dids, tids = blind.candidate_ids, blind.dimension_ids, blind.target_ids
     findings: list[Finding] = []
     known_ids = set(cids) | set(dids) | set(tids) | {t.id for t in blind.fineOutline}
@@ -152,6 +166,8 @@ def check_report(report: JudgeReport, blind: BlindInput, rubric: Rubric) -> Cont
             )
         if not s.reason.strip():
             findings.append(Finding("CONTRACT_REASON_EMPTY", f"{where}: the reason is empty"))
+        elif guard is not None and guard.findings(s.reason):
+            findings.append(Finding("CONTRACT_REPORT_LEAK", f"{where}: {_LEAK_DETAIL}"))
         match = locate_quote(texts[s.candidateId], s.candidateQuote, min_chars=QUOTE_MIN_CHARS)
         if match.ok:
             quotes[key] = (match.start, match.end)
@@ -220,6 +236,8 @@ def check_report(report: JudgeReport, blind: BlindInput, rubric: Rubric) -> Cont
         elif v.verdict not in ("pass", "fail"):
             bad_value += 1
             findings.append(Finding("CONTRACT_VERDICT_VALUE", f"{where}: verdict must be pass or fail"))
+        if guard is not None and guard.findings(v.reason):
+            findings.append(Finding("CONTRACT_REPORT_LEAK", f"{where}: {_LEAK_DETAIL}"))
 
     return ContractResult(
         findings=findings,

@@ -76,19 +76,20 @@ class JudgeRecord:
 JudgeFn = Callable[[int, BlindInput, list[Message], str], Awaitable[JudgeRecord]]
 
 
-def session_judge(session: ModelSession, rubric: Rubric) -> JudgeFn:
+def session_judge(session: ModelSession, rubric: Rubric, guard: LeakGuard | None = None) -> JudgeFn:
     """A judge that calls the model layer (role `judge`) with the report contract as its check.
 
     The contract runs inside the call policy (a rejected draft gets a correction with the exact reasons,
     at most `calls.max_attempts` requests in all) and once more on the final value here, so the offsets
-    stored come from our own check, never from the model.
+    stored come from our own check, never from the model. With `guard`, a reason naming a hidden token
+    breaks the contract too (a report shows only random candidate ids before unblinding).
     """
 
     async def judge(slot: int, blind: BlindInput, messages: list[Message], prompt_sha256: str) -> JudgeRecord:
         checked: list[ContractResult] = []
 
         def contract(report: JudgeReport) -> list[Violation]:
-            checked.append(check_report(report, blind, rubric))
+            checked.append(check_report(report, blind, rubric, guard=guard))
             return [Violation(code=f.code, detail=f.detail) for f in checked[-1].findings]
 
         record = JudgeRecord(slot=slot, blind=blind, prompt_sha256=prompt_sha256)
@@ -110,7 +111,7 @@ def session_judge(session: ModelSession, rubric: Rubric) -> JudgeFn:
             record.receipts = list(exc.receipts)
             return record
         record.report = result.value
-        record.contract = check_report(result.value, blind, rubric)
+        record.contract = check_report(result.value, blind, rubric, guard=guard)
         record.call_id = result.call_id
         record.receipts = list(result.receipts)
         if not record.contract.ok:  # the policy accepted what our contract rejects: never trust it

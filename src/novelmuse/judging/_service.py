@@ -225,7 +225,7 @@ async def judge_item(
             report, records = await run_panel(
                 item,
                 rubric,
-                judge or session_judge(session, rubric),
+                judge or session_judge(session, rubric, request.guard),
                 guard=request.guard,
                 run_id=run_id,
                 panel_id=panel_id,
