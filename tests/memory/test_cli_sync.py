@@ -150,3 +150,24 @@ def test_search_cache_follows_edits(muse, small_book: Book) -> None:
     assert hits and hits[0]["chapter"] == 4 and "乌龙茶" in hits[0]["text"]
     assert stamp.read_text() != first
     assert not [p for p in stamp.parent.parent.iterdir() if p.name.startswith("bm25.")]  # no temp dirs left
+
+
+def test_search_over_chapters_without_words_finds_nothing_instead_of_crashing(muse, small_book: Book) -> None:
+    """A book whose indexed chunks hold only punctuation has an empty BM25 vocabulary: no hit, exit 0
+    (bm25s cannot index an empty vocabulary; this used to end in an internal error)."""
+    d = small_book.root
+    for p in (d / "chapters").iterdir():
+        p.unlink()
+    (d / "chapters" / "0001.md").write_text("# 第一章\n……\n！！\n", encoding="utf-8")
+    r = muse("search", "桃园", "--json", "--book", d)
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["hits"] == [] and doc["tokens"] == []
+    r = muse("search", "桃园", "--before", "2", "--isolated", "--json", "--book", d)
+    assert r.exit_code == 0 and json.loads(r.stdout)["hits"] == []
+    # words in a later chapter: the whole-book model exists, the isolated one before it has no words
+    (d / "chapters" / "0002.md").write_text("# 第二章\n桃园结义。\n", encoding="utf-8")
+    r = muse("search", "桃园", "--json", "--book", d)
+    assert [h["chapter"] for h in json.loads(r.stdout)["hits"]] == [2]
+    r = muse("search", "桃园", "--before", "2", "--isolated", "--json", "--book", d)
+    assert r.exit_code == 0 and json.loads(r.stdout)["hits"] == []

@@ -178,18 +178,23 @@ class SearchIndex:
                 model = None
         if model is None:
             model = self._build(len(rows))
-            _save(model, cache, fp)
+            if model is not None:
+                _save(model, cache, fp)
         self.model = model
-        self.vocab: dict[str, int] = dict(model.vocab_dict)
-        self._prefix_models: dict[int, tuple[bm25s.BM25, dict[str, int]]] = {}
+        self.vocab: dict[str, int] = dict(model.vocab_dict) if model is not None else {}
+        self._prefix_models: dict[int, tuple[bm25s.BM25 | None, dict[str, int]]] = {}
 
-    def _build(self, n_docs: int) -> bm25s.BM25:
-        model = bm25s.BM25()
+    def _build(self, n_docs: int) -> bm25s.BM25 | None:
+        """A BM25 model over the first `n_docs` chunks; None when they hold no word at all (chapters of
+        punctuation only: bm25s cannot index an empty vocabulary, and nothing could match anyway)."""
         corpus = [t.split(_SEP) if t else [] for t in self._raw_tokens[:n_docs]]
+        if not any(corpus):
+            return None
+        model = bm25s.BM25()
         model.index(corpus, show_progress=False)
         return model
 
-    def _model_for(self, before: int | None, isolated: bool) -> tuple[bm25s.BM25, dict[str, int], int]:
+    def _model_for(self, before: int | None, isolated: bool) -> tuple[bm25s.BM25 | None, dict[str, int], int]:
         """The model to score with, its vocabulary, and how many leading chunks it covers."""
         n_all = len(self.meta)
         if before is None or not isolated:
@@ -201,7 +206,7 @@ class SearchIndex:
             if n == 0:
                 return self.model, {}, 0
             m = self._build(n)
-            self._prefix_models[n] = (m, dict(m.vocab_dict))
+            self._prefix_models[n] = (m, dict(m.vocab_dict) if m is not None else {})
         m, vocab = self._prefix_models[n]
         return m, vocab, n
 
@@ -221,7 +226,7 @@ class SearchIndex:
         """
         model, _, n = self._model_for(before, isolated)
         toks = self.tokens(query, before=before, isolated=isolated)
-        if not toks or n == 0:
+        if not toks or n == 0 or model is None:
             return []
         scores = np.asarray(model.get_scores(toks), dtype=np.float64)
         if scores.shape[0] > n:
