@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from novelmuse.text import split_paragraphs
@@ -93,6 +94,14 @@ def test_rewrite_then_rereview_still_below_asks_arbiter_once_and_respects_rewrit
     first_para = split_paragraphs(body)[0].text.strip()
     assert f"-{first_para}" in task and f"+甲{first_para}" in task
     assert '"editor_round": 0' in task and '"editor_round": 1' in task and '"overall": 55' in task
+    # … with the evidence of each score and the notes (its prompt says it judges by 分数、证据、意见)
+    reports = [
+        json.loads(line) for line in task.split("【历次评审报告】")[1].split("【重写差异")[0].split("\n") if line
+    ]
+    editor0 = next(r for r in reports if r.get("editor_round") == 0)
+    expected = editor_output(body, overall=50)["dims"]
+    assert editor0["dims"] == expected and editor0["notes"] == ["第3段节奏略慢"]
+    assert [r["consistency_round"] for r in reports if "consistency_round" in r] == [0]
 
 
 def test_arbiter_bound_stops_rewriting_even_with_rewrite_rounds_left(tmp_path: Path, muse) -> None:

@@ -240,6 +240,18 @@ def test_evidence_not_in_text_is_corrected_then_fails_closed_after_call_budget(t
     r = muse("review", "1", "--book", book2, "--json")
     assert r.exit_code == 0, r.stderr
     assert as_json(r.stdout)["chapters"][0]["usage"]["by_role"]["editor"]["attempts"] == 2
+    # the budget is the configured one: with calls.max_attempts = 2 the same answers fail closed after 2
+    book3 = make_book(
+        tmp_path / "d",
+        script={
+            "reviewer": [{"output": {"issues": [], "passed": True}}],
+            "editor": [{"output": bad}, {"output": bad}, {"output": editor_output(body)}],
+        },
+        extra_toml="[calls]\nmax_attempts = 2\n",
+    )
+    r = muse("review", "1", "--book", book3, "--json")
+    assert r.exit_code == 3 and as_json(r.stdout)["chapters"][0]["error_code"] == "CONTRACT_QUOTE_NOT_FOUND"
+    assert receipts_by_role(book3)["editor"] == 2
 
 
 def test_forbidden_phrase_rewrites_only_its_paragraphs(tmp_path: Path, muse) -> None:

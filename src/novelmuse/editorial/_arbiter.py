@@ -20,13 +20,15 @@ MAX_DIFF_CHARS = 20_000
 
 
 def reports_text(state: LoopState) -> str:
-    """Every review so far, as compact JSON lines (scores, verdicts, notes, consistency issue counts)."""
+    """Every review so far, as compact JSON lines: consistency issues (severity, type, quote, explanation) and
+    editor reports (scores with their evidence, computed verdict, notes) — what the arbiter's prompt promises."""
     lines = []
     for c in state.consistency:
+        issues = [
+            {"severity": i.severity, "type": i.type, "quote": i.quote, "explanation": i.explanation} for i in c.issues
+        ]
         lines.append(
-            json.dumps(
-                {"consistency_round": c.round, "blocking": c.blocking, "issues": len(c.issues)}, ensure_ascii=False
-            )
+            json.dumps({"consistency_round": c.round, "blocking": c.blocking, "issues": issues}, ensure_ascii=False)
         )
     for e in state.editor:
         lines.append(
@@ -34,7 +36,7 @@ def reports_text(state: LoopState) -> str:
                 {
                     "editor_round": e.round,
                     "overall": e.overall,
-                    "dims": {d.name: d.score for d in e.dims},
+                    "dims": {d.name: {"score": d.score, "evidence": d.evidence} for d in e.dims},
                     "verdict": e.computed_verdict,
                     "notes": e.notes,
                 },
