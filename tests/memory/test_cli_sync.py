@@ -171,3 +171,15 @@ def test_search_over_chapters_without_words_finds_nothing_instead_of_crashing(mu
     assert [h["chapter"] for h in json.loads(r.stdout)["hits"]] == [2]
     r = muse("search", "桃园", "--before", "2", "--isolated", "--json", "--book", d)
     assert r.exit_code == 0 and json.loads(r.stdout)["hits"] == []
+
+
+def test_sync_subprocess_stderr_is_empty_or_one_error_line(small_book: Book) -> None:
+    """Off a terminal the progress bar is off: a clean sync writes nothing to stderr, a failing one exactly
+    the one error line (a transient bar used to leave a blank line first)."""
+    ok = muse_subprocess("sync", "--book", small_book.root)
+    assert ok.exit_code == 0 and ok.stderr == "" and "STALE" in ok.stdout
+    (small_book.root / "outlines").mkdir(exist_ok=True)
+    (small_book.root / "outlines" / "0002.yaml").write_text("chapter: 2\nfoo: 1\n", encoding="utf-8")
+    bad = muse_subprocess("sync", "--book", small_book.root)
+    assert bad.exit_code == 2 and bad.stdout == ""
+    assert bad.stderr.count("\n") == 1 and bad.stderr.startswith("error[OUTLINE_INVALID]: "), bad.stderr

@@ -175,7 +175,12 @@ def sync(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     """
     b = open_book(book)
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err_console, transient=True
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,  # off a terminal a transient bar leaves a blank line on stderr
     ) as bar:
         tasks: dict[str, TaskID] = {}
 
