@@ -107,3 +107,47 @@ def test_aggregation_refuses_mixed_rubric_versions() -> None:
     with pytest.raises(InputError) as exc:
         aggregate(WR, [(other, {"c1": "A"})])
     assert exc.value.code == "JUDGE_RUBRIC_MIXED"
+
+
+FO = load_rubric("fine_outline_replay")
+
+
+def test_fine_outline_deltas_leave_out_dimensions_with_a_stability_warning() -> None:
+    """Seed 000: a difference above 0.5 only warns, and no card-utility conclusion (B−A) is drawn from it."""
+
+    def fo_report(b_judges: dict[str, list[float]]) -> PanelReport:
+        cells = []
+        for d in FO.dimension_ids:
+            cells.append(
+                CellScore(candidateId="c1", dimensionId=d, score=3.0, judgeScores=[3.0, 3.0], method="mean_of_two")
+            )
+            js = b_judges.get(d, [4.0, 4.0])
+            cells.append(
+                CellScore(candidateId="c2", dimensionId=d, score=sum(js) / 2, judgeScores=js, method="mean_of_two")
+            )
+        base = report(FO, {})
+        return base.model_copy(update={"scores": cells, "warnings": ["STABILITY_WARNING: …"]}).seal()
+
+    items = [
+        (fo_report({"entity_state": [2.0, 5.0]}), {"c1": "A", "c2": "B"}),  # B's entity_state is unstable here
+        (fo_report({}), {"c1": "A", "c2": "B"}),
+    ]
+    agg = aggregate(FO, items)
+    deltas = {d.dimensionId: d for d in agg.deltas if d.arm == "B"}
+    assert (deltas["handoff_hook"].items, deltas["handoff_hook"].meanDelta, deltas["handoff_hook"].withheld) == (
+        2,
+        1.0,
+        0,
+    )
+    assert (deltas["entity_state"].items, deltas["entity_state"].meanDelta, deltas["entity_state"].withheld) == (
+        1,
+        1.0,
+        1,
+    )
+    means = {(m.arm, m.dimensionId): (m.items, m.mean) for m in agg.means}
+    assert means[("B", "entity_state")] == (2, 3.75)  # the scores are still reported, per dimension
+    # A third-judge profile never withholds: its disagreements were settled by the third judge.
+    assert all(
+        d.withheld == 0
+        for d in aggregate(QG, [(report(QG, {"c1": qg_scores(), "c2": qg_scores()}), {"c1": "A", "c2": "B"})]).deltas
+    )

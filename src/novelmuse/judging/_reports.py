@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import InputError
 from ..text import sha256_json
+from ._arith import TOLERANCE
 from ._rubrics import Rubric
 
 PanelStatus = Literal["stable", "invalid", "invalid_unstable"]
@@ -170,14 +171,20 @@ class ArmDimension(BaseModel):
 
 
 class Delta(BaseModel):
-    """Per-dimension difference of an arm against arm A (B−A, C−A) over the items where both exist."""
+    """Per-dimension difference of an arm against arm A (B−A, C−A) over the items where both exist.
+
+    `withheld` counts items left out because one of the two cells carried a stability warning (a
+    warn-only profile: its two judges differed by more than 0.5 there, and seed 000 draws no utility
+    conclusion from such a score); `meanDelta` is None when every item was withheld.
+    """
 
     arm: str
     base: str
     dimensionId: str
     sceneType: str | None
     items: int
-    meanDelta: float
+    meanDelta: float | None
+    withheld: int = 0
 
 
 class Aggregate(BaseModel):
@@ -198,11 +205,14 @@ def aggregate(
     the item's pre-registered scene type), so a gain in one kind of scene cannot hide a loss in another.
     Deltas (arm − base arm) are computed per item and averaged over items where both arms were scored.
     Reports of another rubric (id, version or sha256) are refused: scores under different yardsticks are
-    not comparable.
+    not comparable. Under a warn-only rubric (fine_outline_replay) a cell whose two judges differed by more
+    than 0.5 still counts in its arm's mean, but no delta is drawn from it (counted as withheld).
     """
     layer = {d.id: d.layer for d in rubric.dimensions}
+    warn_only = rubric.panel.disagreement == "stability_warning"
     sums: dict[tuple[str, str, str | None], list[Fraction]] = {}
     deltas: dict[tuple[str, str, str | None], list[Fraction]] = {}
+    withheld: dict[tuple[str, str, str | None], int] = {}
     stable = 0
     for report, arms in reports:
         if (report.rubric.id, report.rubric.version, report.rubric.sha256) != (
@@ -220,15 +230,23 @@ def aggregate(
             continue
         stable += 1
         by_arm: dict[tuple[str, str], Fraction] = {}
+        unsettled: set[tuple[str, str]] = set()
         for s in report.scores:
             scene = report.sceneType if layer.get(s.dimensionId) == "scene" else None
             arm = arms[s.candidateId]
             value = Fraction(str(s.score))
             sums.setdefault((arm, s.dimensionId, scene), []).append(value)
             by_arm[(arm, s.dimensionId)] = value
+            judged = [Fraction(str(v)) for v in s.judgeScores]
+            if warn_only and judged and max(judged) - min(judged) > TOLERANCE:
+                unsettled.add((arm, s.dimensionId))
         for (arm, dim), value in by_arm.items():
             if arm != base_arm and (base_arm, dim) in by_arm:
                 scene = report.sceneType if layer.get(dim) == "scene" else None
+                if (arm, dim) in unsettled or (base_arm, dim) in unsettled:
+                    withheld[(arm, dim, scene)] = withheld.get((arm, dim, scene), 0) + 1
+                    deltas.setdefault((arm, dim, scene), [])
+                    continue
                 deltas.setdefault((arm, dim, scene), []).append(value - by_arm[(base_arm, dim)])
     order = {d: i for i, d in enumerate(rubric.dimension_ids)}
 
@@ -245,7 +263,15 @@ def aggregate(
             for (a, d, s), v in sorted(sums.items(), key=lambda kv: key(kv[0]))
         ],
         deltas=[
-            Delta(arm=a, base=base_arm, dimensionId=d, sceneType=s, items=len(v), meanDelta=float(sum(v) / len(v)))
+            Delta(
+                arm=a,
+                base=base_arm,
+                dimensionId=d,
+                sceneType=s,
+                items=len(v),
+                meanDelta=float(sum(v) / len(v)) if v else None,
+                withheld=withheld.get((a, d, s), 0),
+            )
             for (a, d, s), v in sorted(deltas.items(), key=lambda kv: key(kv[0]))
         ],
     )

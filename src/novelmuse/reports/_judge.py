@@ -170,7 +170,9 @@ def render_judge_summary(console: Console, doc: JudgeSummary) -> None:
         deltas = {(d.arm, d.dimensionId, d.sceneType): d for d in agg.deltas}
         for m in agg.means:
             d = deltas.get((m.arm, m.dimensionId, m.sceneType))
-            delta = "" if d is None else f"{d.meanDelta:+.2f} ({d.items})"
+            delta = "" if d is None else "n/a" if d.meanDelta is None else f"{d.meanDelta:+.2f} ({d.items})"
+            if d is not None and d.withheld:
+                delta += f" [{d.withheld} withheld: stability warning]"
             table.add_row(m.dimensionId, m.sceneType or "", m.arm, str(m.items), _fmt(m.mean), delta)
         console.print(table)
         rel = block.reliability
