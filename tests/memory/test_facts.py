@@ -336,3 +336,31 @@ def test_extractor_prompt_is_deterministic_and_names_cards_and_cap(tmp_path: Pat
     user = m1[1].content
     assert "关羽：云长、关公、关云长" in user and "F-x：天书三卷（第1章埋设）" in user and "上限】3 条" in user
     assert book.read_chapter(2).body in user
+
+
+def test_a_prologue_chapter_0_has_memory_like_any_chapter(muse, small_book: Book) -> None:
+    """`muse import` puts text before the first heading into chapters/0000.md (序): its outline, card ranges
+    and source pointers may name chapter 0 (they used to be refused as OUTLINE_INVALID / CARD_INVALID)."""
+    d = small_book.root
+    (d / "chapters" / "0000.md").write_text("# 序\n滚滚长江东逝水，浪花淘尽英雄。\n", encoding="utf-8")
+    plant_river = "  - {op: plant, id: F-river, description: 长江, payoff_chapter: 2}\n"
+    _outlines(small_book, {0: "chapter: 0\nforeshadows:\n" + plant_river})
+    (d / "cards" / "river.yaml").write_text(
+        "id: river\ntype: place\nname: 长江\nattributes:\n"
+        "  state:\n    - {value: 东流, from: 0, to: 0, source: {chapter: 0, start: 2, end: 7}}\n"
+        "    - {value: 赤壁, from: 1}\n",
+        encoding="utf-8",
+    )
+    lint = muse("cards", "lint", "--json", "--book", d)
+    assert lint.exit_code == 0, lint.stdout
+    doc = json.loads(muse("cards", "show", "长江", "--as-of", "0", "--json", "--book", d).stdout)
+    assert doc["attributes"]["state"]["value"] == "东流" and doc["attributes"]["state"]["source"]["chapter"] == 0
+    assert (
+        json.loads(muse("cards", "show", "长江", "--as-of", "1", "--json", "--book", d).stdout)["attributes"]["state"][
+            "value"
+        ]
+        == "赤壁"
+    )
+    ledger = json.loads(muse("ledger", "--as-of", "0", "--json", "--book", d).stdout)
+    assert [(i["id"], i["planted_chapter"], i["age"]) for i in ledger["items"]] == [("F-river", 0, 0)]
+    assert json.loads(muse("ledger", "--as-of", "3", "--json", "--book", d).stdout)["items"][0]["overdue"] is True

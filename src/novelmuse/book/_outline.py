@@ -76,7 +76,7 @@ class NewSetting(_Strict):
 class FineOutline(_Strict):
     """One chapter's confirmed fine outline."""
 
-    chapter: int = Field(ge=1)
+    chapter: int = Field(ge=0)  # 0 is the prologue (序, chapters/0000.md)
     title: str = ""
     goal: str = ""
     hard_events: list[HardEvent] = []

@@ -44,7 +44,7 @@ class _Strict(BaseModel):
 class SourceSpan(_Strict):
     """A span of a chapter's body: [start, end) character offsets."""
 
-    chapter: int = Field(ge=1)
+    chapter: int = Field(ge=0)  # 0 is the prologue (序, chapters/0000.md)
     start: int = Field(ge=0)
     end: int = Field(ge=1)
 
@@ -56,8 +56,8 @@ class SourceSpan(_Strict):
 
 
 class _Ranged(_Strict):
-    from_: int = Field(alias="from", ge=1)
-    to: int | None = Field(default=None, ge=1)
+    from_: int = Field(alias="from", ge=0)  # 0: from the prologue (序) on
+    to: int | None = Field(default=None, ge=0)
     source: SourceSpan | None = None
     note: str = ""
 
