@@ -169,3 +169,34 @@ def _naive_word_hit(text: str, token: str) -> bool:
 def test_leak_word_matching_agrees_with_a_naive_scan(text: str, token: str) -> None:
     found = LeakGuard(arm_names=[token]).findings(text)
     assert bool(found) == _naive_word_hit(text, token.strip())
+
+
+def test_replay_profiles_refuse_to_judge_without_a_reference() -> None:
+    """writer_replay scores fine_outline_fidelity against the outline; fine_outline_replay needs a standard."""
+    cands = corpus_candidates(1)
+    outline = FineOutline(chapter=1, goal="刘关张结义", hard_events=[{"id": "E1", "text": "桃园结义"}])
+    with pytest.raises(InputError) as e1:
+        build_blind_item(
+            item_id="x", seed="y", rubric=load_rubric("writer_replay"), candidates=cands, scene_type="battle"
+        )
+    assert e1.value.code == "JUDGE_OUTLINE_REQUIRED" and e1.value.where == "--outline"
+    with pytest.raises(InputError) as e2:
+        build_blind_item(
+            item_id="x",
+            seed="y",
+            rubric=load_rubric("writer_replay"),
+            candidates=cands,
+            scene_type="battle",
+            outline=FineOutline(chapter=1),  # nothing in it to be faithful to
+            assertions=[Target("a1", "三人结义")],
+        )
+    assert e2.value.code == "JUDGE_OUTLINE_REQUIRED"
+    with pytest.raises(InputError) as e3:
+        build_blind_item(item_id="x", seed="y", rubric=load_rubric("fine_outline_replay"), candidates=cands)
+    assert e3.value.code == "JUDGE_OUTLINE_REQUIRED"
+    fo = load_rubric("fine_outline_replay")
+    assert build_blind_item(item_id="x", seed="y", rubric=fo, candidates=cands, outline=outline).blind.fineOutline
+    with_oracle = build_blind_item(
+        item_id="x", seed="y", rubric=fo, candidates=cands, assertions=[Target("a1", "结义")]
+    )
+    assert with_oracle.blind.target_ids == ["a1"]

@@ -126,6 +126,8 @@ def test_usage_errors_exit_2(muse, make_panel: Callable[..., Panel], tmp_path: P
         ["--profile", "nope", draft],
         ["--profile", "writer_replay", draft],
         ["--profile", "writer_replay", "--scene-type", "picnic", draft],
+        ["--profile", "writer_replay", "--scene-type", "battle", draft],
+        ["--profile", "fine_outline_replay", draft],
         ["--profile", "quality_gate", "--assertions", bad, draft],
         ["--profile", "quality_gate", tmp_path / "missing.txt"],
     ]
@@ -138,6 +140,8 @@ def test_usage_errors_exit_2(muse, make_panel: Callable[..., Panel], tmp_path: P
         "error[JUDGE_PROFILE_UNKNOWN",
         "error[JUDGE_SCENE_TYPE",
         "error[JUDGE_SCENE_TYPE",
+        "error[JUDGE_OUTLINE_REQUIRED",
+        "error[JUDGE_OUTLINE_REQUIRED",
         "error[JUDGE_ASSERTIONS_INVALID",
         "error[JUDGE_FILE_READ",
     ]

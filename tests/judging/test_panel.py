@@ -232,19 +232,24 @@ def test_no_model_configured_is_skipped_never_passed(make_panel: Callable[..., P
 
 
 def test_fine_outline_replay_only_warns_on_instability(make_panel: Callable[..., Panel]) -> None:
+    from novelmuse.book import FineOutline
+
     cands = corpus_candidates(2)
-    probe = make_panel(cands, None, profile="fine_outline_replay")
+    outline = FineOutline(chapter=1, goal="刘关张结义", hard_events=[{"id": "E1", "text": "桃园结义"}])
+    probe = make_panel(cands, None, profile="fine_outline_replay", outline=outline)
     target = probe.item.blind.candidate_ids[0]
     panel = make_panel(
         cands,
         [[output(scores_by_id({target: 2.0}))], [output(scores_by_id({target: 4.0}))]],
         profile="fine_outline_replay",
+        outline=outline,
     )
-    doc = run(panel)
+    doc = run(panel, outline=outline)
     assert doc.outcome == "stable" and doc.report is not None
     assert not doc.report.thirdJudge and len(list_receipts(panel.book.db)) == 2
     assert doc.report.warnings and doc.report.warnings[0].startswith("STABILITY_WARNING: 6 of 12")
     assert next(s for s in doc.report.scores if s.candidateId == target).score == 3.0
+    assert panel.seen_inputs()[0].fineOutline[0].id == "goal"
 
 
 def test_lessons_are_registered_once_and_can_be_switched_off(make_panel: Callable[..., Panel]) -> None:

@@ -291,6 +291,22 @@ def build_blind_item(
         raise InputError(
             "JUDGE_SCENE_TYPE", f"profile {rubric.profile} has no scene dimension", "--scene-type", "omit it"
         )
+    reference = outline_items(outline)
+    if rubric.profile == "writer_replay" and not reference:
+        raise InputError(
+            "JUDGE_OUTLINE_REQUIRED",
+            "writer_replay scores fine_outline_fidelity against the item's fine outline, and none (or an empty one) "
+            "was given",
+            "--outline",
+            "pass the chapter's fine outline (outlines/NNNN.yaml format)",
+        )
+    if rubric.profile == "fine_outline_replay" and not (reference or assertions or constraints):
+        raise InputError(
+            "JUDGE_OUTLINE_REQUIRED",
+            "fine_outline_replay judges candidate outlines against a structured standard, and none was given",
+            "--outline",
+            "pass the reference outline (--outline) or the oracle assertions (--assertions)",
+        )
     target_ids = [t.id for t in (*assertions, *constraints)]
     if len(set(target_ids)) != len(target_ids):
         raise InputError("JUDGE_TARGET_DUPLICATE", "an assertion/constraint id is used twice", "item " + item_id)
@@ -340,7 +356,7 @@ def build_blind_item(
         policy=policy,
         candidates=blind_candidates,
         dimensions=dims,
-        fineOutline=[TargetIn(id=t.id, text=t.text) for t in outline_items(outline)],
+        fineOutline=[TargetIn(id=t.id, text=t.text) for t in reference],
         assertions=[TargetIn(id=t.id, text=t.text) for t in assertions],
         constraints=[TargetIn(id=t.id, text=t.text) for t in constraints],
         expected=ExpectedIn(scores=n_c * n_d, rankings=n_d, rankingLength=n_c, verdicts=n_c * n_t),
