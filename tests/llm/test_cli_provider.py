@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import hashlib
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import stat
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -764,3 +768,54 @@ def test_sandbox_read_paths_are_resolved_against_the_book_root(fake: FakeCli, tm
     cfg = fake.config(sandbox_read_paths=["runtime", "/opt/node"])
     provider = ClaudeCliProvider("cli", cfg, tmp_path)
     assert provider._read_only(fake.path) == [fake.path.parent, (tmp_path / "runtime").resolve(), Path("/opt/node")]
+
+
+# ── the asyncio transport never outlives its event loop ─────────────────────────────────────────
+
+_ESCAPEE = (
+    "import subprocess, sys, time\n"
+    "p = subprocess.Popen(['sleep', '60'], start_new_session=True)\n"  # leaves the group, keeps stdout open
+    "open(sys.argv[1], 'w').write(str(p.pid))\n"
+    "time.sleep(60)\n"
+)
+
+
+@pytest.mark.parametrize("second_cancel", [False, True], ids=["cleanup-bound-expires", "cancelled-during-cleanup"])
+def test_the_subprocess_transport_is_closed_before_run_isolated_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, second_cancel: bool
+) -> None:
+    """A process outside the killed group can hold the pipes open, so the cleanup wait may end (bound or a second
+    cancellation) before the transport closes itself; left open, it outlives asyncio.run's loop and its __del__
+    fails later, in whichever test the garbage collector happens to run ("Event loop is closed")."""
+    monkeypatch.setattr(_provider_cli, "_CLEANUP_WAIT_S", 0.5)
+    pid_file = tmp_path / "escapee.pid"
+    argv = [sys.executable, "-c", _ESCAPEE, str(pid_file)]
+    unraisable: list[str] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: unraisable.append(f"{u.exc_type.__name__}: {u.exc_value}"))
+
+    async def go() -> None:
+        run = asyncio.create_task(
+            _provider_cli.run_isolated(argv, env=dict(os.environ), cwd=tmp_path, stdin=b"", timeout_s=30)
+        )
+        for _ in range(400):
+            if pid_file.exists() and pid_file.read_text():
+                break
+            await asyncio.sleep(0.025)
+        run.cancel()
+        if second_cancel:
+            await asyncio.sleep(0.1)  # now inside the cleanup, waiting for pipes the escapee holds open
+            run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            asyncio.run(go())
+            gc.collect()
+    finally:
+        if pid_file.exists() and pid_file.read_text():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    assert unraisable == []
+    assert [str(w.message) for w in caught if "unclosed transport" in str(w.message)] == []

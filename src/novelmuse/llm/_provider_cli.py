@@ -296,6 +296,8 @@ class _TooLarge(Exception):
 #: closed (a structured answer is far smaller; a flood is a broken or hostile CLI).
 MAX_STDOUT_BYTES = 32 * 1024 * 1024
 MAX_STDERR_BYTES = 1024 * 1024
+#: How long the cleanup waits for a killed group's pipes to close and its exit to be reported.
+_CLEANUP_WAIT_S = 10.0
 
 
 async def _drain(stream: asyncio.StreamReader | None, limit: int) -> bytes:
@@ -332,7 +334,10 @@ async def run_isolated(
     stdin is written while stdout and stderr are read (no pipe deadlock), each read is bounded
     (MAX_STDOUT_BYTES / MAX_STDERR_BYTES → `_TooLarge`), and the whole run by `timeout_s` → `_Timeout`.
     """
-    proc = await asyncio.create_subprocess_exec(
+    loop = asyncio.get_running_loop()
+    # create_subprocess_exec, except that the transport stays in hand so the cleanup can close it (see below)
+    transport, protocol = await loop.subprocess_exec(
+        lambda: asyncio.subprocess.SubprocessStreamProtocol(limit=1 << 16, loop=loop),
         *argv,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
@@ -342,6 +347,7 @@ async def run_isolated(
         start_new_session=True,
         close_fds=True,
     )
+    proc = asyncio.subprocess.Process(transport, protocol, loop)
     pgid = proc.pid  # a new session's leader: its pid is the process group id
     try:
 
@@ -370,8 +376,17 @@ async def run_isolated(
                 proc.kill()
         # Python 3.11's wait() also waits for the pipes to close, and a pipe whose reader stopped early (a
         # flood) is paused: read the dead group's leftovers to EOF, discarding them, so wait() can return.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.gather(_discard(proc.stdout), _discard(proc.stderr), proc.wait()), 10)
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    asyncio.gather(_discard(proc.stdout), _discard(proc.stderr), proc.wait()), _CLEANUP_WAIT_S
+                )
+        finally:
+            # The transport closes itself only once both pipes reached EOF and the exit was reported. A process
+            # that left the group (its own session) can hold the pipes open past the bound, and a second
+            # cancellation ends the wait early: close it here, on the live loop. Left open, it would outlive the
+            # loop (asyncio.run closes it) and its __del__ would fail later with "Event loop is closed".
+            transport.close()
 
 
 class ClaudeCliProvider:
