@@ -364,3 +364,39 @@ def test_a_prologue_chapter_0_has_memory_like_any_chapter(muse, small_book: Book
     ledger = json.loads(muse("ledger", "--as-of", "0", "--json", "--book", d).stdout)
     assert [(i["id"], i["planted_chapter"], i["age"]) for i in ledger["items"]] == [("F-river", 0, 0)]
     assert json.loads(muse("ledger", "--as-of", "3", "--json", "--book", d).stdout)["items"][0]["overdue"] is True
+
+
+def test_sync_with_a_model_reextracts_only_the_edited_chapter(muse, tmp_path: Path) -> None:
+    good_2 = {"events": [{"summary": "玄德为先锋", "actors": ["玄德"], "quote": Q2[0]}]}
+    script = {
+        "extractor": [
+            {"output": GOOD_1, "match": "第 1 章 · 事实提取输入"},
+            {"output": {**out().model_dump(), **good_2}, "match": "第 2 章 · 事实提取输入"},
+            {"output": {**out().model_dump(), **good_2}, "match": "第 2 章 · 事实提取输入"},
+        ]
+    }
+    book = scripted_book(tmp_path / "b", script)
+    first = json.loads(muse("sync", "--book", book.root, "--json").stdout)
+    assert first["facts_extracted"] == [1, 2]
+    ids = {n: c for n, c in book.db.execute("SELECT chapter, id FROM fact_cards")}
+    path = book.chapter_path(2)
+    path.write_text(path.read_text(encoding="utf-8") + "\n玄德叹曰：“吾不忍也。”\n", encoding="utf-8")
+    show = muse("facts", "show", "2", "--json", "--book", book.root)
+    assert show.exit_code == 2 and "(stale)" in json.loads(show.stdout)["error"]["what"]
+    second = muse("sync", "--book", book.root, "--json")
+    assert second.exit_code == 0, second.stderr
+    doc = json.loads(second.stdout)
+    assert doc["changed"] == [2] and doc["reindexed"] == [2] and doc["facts_extracted"] == [2]
+    rows = book.db.execute("SELECT chapter, id, chapter_sha256 FROM fact_cards ORDER BY id").fetchall()
+    assert [r[0] for r in rows] == [1, 2, 2] and rows[0][1] == ids[1]  # chapter 1's card was not redone
+    assert rows[2][2] == book.read_chapter(2).sha256 != rows[1][2]
+    assert muse("facts", "show", "2", "--json", "--book", book.root).exit_code == 0
+
+
+def test_a_second_plant_of_an_existing_foreshadow_is_rejected(small_book: Book) -> None:
+    store(small_book, 1, out(foreshadows=[plant("F1", Q1[0], 9)]))
+    store(small_book, 2, out(foreshadows=[plant("F1", Q2[0], 3)]))
+    state = replay(small_book)
+    assert [(p.code, p.item) for p in state.validations[2].rejected] == [("FORESHADOW_DUPLICATE", "foreshadows[0]")]
+    [item] = state.active_foreshadows(2).items
+    assert (item.planted_chapter, item.payoff_chapter) == (1, 9)  # the first plant stands
