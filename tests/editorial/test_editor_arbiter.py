@@ -224,3 +224,28 @@ def test_rewritten_chapter_gets_one_consistency_review_of_its_final_text(tmp_pat
     assert final["round"] == 1 and final["issues"][0]["open"] is True
     assert ch["steps"][-2]["step"] == "post_rewrite_review" and ch["steps"][-2]["status"] == "failed"
     assert receipts_by_role(book) == {"reviewer": 2, "editor": 2, "writer": 1}
+
+
+def test_editor_rereview_gets_the_fatigue_of_the_rewritten_text(tmp_path: Path, muse) -> None:
+    """Fatigue warnings are the editor's reference for the text it is judging: after a rewrite that no longer
+    overuses the phrase, the re-review is not told about the original's overuse."""
+    body = body_of(tmp_path)
+    phrase = "玄德"
+    assert body.count(phrase) > 1
+    new = body.replace(phrase, "刘备")
+    book = make_book(
+        tmp_path / "b",
+        rules=f"疲劳词:{phrase}≤1\n",
+        script={
+            "reviewer": [CLEAN, CLEAN],
+            "editor": [_editor_on(body, 40, "rewrite"), _editor_on(new, 85)],
+            "writer": [{"output": {"text": new}}],
+        },
+    )
+    r = muse("review", "1", "--book", book, "--json")
+    assert r.exit_code == 0, r.stderr
+    first, second = (m[1]["content"] for m in requests_of(book, "novelmuse editor role"))
+    assert f"{phrase}:{body.count(phrase)} 次(上限 1)" in first
+    assert phrase not in second.split("【伏笔健康】")[0] and "(无超限)" in second
+    # the record keeps what the rules found in the author's original
+    assert as_json(r.stdout)["chapters"][0]["rules"]["fatigue"][0]["actual"] == body.count(phrase)

@@ -21,7 +21,7 @@ from ._consistency import QUOTE_MIN_CHARS, quote_violation
 from ._models import DimOut, EditorRound
 from ._outcomes import NO_MODEL, StepOutcome
 from ._repair import MAX_POLISH_PARAGRAPHS, targeted_rewrite, writer_system_fields
-from ._rules_step import forbidden_in
+from ._rules_step import fatigue_hits, forbidden_in
 from ._state import LoopState
 from ._verdict import compute_verdict
 
@@ -47,7 +47,9 @@ async def editor_round(state: LoopState, caller: Caller, round_no: int, step: st
     """One editor call on the current text; None when it failed closed (recorded as error)."""
     p = prompt("editor", "input")
     neutral = state.neutral_foreshadow
-    fatigue = "\n".join(f"{f.phrase}:{f.actual} 次(上限 {f.limit})" for f in state.fatigue) or "(无超限)"
+    # counted on the text being judged (a rewrite or repair may have changed it since the rules step)
+    hits = fatigue_hits(state.text, state.rules)
+    fatigue = "\n".join(f"{f.phrase}:{f.actual} 次(上限 {f.limit})" for f in hits) or "(无超限)"
     note = (
         f"本章是本书前 {state.config.neutral_foreshadow_chapters} 章之一:伏笔尚未展开,伏笔健康可给中性分,"
         "evidence 可为空字符串;该维不计入裁决。"
