@@ -471,5 +471,31 @@ def render_facts(console: Console, doc: FactsDoc) -> None:
         + (f", {doc.attempts} attempts)" if doc.attempts is not None else ")"),
         markup=False,
     )
-    for p in doc.rejected:
-        console.print(f"rejected[{p.code}]: {p.item}: {p.detail}", markup=False)
+    rejected = {p.item: p for p in doc.rejected}
+    spans = iter(doc.spans)
+    for kind in ("events", "foreshadows", "relations", "states"):
+        items = doc.output.get(kind)
+        for i, item in enumerate(items if isinstance(items, list) else []):
+            name = f"{kind}[{i}]"
+            start, end = next(spans, (0, 0))
+            p = rejected.get(name)
+            mark = f"rejected[{p.code}]" if p else "accepted"
+            console.print(f"{mark} {name} [{start}:{end}] {_fact_item(kind, item)}", markup=False)
+            if p:
+                console.print(f"    {p.detail}", markup=False)
+
+
+def _fact_item(kind: str, item: dict[str, object]) -> str:
+    """One fact-card item in a few words, then its quote."""
+    g = item.get
+    if kind == "events":
+        actors = g("actors")
+        what = f"{g('summary')} (actors: {'、'.join(map(str, actors)) if isinstance(actors, list) and actors else '-'})"
+    elif kind == "foreshadows":
+        payoff = f", payoff by {g('payoff_chapter')}" if g("payoff_chapter") is not None else ""
+        what = f"{g('op')} {g('id')} {g('description')}{payoff}"
+    elif kind == "relations":
+        what = f"{g('source')} → {g('target')}: {g('relation')} {g('change')}"
+    else:
+        what = f"{g('entity')} {g('attribute')} = {g('value')}"
+    return f"{what} 「{g('quote')}」"
