@@ -117,3 +117,21 @@ def test_an_invalid_rubric_names_the_field(tmp_path: Path) -> None:
         load_rubric("fine_outline_replay", folder=folder)
     assert exc.value.code == "RUBRIC_INVALID"
     assert "dimensions" in exc.value.what
+
+
+def test_a_registry_may_not_pin_one_version_twice(tmp_path: Path) -> None:
+    """Two pins for one (profile, version) would let an edited copy pass as the same yardstick."""
+    folder = _copy(tmp_path)
+    edited = folder / "quality_gate.v1b.yaml"
+    edited.write_text(
+        (folder / "quality_gate.v1.yaml").read_text(encoding="utf-8").replace("threshold: 4.0", "threshold: 3.0"),
+        encoding="utf-8",
+    )
+    with (folder / "registry.yaml").open("a", encoding="utf-8") as f:
+        f.write(
+            "  - profile: quality_gate\n    id: quality-gate-rubric-v1\n    version: 1\n"
+            f"    file: quality_gate.v1b.yaml\n    sha256: {sha256_hex(edited.read_bytes())}\n"
+        )
+    with pytest.raises(InputError) as exc:
+        load_rubric("quality_gate", folder=folder)
+    assert exc.value.code == "RUBRIC_REGISTRY_INVALID" and "quality_gate v1" in exc.value.what

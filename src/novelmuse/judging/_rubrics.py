@@ -169,6 +169,15 @@ class Registry(_Strict):
     version: int
     rubrics: list[RegistryEntry]
 
+    @model_validator(mode="after")
+    def _one_pin_per_version(self) -> Registry:
+        seen: set[tuple[str, int]] = set()
+        for e in self.rubrics:
+            if (e.profile, e.version) in seen:
+                raise ValueError(f"{e.profile} v{e.version} is registered twice: one version has one pinned file")
+            seen.add((e.profile, e.version))
+        return self
+
 
 def _default_dir() -> Traversable:
     return resources.files("novelmuse.judging") / "rubrics"
@@ -198,7 +207,8 @@ def load_registry(folder: Traversable | Path | None = None) -> Registry:
     try:
         return Registry.model_validate(raw)
     except ValidationError as exc:
-        raise InputError("RUBRIC_REGISTRY_INVALID", f"invalid registry ({exc.errors()[0]['msg']})", where) from exc
+        msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise InputError("RUBRIC_REGISTRY_INVALID", f"invalid registry ({msg})", where, "fix registry.yaml") from exc
 
 
 def _load(folder: Traversable | Path, entry: RegistryEntry) -> Rubric:
