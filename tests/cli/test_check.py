@@ -135,10 +135,23 @@ def test_exit_codes_findings_and_json_shape(muse: Any, tmp_path: Path) -> None:
     assert {f["target"]: (f["actual"], f["severity"]) for f in ch1["findings"]} == {"哈哈": (1, "warning")}
     assert ch3["length"] == {"chars": 30, "min_chars": 21, "max_chars": 30, "outcome": "passed", "reason": None}
     assert doc["summary"]["errors"] == ch1["errors"] + ch2["errors"] + ch3["errors"]
-    assert set(doc) == {"schema_version", "ok", "passed", "book", "rules", "registry", "chapters", "summary"}
+    assert set(doc) == {
+        "schema_version",
+        "ok",
+        "passed",
+        "outcome",
+        "reason",
+        "book",
+        "rules",
+        "registry",
+        "chapters",
+        "summary",
+    }
+    assert (doc["outcome"], doc["reason"]) == ("failed", None)
     # only chapter 3: no error findings → exit 0
     r = muse("check", "--book", book, "--chapter", "3", "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["passed"] is True
+    assert json.loads(r.stdout)["outcome"] == "passed"
     # positional DIR works like --book; the human form shows the table, context and summary
     r = muse("check", book, "--chapter", "2")
     assert r.exit_code == 1
@@ -298,10 +311,17 @@ def test_read_only_book_is_still_checked_and_says_so(muse: Any, tmp_path: Path, 
 
 
 def test_book_without_chapters_says_nothing_was_checked(muse: Any, tmp_path: Path) -> None:
+    """Nothing is wrong with an empty book (exit 0), but nothing was checked: the outcome is skipped, and
+    neither the JSON outcome nor the terminal verdict reads as passed."""
     book = make_book(tmp_path / "empty", [], rules="")
     r = muse("check", "--book", book, "--json")
     assert r.exit_code == 0 and "nothing was checked" in r.stderr
-    assert json.loads(r.stdout)["summary"]["chapters"] == 0
+    doc = json.loads(r.stdout)
+    assert doc["summary"]["chapters"] == 0
+    assert doc["outcome"] == "skipped" and "no chapters" in doc["reason"]
+    r = muse("check", "--book", book)
+    assert r.exit_code == 0
+    assert r.stdout.startswith("skipped (the book has no chapters") and "passed" not in r.stdout
 
 
 def test_corrupt_database_is_reported_but_the_check_still_runs(muse: Any, tmp_path: Path) -> None:

@@ -63,7 +63,9 @@ def render_check(report: CheckReport, console: Console, body_of: Callable[[int],
                 console.print(f"  {escape(f.target)} ¶{para} @{start}-{end}: {_excerpt(body, start, end)}")
     s = report.summary
     length = "length checked" if s.length_checked else escape("length skipped (no limits in book.toml [chapters])")
-    verdict = "[red]FAILED[/red]" if not report.passed else "[green]passed[/green]"
+    verdict = {"failed": "[red]FAILED[/red]", "passed": "[green]passed[/green]"}.get(
+        report.outcome, f"[yellow]skipped[/yellow] ({escape(report.reason or '')})"
+    )
     by_rule = ", ".join(f"{k} {v}" for k, v in s.by_rule.items()) or "no findings"
     console.print(
         f"{verdict}: {s.chapters} chapter(s) checked, {s.errors} error(s) in {s.chapters_with_errors} chapter(s), "

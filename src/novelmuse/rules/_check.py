@@ -273,8 +273,11 @@ def check_book(
         by_rule=dict(sorted(by_rule.items())),
         length_checked=eff.length.configured,
     )
+    passed = summary.errors == 0
     return CheckReport(
-        passed=summary.errors == 0,
+        passed=passed,
+        outcome=("passed" if passed else "failed") if out else "skipped",
+        reason=None if out else "the book has no chapters (chapters/NNNN.md)",
         book=str(book.root),
         rules=RulesInfo(
             sha256=eff.sha256,

@@ -96,11 +96,17 @@ class SummaryOut(_Out):
 
 
 class CheckReport(_Out):
-    """`muse check --json`: one document. `passed` is false iff some finding has severity error (exit 1)."""
+    """`muse check --json`: one document. `passed` is false iff some finding has severity error (exit 1).
+
+    `outcome` says what happened: ``failed`` (error findings), ``passed`` (chapters were checked, no error
+    finding) or ``skipped`` (no chapter to check, with `reason`): an empty book has nothing wrong (`passed` is
+    true, exit 0) but was not checked either, and a skip must never read as a pass."""
 
     schema_version: int = CHECK_SCHEMA_VERSION
     ok: bool = True  # the command ran (an error document has ok=false and an `error` object instead)
     passed: bool
+    outcome: Literal["passed", "failed", "skipped"]
+    reason: str | None = None  # why the check was skipped
     book: str
     rules: RulesInfo
     registry: RegistryOut
