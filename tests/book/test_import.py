@@ -152,6 +152,22 @@ def test_duplicates_are_refused_with_line_numbers(muse, tmp_path: Path) -> None:
     assert not d.exists()  # nothing written, not even the book
 
 
+def test_a_table_of_contents_is_named_as_the_cause_of_duplicates(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Downloaded novels often start with a 目录 listing every heading: the duplicates it makes are refused
+    (never guessed), and the fix names the lines of the table of contents."""
+    src = tmp_path / "toc.txt"
+    src.write_text("书名\n目录\n第一章 起\n第二章 承\n\n" + _book_text([1, 2]), encoding="utf-8")
+    r = muse("import", src, "--into", tmp_path / "b", "--json")
+    assert r.exit_code == 2
+    err = _json(r)["error"]
+    assert err["code"] == "IMPORT_DUPLICATE_CHAPTERS" and "1 at lines 3, 6" in err["what"]
+    assert "lines 3–4 look like a table of contents" in err["fix"]
+    # a real duplicate (the first heading has text under it) gets the ordinary fix
+    src.write_text(_book_text([1, 2, 1]), encoding="utf-8")
+    r = muse("import", src, "--into", tmp_path / "b", "--allow-gaps", "--json")
+    assert "table of contents" not in _json(r)["error"]["fix"]
+
+
 def test_backwards_numbers_are_refused(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     src = tmp_path / "order.txt"
     src.write_text(_book_text([1, 3, 2]), encoding="utf-8")

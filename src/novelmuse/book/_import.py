@@ -170,12 +170,16 @@ def _validate(split: SplitText, source: Path, allow_gaps: bool) -> list[Gap]:
         )
     gaps, dups, disorder = check_numbering(split.chapters)
     if dups:
+        toc = _table_of_contents(split.chapters, dups)
         raise InputError(
             "IMPORT_DUPLICATE_CHAPTERS",
             "duplicate chapter numbers: "
             + _listed([f"{d.number} at lines {', '.join(map(str, d.lines))}" for d in dups]),
             where,
-            "renumber or merge those chapters in the source file (duplicates are never guessed)",
+            f"lines {toc[0]}–{toc[1]} look like a table of contents (目录: headings with no text under them): "
+            "delete them from the source file and retry"
+            if toc
+            else "renumber or merge those chapters in the source file (duplicates are never guessed)",
         )
     if disorder:
         backwards = [f"{o.number} (line {o.line}) after {o.previous_number} (line {o.previous_line})" for o in disorder]
@@ -201,6 +205,21 @@ def _validate(split: SplitText, source: Path, allow_gaps: bool) -> list[Gap]:
             "give the prologue text its own heading or renumber chapter 0",
         )
     return gaps
+
+
+def _table_of_contents(chapters: list[ChapterPart], dups: list[Duplicate]) -> tuple[int, int] | None:
+    """(first line, last line) of a table of contents at the start of the novel, when that is what makes the
+    duplicates: every duplicated number's first heading has no text under it and lies within the leading run
+    of such empty headings (a TOC copied into downloaded novels, 目录). None otherwise."""
+    run = 0
+    while run < len(chapters) and not chapters[run].body.strip():
+        run += 1
+    if run < 2 or run == len(chapters):
+        return None
+    last_line = chapters[run - 1].heading_line.line_no
+    if not all(d.lines[0] <= last_line for d in dups):
+        return None
+    return chapters[0].heading_line.line_no, last_line
 
 
 def _chapter_bytes(heading: str, body: str) -> bytes:
