@@ -76,7 +76,13 @@ def test_alias_and_id_conflicts_name_both_files(tmp_path: Path) -> None:
     book = book_with(tmp_path, {"a.yaml": A, "b.yaml": B + "aliases: [阿甲]\n", "c.yaml": B})
     got = codes(book)
     assert ("CARD_DUPLICATE_ID", "cards/c.yaml:1", "cards/b.yaml:1") in got
-    assert ("CARD_ALIAS_CONFLICT", "cards/b.yaml:1", "cards/a.yaml:1") in got
+    assert ("CARD_ALIAS_CONFLICT", "cards/b.yaml:4", "cards/a.yaml:4") in got  # the lines of the two aliases
+
+
+def test_a_name_conflict_points_at_the_lines_that_write_the_name(tmp_path: Path) -> None:
+    d = "# 乙的另一张卡\nid: d\ntype: character\nname: 丁\naliases:\n  - 小丁\n  - 乙\n"
+    book = book_with(tmp_path, {"a.yaml": A, "b.yaml": B, "d.yaml": d})
+    assert codes(book) == [("CARD_ALIAS_CONFLICT", "cards/d.yaml:7", "cards/b.yaml:3")]
 
 
 @pytest.mark.parametrize(

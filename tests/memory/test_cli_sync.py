@@ -84,7 +84,7 @@ def test_cards_lint_reports_both_places(muse, small_book: Book) -> None:
     doc = json.loads(r.stdout)
     assert [p["code"] for p in doc["problems"]] == ["CARD_ALIAS_CONFLICT"]
     p = doc["problems"][0]
-    assert {p["where"], p["other"]} == {"cards/other.yaml:1", "cards/guan-yu.yaml:1"}
+    assert {p["where"], p["other"]} == {"cards/other.yaml:4", "cards/guan-yu.yaml:4"}  # where 云长 is written
     show = muse("cards", "show", "关羽", "--book", small_book.root)
     assert show.exit_code == 2 and "CARD_ALIAS_CONFLICT" in show.stderr
 

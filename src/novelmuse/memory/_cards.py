@@ -125,6 +125,11 @@ class Card:
     line: int
     attributes: dict[str, list[AuthorEntry]] = field(default_factory=dict)
     relations: dict[tuple[str, str], list[AuthorEntry]] = field(default_factory=dict)  # (type, target) →
+    name_lines: dict[str, int] = field(default_factory=dict)  # id, name or alias → the line it is written on
+
+    def line_of_name(self, name: str) -> int:
+        """The line where this card writes `name` (its id, name or an alias); the card's first line otherwise."""
+        return self.name_lines.get(name, self.line)
 
     @property
     def all_names(self) -> list[str]:
@@ -206,6 +211,12 @@ def _parse_card(book: Book, path: Path) -> Card:
         raise InputError("CARD_INVALID", "a card file must be one mapping (id, type, name, …)", f"{rel}:1", "")
     model = validate_located(CardFile, raw, Path(rel), code="CARD_INVALID", fix="fix the card (see README: cards)")
     card = Card(model.id, model.type, model.name, list(model.aliases), model.description, rel, raw.line)
+    aliases = raw.get("aliases")
+    alias_lines = aliases.item_lines if isinstance(aliases, LineList) else []
+    for i, alias in reversed(list(enumerate(model.aliases))):  # the first place an alias is written wins
+        card.name_lines[alias] = alias_lines[i] if i < len(alias_lines) else line_of(raw, ("aliases",))
+    card.name_lines[model.name] = line_of(raw, ("name",))
+    card.name_lines.setdefault(model.id, line_of(raw, ("id",)))
     for attr, values in model.attributes.items():
         card.attributes[attr] = _entries(raw, ("attributes", attr), values, rel, lambda v: v.value)
     rel_lines = raw.get("relations", LineList())
@@ -238,8 +249,8 @@ def lint_cards(book: Book, *, check_sources: bool = True) -> tuple[CardSet, list
                 CardProblem(
                     "CARD_DUPLICATE_ID",
                     f"card id {card.id!r} is used by two files",
-                    f"{card.file}:{card.line}",
-                    f"{first.file}:{first.line}",
+                    f"{card.file}:{card.line_of_name(card.id)}",
+                    f"{first.file}:{first.line_of_name(card.id)}",
                 )
             )
             continue
@@ -254,8 +265,8 @@ def lint_cards(book: Book, *, check_sources: bool = True) -> tuple[CardSet, list
                     CardProblem(
                         "CARD_ALIAS_CONFLICT",
                         f"{name!r} is claimed by card {card.id!r} and by card {owner!r}",
-                        f"{card.file}:{card.line}",
-                        f"{other.file}:{other.line}",
+                        f"{card.file}:{card.line_of_name(name)}",
+                        f"{other.file}:{other.line_of_name(name)}",
                     )
                 )
                 continue
