@@ -172,9 +172,15 @@ def render_judge_summary(console: Console, doc: JudgeSummary) -> None:
             d = deltas.get((m.arm, m.dimensionId, m.sceneType))
             delta = "" if d is None else "n/a" if d.meanDelta is None else f"{d.meanDelta:+.2f} ({d.items})"
             if d is not None and d.withheld:
-                delta += f" [{d.withheld} withheld: stability warning]"
+                delta += f" [{d.withheld} withheld]"
             table.add_row(m.dimensionId, m.sceneType or "", m.arm, str(m.items), _fmt(m.mean), delta)
         console.print(table)
+        if any(d.withheld for d in agg.deltas):
+            note = (
+                "withheld: items whose two judges differed by more than 0.5 on that score "
+                "(stability warning) give no delta"
+            )
+            console.print(Text(note, style="dim"))
         rel = block.reliability
         console.print(
             f"reliability: mean |judge1 − judge2| {_fmt(rel.meanAbsDiff)}, third-judge rate "
