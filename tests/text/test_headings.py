@@ -38,6 +38,17 @@ def test_headings_recognised(line: str, unit: str, number: int, title: str) -> N
     assert h.text == line.strip()
 
 
+def test_a_byte_order_mark_before_a_heading_is_not_text() -> None:
+    """Novels concatenated from UTF-8 files with BOMs carry U+FEFF at the start of later headings: those
+    lines are still headings (the pre-filter of find_headings skips the BOM, so parse_heading must too)."""
+    h = parse_heading("\ufeff第二章 乙\n")
+    assert h is not None and (h.number, h.title, h.text) == (2, "乙", "第二章 乙")
+    text = "第一章 甲\n正文。\n\ufeff第二章 乙\n正文。\n\ufeff 第三章 丙\n正文。\n"
+    split = split_chapters(text)
+    assert [(c.number, c.heading_line.line_no) for c in split.chapters] == [(1, 1), (2, 3), (3, 5)]
+    assert rejoin(split, text) == text
+
+
 @pytest.mark.parametrize(
     "line",
     [

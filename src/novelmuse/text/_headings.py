@@ -78,7 +78,8 @@ def _title_ok(title: str) -> bool:
 
 def parse_heading(line: str) -> Heading | None:
     """The heading on this line (whole line, see the module rules), or None when it is prose."""
-    stripped = line.strip()
+    # a byte-order mark left at the start of a line (files concatenated from BOM'd UTF-8 files) is not text
+    stripped = line.strip().lstrip("\ufeff").strip()
     if not stripped or len(stripped) > 200:
         return None
     unit: HeadingUnit
