@@ -54,6 +54,7 @@ def test_good_outline_parses(tmp_path: Path) -> None:
         (GOOD.replace("description: 刘备挂印而去, ", ""), 9, "needs a description"),
         (GOOD.replace("{op: advance, id: F-old}", "{op: grow, id: F-old}"), 10, "foreshadows.1.op"),
         (GOOD.replace("chapter: 3", "chapter: -1"), 1, "chapter"),
+        (GOOD.replace("payoff_chapter: 10", "payoff_chapter: 2"), 9, "due by chapter 2, before chapter 3"),
     ],
 )
 def test_invalid_outline_names_file_and_line(tmp_path: Path, text: str, line: int, needle: str) -> None:

@@ -137,6 +137,14 @@ def parse_outline(path: Path, text: str | None = None, *, expect_chapter: int | 
             f"{path}:{line_of(data, ('chapter',))}",
             "rename the file or fix the chapter number",
         )
+    for i, op in enumerate(outline.foreshadows):
+        if op.payoff_chapter is not None and op.payoff_chapter < outline.chapter:
+            raise InputError(
+                "OUTLINE_INVALID",
+                f"plant {op.id!r} is due by chapter {op.payoff_chapter}, before chapter {outline.chapter} plants it",
+                f"{path}:{line_of(data, ('foreshadows', i))}",
+                "give a payoff_chapter at or after this chapter (or none)",
+            )
     outline._path = str(path)
     outline._foreshadow_lines = [line_of(data, ("foreshadows", i)) for i in range(len(outline.foreshadows))]
     return outline
