@@ -332,3 +332,21 @@ def test_human_output_of_an_invalid_panel_names_the_failed_judge(muse, make_pane
     assert r.exit_code == 3
     assert "judge 1 failed closed (MODEL_OUTPUT_NOT_JSON)" in r.stdout
     assert "differed by more than 0.5" not in r.stdout
+
+
+def test_directory_names_that_tell_the_arms_apart_are_arm_labels(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
+    text = corpus_candidates(1)[0].text
+    panel = make_panel(corpus_candidates(1), None)
+    files = []
+    for arm, body in (("baseline", text), ("withcards", text[:600] + "（withcards）" + text[600:])):
+        d = panel.book.root / "replay" / arm
+        d.mkdir(parents=True)
+        (d / "0001.md").write_text(body, encoding="utf-8")
+        files.append(d / "0001.md")
+    r = muse("judge", "--book", panel.book.root, "--profile", "quality_gate", *files)
+    assert r.exit_code == 3 and "JUDGE_INPUT_LEAK" in r.stderr and "arm_name×1" in r.stderr
+    # a directory all candidates share ("replay") is no arm label: text may mention it
+    files[0].write_text(text + " replay ", encoding="utf-8")
+    files[1].write_text(text[:600], encoding="utf-8")
+    r = muse("judge", "--book", panel.book.root, "--profile", "quality_gate", *files)
+    assert r.exit_code == 0 and "skipped(no model configured)" in r.stdout, r.stderr

@@ -163,7 +163,9 @@ def judge(
     Candidates get random ids; judge 1 sees the blind order, judge 2 the reverse, a third judge runs only
     when a score differs by more than 0.5. Exit 0: scored (or skipped: no judge model configured — that is
     not a pass); 1: quality_gate adjudication failed; 3: the item is invalid (a judge failed closed),
-    invalid_unstable, or the input leaked a hidden token.
+    invalid_unstable, or the input leaked a hidden token. Hidden tokens: the candidates' file names and the
+    directory names that tell them apart (the arm labels), the book's card ids, --strategy, --manifest lines
+    and --secret values.
     """
     b = open_book(book)
     if profile not in PROFILES:
@@ -183,8 +185,11 @@ def judge(
     fine_outline: FineOutline | None = parse_outline(outline) if outline is not None else None
     asserts, constraints = _targets(assertions)
     item_id = item or "item_" + sha256_hex("".join(sha256_hex(c.text) for c in cands))[:16]
-    # The file names are the user's labels for the arms: they must not reach a judge either.
+    # The file names, and the directory names that tell the candidates apart (replay/cards/0001.md vs
+    # replay/base/0001.md), are the user's labels for the arms: they must not reach a judge either.
     arm_labels = {p.name for p in paths} | {p.stem for p in paths}
+    parts = [set(p.resolve().parent.parts[1:]) for p in paths]
+    arm_labels |= set.union(*parts) - set.intersection(*parts)
     request = JudgeRequest(
         profile=profile,
         candidates=cands,
