@@ -189,7 +189,8 @@ def judge(
     # replay/base/0001.md), are the user's labels for the arms: they must not reach a judge either.
     arm_labels = {p.name for p in paths} | {p.stem for p in paths}
     parts = [set(p.resolve().parent.parts[1:]) for p in paths]
-    arm_labels |= set.union(*parts) - set.intersection(*parts)
+    shared = parts[0].intersection(*parts[1:])
+    arm_labels |= {part for ps in parts for part in ps} - shared
     request = JudgeRequest(
         profile=profile,
         candidates=cands,
