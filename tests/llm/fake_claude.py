@@ -21,6 +21,8 @@ A response object:
     sleep_s           for mode "sleep": spawn a child that writes its pid to `child_pid_file`, then sleep
     child_pid_file    where the spawned child writes its pid
     probe_paths       answer {"readable": {path: bool}} instead (what a sandbox lets the process read)
+    echo_key          true: repeat the ANTHROPIC_API_KEY it got in its output (stdout, stderr, the result
+                      text and the structured output's "note"), as a confused or hostile CLI might
 """
 
 from __future__ import annotations
@@ -115,7 +117,11 @@ def main() -> int:
     resp = responses[min(n, len(responses)) - 1]
     mode = resp.get("mode", "ok")
     model = resp.get("model") or _arg(argv, "--model") or "unknown"
+    key = os.environ.get("ANTHROPIC_API_KEY", "") if resp.get("echo_key") else ""
+    if key:
+        sys.stderr.write(f"fake claude: using key {key}\n")
     if mode == "exit":
+        sys.stdout.write(f"Invalid API key: {key}\n" if key else "")
         sys.stderr.write("fake claude: failing on purpose\n")
         return int(resp.get("exit_code", 1))
     if mode == "flood":  # far more output than any answer
@@ -124,7 +130,7 @@ def main() -> int:
             sys.stdout.write(block)
         return 0
     if mode == "not_json":
-        sys.stdout.write("this is not json {")
+        sys.stdout.write("this is not json {" + key)
         return 0
     if mode == "sleep":
         pid_file = resp["child_pid_file"]
@@ -144,7 +150,7 @@ def main() -> int:
         "is_error": is_error,
         "duration_ms": 5,
         "num_turns": 2,
-        "result": "" if not is_error else "API Error: something broke",
+        "result": ("" if not is_error else "API Error: something broke") + key,
         "stop_reason": resp.get("stop_reason", "end_turn"),
         "session_id": "00000000-0000-4000-8000-000000000000",
         "total_cost_usd": 0.0123,
@@ -154,6 +160,8 @@ def main() -> int:
         doc["usage"] = usage
     if mode != "no_structured" and not is_error:
         doc["structured_output"] = resp.get("output", {"ok": True})
+        if key:
+            doc["structured_output"] = {**doc["structured_output"], "note": f"the key is {key}"}
         if resp.get("probe_paths"):  # what the process can read (for the manual sandbox check)
             doc["structured_output"] = {"readable": {p: _readable(p) for p in resp["probe_paths"]}}
     sys.stdout.write(json.dumps(doc, ensure_ascii=False))

@@ -763,6 +763,38 @@ def test_end_to_end_key_never_reaches_database_vault_or_output(
     assert secret not in out.out and secret not in out.err
 
 
+@pytest.mark.parametrize(
+    ("response", "outcome"),
+    [({}, "accepted"), ({"mode": "error_flag"}, "MODEL_ERROR_FLAG"), ({"mode": "exit"}, "MODEL_CLI_EXIT"),
+     ({"mode": "not_json"}, "MODEL_OUTPUT_NOT_JSON")],
+    ids=["accepted", "error-flag", "exit", "not-json"],
+)  # fmt: skip
+def test_a_key_the_cli_echoes_back_is_scrubbed_before_anything_keeps_it(
+    fake: FakeCli,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    response: dict[str, Any],
+    outcome: str,
+) -> None:
+    secret = "sk-ant-secret-value-echoed-5d2e"
+    monkeypatch.setenv("MUSE_TEST_CLI_KEY", secret)
+    fake.control(responses=[{**response, "echo_key": True}])
+    book = cli_book(fake, tmp_path / "book")
+    result, _ = call_verdict(book)
+    if outcome == "accepted":
+        assert isinstance(result, StructuredResult)
+        assert secret not in result.value.note and "[REDACTED]" in result.value.note
+    else:
+        assert isinstance(result, ModelCallFailed) and result.code == outcome
+        assert secret not in str(result) and secret not in json.dumps(result.diagnostics)
+    for path in book.state_dir.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    out = capsys.readouterr()
+    assert secret not in out.out and secret not in out.err
+
+
 def test_sandbox_read_paths_are_resolved_against_the_book_root(fake: FakeCli, tmp_path: Path) -> None:
     (tmp_path / "runtime").mkdir()
     cfg = fake.config(sandbox_read_paths=["runtime", "/opt/node"])

@@ -36,9 +36,8 @@ from ._provider_http import (
     bad_response,
     read_api_key,
     schema_name,
-    scrub,
-    scrub_text,
 )
+from ._secrets import scrub, scrub_text
 from ._types import Finish, ProviderRequest, ProviderResponse
 from ._usage import anthropic_usage
 

@@ -28,10 +28,12 @@ Isolation: cwd, HOME and TMPDIR are inside one fresh 0700 directory that is remo
 on timeout, error or cancellation). The environment is built from a whitelist (PATH, LANG, LANGUAGE,
 LC_*) plus fixed settings and the key, which is read from the configured `api_key_env` (unset →
 MODEL_KEY_MISSING, nothing run) and passed as ANTHROPIC_API_KEY, the only credential `--bare` reads;
-nothing else is inherited. The process runs in its own session, and a timeout kills the whole process
-group (MODEL_TIMEOUT; its cost is unknown, so the policy does not retry it). Any process the CLI left
-behind in its group is killed too. The sandbox (bwrap / sandbox-exec / none) is recorded in
-`ProviderResponse.sandbox`; `require_sandbox` refuses to run without one (MODEL_SANDBOX_UNAVAILABLE).
+nothing else is inherited. The key is scrubbed from the CLI's stdout and output text before they leave
+the provider (the vault, the receipts' hashes and reports never see it); stderr is kept only as its
+size. The process runs in its own session, and a timeout kills the whole process group (MODEL_TIMEOUT;
+its cost is unknown, so the policy does not retry it). Any process the CLI left behind in its group is
+killed too. The sandbox (bwrap / sandbox-exec / none) is recorded in `ProviderResponse.sandbox`;
+`require_sandbox` refuses to run without one (MODEL_SANDBOX_UNAVAILABLE).
 
 Success needs all of: exit 0, `is_error` false, a normal terminal reason, the resolved model equal to
 the requested full id, usage present, and a `structured_output`. Exit ≠ 0 → MODEL_CLI_EXIT and stdout
@@ -59,6 +61,7 @@ from typing import Any
 
 from ..book import ClaudeCliProviderConfig
 from ._sandbox import SandboxKind, find_sandbox, probe_bwrap, wrap_command
+from ._secrets import scrub, scrub_text
 from ._types import Finish, Message, ProviderError, ProviderRequest, ProviderResponse
 from ._usage import anthropic_usage, as_int
 
@@ -490,9 +493,20 @@ class ClaudeCliProvider:
                 ) from None
             except OSError as exc:
                 raise ProviderError("MODEL_CLI_SPAWN", f"cannot start {exe} ({exc.strerror})") from exc
+        # The CLI holds the key, so its stdout may echo it (an error text, a confused model): scrubbed before the
+        # raw bytes or the output text leave the provider, as the HTTP providers do. Parsed first, scrubbed after.
+        secret = os.environ.get(key_env) if key_env else None
         if rc != 0:
-            raise ProviderError("MODEL_CLI_EXIT", f"the Claude CLI exited with {rc}", cost_known=False, raw=out)
-        response = parse_cli_result(out, sandbox=kind)
+            raise ProviderError(
+                "MODEL_CLI_EXIT", f"the Claude CLI exited with {rc}", cost_known=False, raw=scrub(out, secret)
+            )
+        try:
+            response = parse_cli_result(out, sandbox=kind)
+        except ProviderError as exc:
+            exc.raw = scrub(exc.raw, secret)
+            raise
+        response.raw = scrub(response.raw, secret)
+        response.text = scrub_text(response.text, secret)
         response.extra["stderr_bytes"] = len(err)  # its size only: stderr may echo content
         return response
 

@@ -1,5 +1,5 @@
-"""What the two HTTP providers (openai, anthropic) share: the API key and its client, failure classification,
-scrubbing.
+"""What the two HTTP providers (openai, anthropic) share: the API key and its client, failure classification
+(scrubbing the key out of bodies is `_secrets`, shared with the claude-cli provider).
 
 Classification of one failed HTTP attempt (the policy above decides what to do with it):
 
@@ -40,9 +40,8 @@ from typing import Generic, Protocol, TypeVar
 
 import httpx2  # the HTTP library both official SDKs are built on (a dependency of openai and anthropic)
 
+from ._secrets import scrub
 from ._types import ProviderError
-
-REDACTED = b"[REDACTED]"
 
 
 def read_api_key(provider: str, env_name: str) -> str:
@@ -56,25 +55,6 @@ def read_api_key(provider: str, env_name: str) -> str:
             cost_known=True,
         )
     return key
-
-
-#: Shorter "keys" are placeholders local servers accept (Ollama's "ollama", vLLM's "EMPTY"), not secrets; scrubbing
-#: them would corrupt ordinary text ("k" inside "tokens").
-MIN_SECRET_LEN = 8
-
-
-def scrub(raw: bytes, secret: str | None) -> bytes:
-    """`raw` with every occurrence of the secret replaced (bodies may echo a key back)."""
-    if not secret or len(secret) < MIN_SECRET_LEN:
-        return raw
-    return raw.replace(secret.encode("utf-8"), REDACTED)
-
-
-def scrub_text(text: str | None, secret: str | None) -> str | None:
-    """`text` with every occurrence of the secret replaced (a model may repeat a key it saw in an error)."""
-    if text is None or not secret or len(secret) < MIN_SECRET_LEN:
-        return text
-    return text.replace(secret, REDACTED.decode())
 
 
 def status_error(provider: str, status: int, raw: bytes, secret: str | None) -> ProviderError:

@@ -32,9 +32,8 @@ from ._provider_http import (
     bad_response,
     read_api_key,
     schema_name,
-    scrub,
-    scrub_text,
 )
+from ._secrets import scrub, scrub_text
 from ._types import Finish, ProviderRequest, ProviderResponse, Usage
 from ._usage import as_int
 
