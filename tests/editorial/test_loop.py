@@ -161,6 +161,8 @@ def test_repair_that_fails_is_finalized_with_issues_after_one_repair_and_one_rer
         "schema_version",
         "ok",
         "passed",
+        "outcome",
+        "reason",
         "book",
         "rules",
         "registry",

@@ -12,6 +12,7 @@ from novelmuse.editorial import memory_context
 from novelmuse.editorial._revisions import apply_revision
 from novelmuse.errors import InputError
 
+from ..conftest import muse_subprocess
 from .helpers import EMPTY_FACTS, as_json, body_of, editor_output, make_book, receipts_by_role, sanguo_chapters
 
 CLEAN = {"output": {"issues": [], "passed": True}}
@@ -248,3 +249,15 @@ def test_a_record_of_another_shape_is_reviewed_again_not_trusted(tmp_path: Path,
         conn.close()
     r = muse("review", "1", "--book", book, "--json")
     assert r.exit_code == 0 and as_json(r.stdout)["chapters"][0]["resumed"] is False
+
+
+def test_outcome_labels_are_never_cut_in_a_narrow_terminal(tmp_path: Path) -> None:
+    """The outcome column is what a reader scans for: error(CODE) and skipped(reason) are printed whole on one
+    line even at 80 columns (the detail column wraps instead)."""
+    book = make_book(tmp_path / "b", script={"reviewer": []})  # the script is exhausted at the first call
+    r = muse_subprocess("review", "1", "--book", book, env={"COLUMNS": "80"})
+    assert r.exit_code == 3, r.stderr
+    lines = r.stdout.splitlines()
+    assert any(ln.startswith("consistency_review") and "error(MODEL_SCRIPT_EXHAUSTED)" in ln for ln in lines), r.stdout
+    assert any(ln.startswith("editor_review") and "skipped(an earlier step failed closed)" in ln for ln in lines)
+    assert "…" not in r.stdout.split("rules:")[0]

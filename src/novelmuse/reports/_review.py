@@ -39,13 +39,16 @@ def render_chapter(console: Console, doc: ChapterReview) -> None:
     if doc.resumed:
         head.append("  (resumed: already reviewed at this sha256 and configuration; not run again)", style="dim")
     console.print(head)
-    steps = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    steps.add_column("step")
-    steps.add_column("outcome")
-    steps.add_column("detail", overflow="fold")
+    # one line per step, never a table cell: error(CODE) / skipped(reason) and the detail are printed whole
+    # at any terminal width (a narrow table cut the code to "error(MODEL_SCRIPT_EXHAUSTE…" or dropped the detail)
+    step_w = max(len(s.step) for s in doc.steps) if doc.steps else 0
+    label_w = max(len(s.label) for s in doc.steps) if doc.steps else 0
     for s in doc.steps:
-        steps.add_row(Text(s.step), outcome_text(s), Text(s.detail))
-    console.print(steps)
+        line = Text(s.step.ljust(step_w) + "  ")
+        line.append_text(outcome_text(s))
+        if s.detail:
+            line.append(" " * (label_w - len(s.label)) + "  " + s.detail)
+        console.print(line)
     if doc.rules.forbidden or doc.rules.fatigue:
         parts = [f"forbidden {h.phrase}×{h.count} (paragraphs {h.paragraphs})" for h in doc.rules.forbidden]
         parts += [f"fatigue {h.phrase} {h.actual}>{h.limit}" for h in doc.rules.fatigue]
