@@ -152,7 +152,8 @@ def test_a_bad_quote_gets_corrections_then_fails_closed_after_three_calls(
     # attempts 2 and 3 carry the draft and the exact reason (a correction)
     assert len(requests[1]["messages"]) > 2 and len(requests[2]["messages"]) > 2
     code = "CONTRACT_QUOTE_NOT_FOUND" if kind == "missing" else "CONTRACT_QUOTE_NOT_UNIQUE"
-    assert code in requests[1]["messages"][-1]["content"] or code in str(judge1.diagnostics)
+    assert code in requests[1]["messages"][-1]["content"] and code in requests[2]["messages"][-1]["content"]
+    assert judge1.errorCode == code and judge1.diagnostics["codes"] == {code: 3}
     assert doc.report.scores == [] and doc.lessons == []
     diag = judge1.diagnostics
     assert diag["slot"] == 1 and diag["attempts"] == 3
