@@ -183,3 +183,24 @@ def test_sync_subprocess_stderr_is_empty_or_one_error_line(small_book: Book) -> 
     bad = muse_subprocess("sync", "--book", small_book.root)
     assert bad.exit_code == 2 and bad.stdout == ""
     assert bad.stderr.count("\n") == 1 and bad.stderr.startswith("error[OUTLINE_INVALID]: "), bad.stderr
+
+
+def test_a_new_card_or_alias_redoes_every_chapter_so_mentions_stay_exact(muse, small_book: Book) -> None:
+    from novelmuse.memory import load_cards, mention_names, naive_mentions
+
+    d = small_book.root
+    assert json.loads(muse("sync", "--book", d, "--json").stdout)["added"] == [1, 2, 3, 4, 5, 6]
+    (d / "cards" / "dong-zhuo.yaml").write_text(
+        "id: dong-zhuo\ntype: character\nname: 董卓\naliases: [仲颖]\n", encoding="utf-8"
+    )
+    doc = json.loads(muse("sync", "--book", d, "--json").stdout)
+    assert doc["relexed"] == [1, 2, 3, 4, 5, 6] and doc["changed"] == [] and doc["reindexed"] == [1, 2, 3, 4, 5, 6]
+    names = mention_names(load_cards(small_book))
+    got = json.loads(muse("mentions", "仲颖", "--json", "--book", d).stdout)
+    expected = {}
+    for n in small_book.chapter_numbers():
+        count = sum(1 for m in naive_mentions(small_book.read_chapter(n).body, names) if m.card_id == "dong-zhuo")
+        if count:
+            expected[n] = count
+    assert expected and {c["chapter"]: c["count"] for c in got["chapters"]} == expected
+    assert json.loads(muse("sync", "--book", d, "--json").stdout)["reindexed"] == []  # and then nothing again
