@@ -345,3 +345,40 @@ def test_a_report_naming_an_arm_gets_a_correction_and_is_never_stored(make_panel
     correction = panel.requests()[1]["messages"][-1]["content"]
     assert "CONTRACT_REPORT_LEAK" in correction and "arm_cards" not in correction
     assert "arm_cards" not in doc.report.model_dump_json()
+
+
+def test_transient_retries_and_corrections_share_three_calls(make_panel: Callable[..., Panel]) -> None:
+    transient = {"error": {"code": "MODEL_TRANSIENT", "status": 503}}
+    bad = output(_bad_quote("missing"))
+    panel = make_panel(corpus_candidates(1), [[transient, bad, bad, output(scores_by_id({}))]])
+    doc = run(panel)
+    assert doc.outcome == "invalid" and doc.report is not None
+    (judge1,) = doc.report.judges  # judge 2 never ran
+    assert judge1.attempts == 3 and judge1.errorCode == "CONTRACT_QUOTE_NOT_FOUND"
+    assert judge1.diagnostics["codes"] == {"MODEL_TRANSIENT": 1, "CONTRACT_QUOTE_NOT_FOUND": 2}
+    assert len(list_receipts(panel.book.db)) == 3
+
+
+@pytest.mark.parametrize(
+    ("entry", "code"),
+    [
+        ({"error": {"code": "MODEL_TRANSIENT", "status": 500, "cost_known": False}}, "MODEL_TRANSIENT"),
+        ({"error": {"code": "MODEL_AUTH", "status": 401}}, "MODEL_AUTH"),
+        ({"usage": None}, "MODEL_USAGE_MISSING"),
+        ({"model": "other-model"}, "MODEL_MISMATCH"),
+    ],
+)
+def test_untrusted_failures_are_never_retried_and_make_the_item_invalid(
+    make_panel: Callable[..., Panel], entry: dict[str, Any], code: str
+) -> None:
+    """Seed 000: auth, unknown-cost, missing-usage and model-mismatch failures are not retried; the panel
+    does not shrink to one judge — the item is invalid."""
+    good = output(scores_by_id({}))
+    second = (lambda blind: {**good(blind), **entry}) if "error" not in entry else entry  # type: ignore[operator]
+    panel = make_panel(corpus_candidates(1), [[good], [second, good, good]])
+    doc = run(panel)
+    assert doc.outcome == "invalid" and doc.reason == code and doc.report is not None
+    assert [j.outcome for j in doc.report.judges] == ["ok", "failed"]
+    assert doc.report.judges[1].attempts == 1 and doc.report.scores == []
+    assert len(list_receipts(panel.book.db)) == 2
+    assert doc.gate and all(g.outcome == "error" for g in doc.gate)
