@@ -214,6 +214,13 @@ def test_the_report_binds_hashes_and_unblinds_only_after_the_panel(make_panel: C
         for q in j.quotes:
             text = next(c.text for c in panel.item.blind.candidates if c.candidateId == q.candidateId)
             assert 0 <= q.start < q.end <= len(text)
+    receipts = {r.id: r for r in list_receipts(panel.book.db)}
+    stored = panel.book.db.execute("SELECT slot, call_id, receipt_ids, input_sha256 FROM judge_reports ORDER BY slot")
+    for j, (slot, call_id, receipt_ids, input_sha) in zip(report.judges, stored, strict=True):
+        assert (slot, call_id, json.loads(receipt_ids), input_sha) == (j.slot, j.callId, j.receiptIds, j.inputSha256)
+        assert all(receipts[r].call_id == j.callId for r in j.receiptIds)
+        final = receipts[j.finalReceiptId or ""]
+        assert final.outcome == "ok" and final.prompt_sha256 == j.promptSha256
     row = panel.book.db.execute(
         "SELECT report_sha256, opened_at FROM judge_panels p JOIN judge_arm_maps m ON m.panel_id = p.id"
     ).fetchone()
