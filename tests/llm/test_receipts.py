@@ -149,7 +149,13 @@ def test_cli_calls_cost_and_vault_recover(make_book: Any, muse: Any) -> None:
     assert call["status"] == "ok" and call["attempts"] == 2 and call["run_id"] == run_id
     assert call["final_receipt_id"] == doc["receipts"][1]["id"]
     assert call["diagnostics"]["codes"] == {"MODEL_OUTPUT_NOT_JSON": 1}
-    assert json.loads(muse("calls", "--book", book.root, "--run", "run_nope", "--json").stdout)["receipts"] == []
+    assert [x["id"] for x in json.loads(muse("calls", "--book", book.root, "--run", run_id, "--json").stdout)[
+        "receipts"
+    ]] == [x["id"] for x in doc["receipts"]]  # fmt: skip
+    for command in ("calls", "cost"):  # a mistyped run id is an error, not an empty listing
+        r = muse(command, "--book", book.root, "--run", "run_nope", "--json")
+        assert r.exit_code == 2 and "error[RUN_NOT_FOUND]" in r.stderr and "run_nope" in r.stderr
+        assert json.loads(r.stdout)["error"]["code"] == "RUN_NOT_FOUND"
     r = muse("calls", "--book", book.root)
     assert r.exit_code == 0 and "failed[MODEL_OUTPUT_NOT_JSON]" in r.stdout and "2 attempts in 1 calls" in r.stdout
     r = muse("cost", "--book", book.root, "--json")

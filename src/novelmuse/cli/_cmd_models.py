@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..llm import cost_summary, list_calls, list_receipts, recover_vault
+from ..llm import cost_summary, list_calls, list_receipts, recover_vault, require_run
 from ..reports._calls import (
     CallsReport,
     CostReport,
@@ -28,6 +28,8 @@ app.add_typer(vault_app, name="vault")
 def calls(book: BookOpt = None, run: RunOpt = None, json_out: JsonOpt = False) -> None:
     """List model calls and their receipts (one per attempt), oldest first."""
     opened = open_book(book)
+    if run is not None:
+        require_run(opened.db, run)
     report = CallsReport(run_id=run, calls=list_calls(opened.db, run), receipts=list_receipts(opened.db, run))
     if json_out:
         emit_json(report)
@@ -39,6 +41,8 @@ def calls(book: BookOpt = None, run: RunOpt = None, json_out: JsonOpt = False) -
 def cost(book: BookOpt = None, run: RunOpt = None, json_out: JsonOpt = False) -> None:
     """Sum tokens and cost by role and by run (an unknown cost is shown as unknown, never 0)."""
     opened = open_book(book)
+    if run is not None:
+        require_run(opened.db, run)
     report = CostReport.of(cost_summary(opened.db, run), run)
     if json_out:
         emit_json(report)

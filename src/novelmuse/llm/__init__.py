@@ -9,7 +9,7 @@ from ._budget import RunBudget, estimate_input_tokens
 from ._policy import Contract, ModelCallFailed, NotConfigured, StructuredResult, Violation
 from ._prices import PriceTable
 from ._providers import create_provider
-from ._receipts import CallRecord, CostLine, CostSummary, Receipt, cost_summary, list_calls, list_receipts
+from ._receipts import CallRecord, CostLine, CostSummary, Receipt, cost_summary, list_calls, list_receipts, require_run
 from ._schema import schema_sha256, strict_json_schema
 from ._session import ModelSession, recover_vault, run_is_running
 from ._types import Finish, Message, Provider, ProviderError, ProviderRequest, ProviderResponse, Usage
@@ -45,6 +45,7 @@ __all__ = [
     "list_calls",
     "list_receipts",
     "recover_vault",
+    "require_run",
     "run_is_running",
     "schema_sha256",
     "strict_json_schema",

@@ -14,7 +14,7 @@ import sqlite3
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-from ..errors import FailedClosed
+from ..errors import FailedClosed, InputError
 from ..store import transaction
 
 Outcome = Literal["ok", "failed", "refused"]
@@ -164,6 +164,18 @@ def _store_failed(exc: sqlite3.Error) -> FailedClosed:
 def _row_to_receipt(row: sqlite3.Row) -> Receipt:
     data = {c: row[c] for c in _COLUMNS[:-1]}
     return Receipt(**data, diagnostics=json.loads(row["diagnostics_json"]))
+
+
+def require_run(conn: sqlite3.Connection, run_id: str) -> None:
+    """Refuse a run id the store has never seen (RUN_NOT_FOUND): a mistyped `--run` must not read as a run that
+    made no calls."""
+    if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+        raise InputError(
+            "RUN_NOT_FOUND",
+            f"no run with id {run_id!r} is recorded",
+            "--run (the runs recorded in .muse/muse.db)",
+            "see `muse calls` or `muse cost` without --run for the recorded run ids",
+        )
 
 
 def list_receipts(conn: sqlite3.Connection, run_id: str | None = None, *, call_id: str | None = None) -> list[Receipt]:
