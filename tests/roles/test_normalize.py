@@ -99,6 +99,13 @@ def test_every_line_answered_exactly_once() -> None:
     assert sorted(codes(doc)) == ["CONTRACT_LINE_DUPLICATE", "CONTRACT_LINE_MISSING", "CONTRACT_LINE_UNKNOWN"]
 
 
+def test_each_missing_line_is_its_own_violation_so_diagnostics_count_them() -> None:
+    doc = {"proposals": [GOOD["proposals"][0]]}  # lines 5 and 6 unanswered
+    violations = normalizer_contract(LINES)(out(doc))
+    assert [v.code for v in violations] == ["CONTRACT_LINE_MISSING", "CONTRACT_LINE_MISSING"]
+    assert ["line 5" in violations[0].detail, "line 6" in violations[1].detail] == [True, True]
+
+
 @pytest.mark.parametrize(
     ("rule", "code"),
     [

@@ -104,11 +104,11 @@ def normalizer_contract(lines: Mapping[int, str]) -> Callable[[NormalizerOutput]
                 violations.append(Violation("CONTRACT_LINE_UNKNOWN", f"line {n} was not among the lines given"))
             elif c > 1:
                 violations.append(Violation("CONTRACT_LINE_DUPLICATE", f"line {n} is answered {c} times; answer once"))
-        missing = sorted(set(lines) - set(counts))
-        if missing:
-            violations.append(
-                Violation("CONTRACT_LINE_MISSING", f"lines {missing} have no proposal (give an empty rules list)")
-            )
+        # one violation per missing line, so the call's diagnostics count the missing lines (codes and counts)
+        violations.extend(
+            Violation("CONTRACT_LINE_MISSING", f"line {n} has no proposal (give it an empty rules list)")
+            for n in sorted(set(lines) - set(counts))
+        )
         for proposal in output.proposals:
             original = lines.get(proposal.line)
             if original is None:
