@@ -230,3 +230,16 @@ def test_a_reason_naming_a_hidden_label_breaks_the_contract() -> None:
     assert result.code_counts() == {"CONTRACT_REPORT_LEAK": 3}
     for f in result.findings:  # the correction never repeats the hidden token to the model
         assert "卡片证据策略" not in f.detail and " A " not in f.detail
+
+
+def test_non_finite_scores_break_the_contract_instead_of_crashing() -> None:
+    import json
+
+    report = good_report(BLIND)
+    text = json.dumps(report, ensure_ascii=False)
+    first, second = (s["score"] for s in report["scores"][:2])  # type: ignore[index]
+    assert first == second == 4.0
+    text = text.replace('"score": 4.0', '"score": NaN', 1).replace('"score": 4.0', '"score": Infinity', 1)
+    parsed = JudgeReport.model_validate(json.loads(text))  # Python's json accepts NaN / Infinity
+    result = check_report(parsed, BLIND, RUBRIC)
+    assert result.code_counts() == {"CONTRACT_SCORE_OUT_OF_RANGE": 2}

@@ -389,3 +389,15 @@ def test_untrusted_failures_are_never_retried_and_make_the_item_invalid(
     assert doc.report.judges[1].attempts == 1 and doc.report.scores == []
     assert len(list_receipts(panel.book.db)) == 2
     assert doc.gate and all(g.outcome == "error" for g in doc.gate)
+
+
+def test_a_nan_score_gets_a_correction_not_a_traceback(make_panel: Callable[..., Panel]) -> None:
+    def nan_draft(blind: BlindInput) -> dict[str, Any]:
+        text = json.dumps(good_report(blind), ensure_ascii=False).replace('"score": 4.0', '"score": NaN', 1)
+        return {"raw_text": text}
+
+    panel = make_panel(corpus_candidates(1), [[nan_draft, output(scores_by_id({}))], [output(scores_by_id({}))]])
+    doc = run(panel)
+    assert doc.outcome == "stable" and doc.report is not None
+    assert [j.attempts for j in doc.report.judges] == [2, 1]
+    assert "CONTRACT_SCORE_OUT_OF_RANGE" in panel.requests()[1]["messages"][-1]["content"]

@@ -9,6 +9,7 @@ policy family may not silently change its yardstick.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from functools import cache
 from importlib import resources
@@ -48,11 +49,15 @@ class Scale(_Strict):
         return self
 
     def contains(self, score: float) -> bool:
-        """True when `score` lies within [min, max]."""
+        """True when `score` lies within [min, max] (NaN and ±infinity never do)."""
+        if not math.isfinite(score):
+            return False
         return Fraction(str(self.min)) <= as_fraction(score) <= Fraction(str(self.max))
 
     def on_step(self, score: float) -> bool:
         """True when `score` is min plus a whole number of steps (exact arithmetic, no float slack)."""
+        if not math.isfinite(score):
+            return False
         units = (as_fraction(score) - Fraction(str(self.min))) / Fraction(str(self.step))
         return units.denominator == 1
 
