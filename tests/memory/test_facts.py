@@ -337,12 +337,20 @@ def test_extractor_prompt_is_deterministic_and_names_cards_and_cap(tmp_path: Pat
     from novelmuse.memory import build_messages, load_cards
 
     book = write_book(tmp_path / "b", chapters=2)
-    _outlines(book, {1: "chapter: 1\nforeshadows:\n  - {op: plant, id: F-x, description: 天书三卷}\n"})
+    _outlines(
+        book,
+        {
+            1: "chapter: 1\nforeshadows:\n  - {op: plant, id: F-x, description: 天书三卷}\n",
+            2: "chapter: 2\nforeshadows:\n  - {op: plant, id: F-y, description: 督邮索贿}\n",
+        },
+    )
     cards = load_cards(book)
     m1 = build_messages(book, 2, cards)
     assert m1 == build_messages(book, 2, cards)
     user = m1[1].content
     assert "关羽：云长、关公、关云长" in user and "F-x：天书三卷（第1章埋设）" in user and "上限】3 条" in user
+    assert "F-y：督邮索贿（本章细纲埋设）" in user  # so the model confirms the author's id instead of a new one
+    assert "F-y" not in build_messages(book, 1, cards)[1].content
     assert book.read_chapter(2).body in user
 
 

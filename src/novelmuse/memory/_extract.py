@@ -53,6 +53,11 @@ def build_messages(book: Book, chapter_number: int, cards: CardSet) -> list[Mess
         f"{c.name}：{'、'.join(c.aliases) or '（无别名）'}" for c in sorted(cards.cards.values(), key=lambda c: c.id)
     ]
     fs_lines = [f"{a.id}：{a.description}（第{a.planted_chapter}章埋设）" for a in active.items]
+    # this chapter's own outline plants: the model should report them under the author's ids (a confirmation),
+    # not plant them again under new ids (a duplicate entry that also counts against the plant cap)
+    outline = state.outlines.get(chapter_number)  # every outline is loaded, not only those replayed
+    if outline is not None:
+        fs_lines += [f"{p.id}：{p.description}（本章细纲埋设）" for p in outline.plants]
     user = load_prompt(ROLE, "input").render(
         chapter=chapter_number,
         title=chapter.title,
