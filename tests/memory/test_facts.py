@@ -411,8 +411,11 @@ def test_sync_with_a_model_reextracts_only_the_edited_chapter(muse, tmp_path: Pa
 
 def test_a_second_plant_of_an_existing_foreshadow_is_rejected(small_book: Book) -> None:
     store(small_book, 1, out(foreshadows=[plant("F1", Q1[0], 9)]))
-    store(small_book, 2, out(foreshadows=[plant("F1", Q2[0], 3)]))
+    store(small_book, 2, out(foreshadows=[plant("F1", Q2[0], 3), plant("F2", Q2[1], 1)]))
     state = replay(small_book)
-    assert [(p.code, p.item) for p in state.validations[2].rejected] == [("FORESHADOW_DUPLICATE", "foreshadows[0]")]
+    assert [(p.code, p.item) for p in state.validations[2].rejected] == [
+        ("FORESHADOW_DUPLICATE", "foreshadows[0]"),
+        ("FORESHADOW_PAYOFF_PAST", "foreshadows[1]"),  # due by chapter 1, planted in chapter 2
+    ]
     [item] = state.active_foreshadows(2).items
     assert (item.planted_chapter, item.payoff_chapter) == (1, 9)  # the first plant stands

@@ -6,7 +6,8 @@ card (bound to the chapter file's sha256 now), validated item by item against th
 - ``FORESHADOW_PLANT_CAP``: more than `memory.max_plants_per_chapter` new plants in the chapter (outline
   plants count first; the fact card's plants are taken in text order and the excess is rejected);
 - ``FORESHADOW_UNKNOWN`` / ``FORESHADOW_RESOLVED``: advance or resolve of an item never planted / already
-  resolved; ``FORESHADOW_DUPLICATE``: a plant of an id that already exists;
+  resolved; ``FORESHADOW_DUPLICATE``: a plant of an id that already exists; ``FORESHADOW_PAYOFF_PAST``: a
+  plant due by a chapter before the one that plants it;
 - ``CARD_DEAD_ACTS``: an event whose actors (who act or speak — being named is fine) include a card whose
   status is dead (a word of ``memory/data/status.toml``) at the end of the previous chapter, unless the
   chapter's fine outline declares that card in a new-setting declaration (新设定声明);
@@ -196,6 +197,13 @@ class _Replayer:
                 elif item.op == "plant":
                     if status != "unknown":
                         reject("FORESHADOW_DUPLICATE", name, f"{item.id!r} was already planted")
+                        continue
+                    if item.payoff_chapter is not None and item.payoff_chapter < c:
+                        reject(
+                            "FORESHADOW_PAYOFF_PAST",
+                            name,
+                            f"plant {item.id!r} is due by chapter {item.payoff_chapter}, before chapter {c} plants it",
+                        )
                         continue
                     if plants >= self.cap:
                         reject(
