@@ -108,6 +108,9 @@ def test_bounds_hold_whatever_the_models_say(
     assert kinds.count("rewrite") <= rewrite_rounds
     assert kinds.count("consistency_repair") <= repair_rounds
     assert caller.calls.count("arbiter") <= arbiter_rounds
+    assert kinds.count("polish") <= 1
+    if state.editor and not state.editor_open:  # nothing left standing: the last verdict was acted on
+        assert state.editor[-1].computed_verdict != "polish" or kinds[-1:] == ["polish"]
     assert caller.calls.count("editor") == 1 + kinds.count("rewrite")
     # the consistency review runs once, plus one re-review per repair, plus one after a rewrite
     assert caller.calls.count("reviewer") == 1 + kinds.count("consistency_repair") + (1 if "rewrite" in kinds else 0)

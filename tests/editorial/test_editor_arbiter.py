@@ -249,3 +249,39 @@ def test_editor_rereview_gets_the_fatigue_of_the_rewritten_text(tmp_path: Path, 
     assert phrase not in second.split("【伏笔健康】")[0] and "(无超限)" in second
     # the record keeps what the rules found in the author's original
     assert as_json(r.stdout)["chapters"][0]["rules"]["fatigue"][0]["actual"] == body.count(phrase)
+
+
+def test_a_rewrite_whose_rereview_says_polish_is_then_polished_once(tmp_path: Path, muse) -> None:
+    """The verdict of the text that remains decides (seed 004: polish → 定向打磨): a rewrite re-reviewed as
+    polish gets its one targeted polish — not silently reported finalized with the polish never done."""
+    body = body_of(tmp_path)
+    rewritten = _rewritten(body, "甲")
+    paras = split_paragraphs(str(rewritten["text"]))
+    book = make_book(
+        tmp_path / "b",
+        script={
+            "reviewer": [CLEAN, CLEAN],
+            "editor": [_editor_on(body, 40, "rewrite"), _editor_on(body, 65, "accept")],
+            "writer": [
+                {"output": rewritten},
+                {"output": {"paragraphs": [{"index": 2, "text": paras[2].text.strip() + "(润色)"}]}},
+            ],
+        },
+    )
+    r = muse("review", "1", "--book", book, "--json")
+    assert r.exit_code == 0, r.stderr
+    ch = as_json(r.stdout)["chapters"][0]
+    assert [e["computed_verdict"] for e in ch["editor"]] == ["rewrite", "polish"]
+    assert [x["kind"] for x in ch["repairs"]] == ["rewrite", "polish"]
+    assert [s["step"] for s in ch["steps"]] == [
+        "rules",
+        "consistency_review",
+        "editor_review",
+        "rewrite",
+        "editor_rereview",
+        "polish",
+        "post_rewrite_review",
+        "facts",
+    ]
+    assert ch["status"] == "finalized" and ch["arbiter"] == []
+    assert receipts_by_role(book) == {"reviewer": 2, "editor": 2, "writer": 2}

@@ -6,6 +6,7 @@
                    ├─ polish → one targeted polish
                    └─ rewrite → rewrite → editor re-review ── still rewrite? → arbiter
                                   ↑ keep_rewriting (≤ rewrite_rounds, ≤ arbiter_rounds) ┘
+                                                    └─ polish? → one targeted polish
     after any whole-chapter rewrite: one consistency review of the final text (issues stay open)
 
 A step that fails closed ends the loop (`error`); the main steps not reached are recorded as
@@ -42,10 +43,6 @@ async def _editor_loop(state: LoopState, caller: Caller) -> None:
     current = await editor_round(state, caller, 0, "editor_review")
     if current is None:
         return
-    if current.computed_verdict == "polish":
-        out = await polish(state, caller, current)
-        state.editor_open = out.status == "skipped"  # the polish it asked for never ran: not finalized clean
-        return
     rounds = arbiter_calls = 0
     while current.computed_verdict == "rewrite":
         if rounds >= state.config.rewrite_rounds:
@@ -63,7 +60,7 @@ async def _editor_loop(state: LoopState, caller: Caller) -> None:
             return
         current = nxt
         if current.computed_verdict != "rewrite":
-            return
+            break
         if arbiter_calls >= state.config.arbiter_rounds:
             state.editor_open = True
             state.add(StepOutcome.failed("arbiter", f"bound of {state.config.arbiter_rounds} arbiter call(s) reached"))
@@ -78,6 +75,9 @@ async def _editor_loop(state: LoopState, caller: Caller) -> None:
             return
         if decision.decision == "accept_and_continue":
             return
+    if current.computed_verdict == "polish":  # the first review's verdict, or the re-review's after a rewrite
+        out = await polish(state, caller, current)
+        state.editor_open = out.status == "skipped"  # the polish it asked for never ran: not finalized clean
 
 
 async def _post_rewrite_review(state: LoopState, caller: Caller) -> None:
