@@ -285,3 +285,24 @@ def test_a_rewrite_whose_rereview_says_polish_is_then_polished_once(tmp_path: Pa
     ]
     assert ch["status"] == "finalized" and ch["arbiter"] == []
     assert receipts_by_role(book) == {"reviewer": 2, "editor": 2, "writer": 2}
+
+
+def test_polish_paragraph_bound_comes_from_config(tmp_path: Path, muse) -> None:
+    body = body_of(tmp_path)
+    paras = split_paragraphs(body)
+
+    def edits(*indices: int) -> dict[str, object]:
+        return {"output": {"paragraphs": [{"index": i, "text": paras[i].text.strip() + "(润色)"} for i in indices]}}
+
+    book = make_book(
+        tmp_path / "b",
+        review={"polish_max_paragraphs": 1},
+        script={"reviewer": [CLEAN], "editor": [_editor_on(body, 65)], "writer": [edits(2, 3), edits(3)]},
+    )
+    r = muse("review", "1", "--book", book, "--json")
+    assert r.exit_code == 0, r.stderr
+    ch = as_json(r.stdout)["chapters"][0]
+    assert ch["repairs"][0]["kind"] == "polish" and ch["repairs"][0]["paragraphs"] == [3]
+    assert ch["usage"]["by_role"]["writer"]["attempts"] == 2  # two paragraphs broke the bound of 1: corrected
+    first, _ = requests_of(book, "novelmuse writer role")
+    assert "最多 1 段" in first[1]["content"]

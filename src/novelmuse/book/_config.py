@@ -124,6 +124,7 @@ class ReviewConfig(_Strict):
     rereview_rounds: int = Field(default=1, ge=0, le=5)
     rewrite_rounds: int = Field(default=1, ge=0, le=5)
     arbiter_rounds: int = Field(default=1, ge=0, le=5)
+    polish_max_paragraphs: int = Field(default=5, ge=1, le=50)  # a polish (one round) touches at most this many
     neutral_foreshadow_chapters: int = Field(default=3, ge=0)
 
 

@@ -20,7 +20,7 @@ from ._calls import Caller, Contract, normalized, prompt
 from ._consistency import QUOTE_MIN_CHARS, quote_violation
 from ._models import DimOut, EditorRound
 from ._outcomes import NO_MODEL, StepOutcome
-from ._repair import MAX_POLISH_PARAGRAPHS, targeted_rewrite, writer_system_fields
+from ._repair import targeted_rewrite, writer_system_fields
 from ._rules_step import fatigue_hits, forbidden_in
 from ._state import LoopState
 from ._verdict import compute_verdict
@@ -159,8 +159,9 @@ async def rewrite(state: LoopState, caller: Caller, rnd: EditorRound) -> StepOut
 
 
 async def polish(state: LoopState, caller: Caller, rnd: EditorRound) -> StepOutcome:
-    """Targeted polish of at most `MAX_POLISH_PARAGRAPHS` paragraphs chosen by the writer from the notes."""
+    """Targeted polish of at most `review.polish_max_paragraphs` paragraphs chosen by the writer from the notes."""
     count = len(split_paragraphs(state.text))
+    most = state.config.polish_max_paragraphs
     return await targeted_rewrite(
         state,
         caller,
@@ -170,6 +171,6 @@ async def polish(state: LoopState, caller: Caller, rnd: EditorRound) -> StepOutc
         required=set(),
         allowed=set(range(count)),
         min_count=1,
-        max_count=MAX_POLISH_PARAGRAPHS,
-        task_fields={"notes": _editor_report_text(rnd), "max_paragraphs": MAX_POLISH_PARAGRAPHS},
+        max_count=most,
+        task_fields={"notes": _editor_report_text(rnd), "max_paragraphs": most},
     )

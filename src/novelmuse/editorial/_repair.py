@@ -1,7 +1,7 @@
 """Targeted rewrites by the writer role: only the named paragraphs change, spliced back byte-safely.
 
 Used for forbidden phrases (the hard rules), for consistency repairs (the paragraphs holding the
-blocking issues' quotes) and for polishing (the writer picks at most `MAX_POLISH_PARAGRAPHS`).
+blocking issues' quotes) and for polishing (the writer picks at most `review.polish_max_paragraphs`).
 The writer's answer is checked by a contract inside the model call, so a bad draft is corrected
 within the call budget (`calls.max_attempts`) and otherwise fails closed:
   every required paragraph exactly once, no other, none blank or multi-line, none with a forbidden phrase.
@@ -17,8 +17,6 @@ from ._outcomes import NO_MODEL, StepOutcome
 from ._rules_step import RuleView, forbidden_hits, forbidden_in
 from ._splice import splice_paragraphs
 from ._state import LoopState
-
-MAX_POLISH_PARAGRAPHS = 5
 
 
 def writer_system_fields(rules: RuleView) -> dict[str, object]:
