@@ -199,7 +199,43 @@ def test_ten_thousand_line_rules_file_is_fast_and_exact(muse: Any, tmp_path: Pat
     elapsed = time.perf_counter() - t0
     assert r.exit_code == 0, r.stderr  # fatigue only: warnings, no error
     assert elapsed < 30, elapsed
-    assert assert_exact(json.loads(r.stdout), book, [], phrases) > 10_000
+    doc = json.loads(r.stdout)
+    assert assert_exact(doc, book, [], phrases) > 10_000
+    # the terminal form is quick too: it lists a bounded number of rows (a Rich row costs ~1 ms; listing all
+    # of these findings took longer than the whole JSON check) and says what it did not list
+    t0 = time.perf_counter()
+    r = muse("check", "--book", book)
+    elapsed = time.perf_counter() - t0
+    assert r.exit_code == 0 and elapsed < 15, elapsed
+    assert "more finding(s) in this chapter" in r.stdout and f"{doc['summary']['warnings']} warning(s)" in r.stdout
+
+
+def test_terminal_lists_a_bounded_number_of_rows_and_says_what_it_left_out(
+    muse: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import novelmuse.reports._check as rendering
+
+    monkeypatch.setattr(rendering, "MAX_ROWS_PER_CHAPTER", 3)
+    monkeypatch.setattr(rendering, "MAX_ROWS_TOTAL", 5)
+    body = "甲乙丙丁，一句话。\n"
+    chapters = [(f"第{n}章", body) for n in (1, 2, 3)]
+    book = make_book(tmp_path / "rows", chapters, rules="禁止:甲、乙、丙\n疲劳词:丁≤0\n")
+    r = muse("check", "--book", book)
+    assert r.exit_code == 1
+    out = r.stdout
+    # chapter 1: 3 rows (errors first), 1 left out; chapter 2: the 2 rows left in the total; chapter 3: one line
+    assert "… 1 more finding(s) in this chapter (0 error(s), 1 warning(s)) not listed" in out
+    assert "see `muse check --chapter 1` or --json" in out
+    assert "… 2 more finding(s) in this chapter (1 error(s), 1 warning(s)) not listed" in out
+    assert "0003 第3章 — 9 chars, 3 error(s), 1 warning(s): not listed (over 5 rows" in out
+    assert out.count("【丙】") == 2 and out.count("【甲】") == 1 and "【丁】" not in out  # context: listed rows only
+    assert "9 error(s) in 3 chapter(s), 3 warning(s) in 3 chapter(s)" in out  # the summary counts everything
+    # one chapter: up to the total, so --chapter N lists it all
+    r = muse("check", "--book", book, "--chapter", "3")
+    assert "not listed" not in r.stdout and r.stdout.count("【") == 4
+    # --json always has every finding
+    doc = json.loads(muse("check", "--book", book, "--json").stdout)
+    assert [len(c["findings"]) for c in doc["chapters"]] == [4, 4, 4]
 
 
 @pytest.mark.parametrize(

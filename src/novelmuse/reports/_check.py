@@ -13,6 +13,11 @@ from ..rules import CheckReport, FindingOut, LintReport, ShowReport
 
 #: Hits shown per finding in the terminal (all of them are in --json).
 MAX_HITS_SHOWN = 3
+#: Finding rows listed in the terminal: per chapter when several chapters have findings, and in all. A Rich
+#: table row costs ~1 ms, so a 10,000-rule file over a whole book (tens of thousands of findings) took over a
+#: minute to print what nobody reads in a terminal; every finding is counted in the summary and listed in --json.
+MAX_ROWS_PER_CHAPTER = 40
+MAX_ROWS_TOTAL = 1000
 CONTEXT_CHARS = 8
 _SPACES = re.compile(r"\s+")
 
@@ -37,11 +42,24 @@ def _where_cell(f: FindingOut) -> str:
 def render_check(report: CheckReport, console: Console, body_of: Callable[[int], str | None]) -> None:
     """Findings per chapter: a table (severity, rule, target, limit, actual, origin, first hits as
     ¶paragraph@offset), then a context line per shown hit, then the summary. `body_of(number)` gives a
-    chapter's body for the context excerpts (None: offsets only)."""
-    for ch in report.chapters:
-        if not ch.findings:
-            continue
+    chapter's body for the context excerpts (None: offsets only).
+
+    At most MAX_ROWS_PER_CHAPTER rows per chapter (errors come first) when several chapters have findings, and
+    MAX_ROWS_TOTAL rows in all; what is not listed is said, with where to see it (--chapter N, --json)."""
+    with_findings = [ch for ch in report.chapters if ch.findings]
+    per_chapter = MAX_ROWS_TOTAL if len(with_findings) == 1 else MAX_ROWS_PER_CHAPTER
+    listed = 0
+    for ch in with_findings:
         counts = f"{ch.chars} chars, {ch.errors} error(s), {ch.warnings} warning(s)"
+        room = min(per_chapter, MAX_ROWS_TOTAL - listed)
+        if room <= 0:
+            console.print(
+                f"{ch.number:04d} {escape(ch.title)} — {counts}: not listed (over {MAX_ROWS_TOTAL} rows shown); "
+                f"see `muse check --chapter {ch.number}` or --json"
+            )
+            continue
+        rows = ch.findings[:room]
+        listed += len(rows)
         table = Table(title=f"{ch.number:04d} {escape(ch.title)} — {counts}", title_justify="left")
         table.add_column("severity", no_wrap=True)
         table.add_column("rule", no_wrap=True)
@@ -50,15 +68,23 @@ def render_check(report: CheckReport, console: Console, body_of: Callable[[int],
         table.add_column("actual", justify="right", no_wrap=True)
         table.add_column("origin")
         table.add_column("where (¶paragraph@offset)")
-        for f in ch.findings:
+        for f in rows:
             sev = "[red]error[/red]" if f.severity == "error" else "[yellow]warning[/yellow]"
             limit = "-" if f.limit is None else str(f.limit)
             table.add_row(sev, f.rule, escape(f.target), limit, str(f.actual), escape(f.origin), _where_cell(f))
         console.print(table)
+        hidden = ch.findings[len(rows) :]
+        if hidden:
+            more_errors = sum(f.severity == "error" for f in hidden)
+            where = "--json" if per_chapter == MAX_ROWS_TOTAL else f"`muse check --chapter {ch.number}` or --json"
+            console.print(
+                f"  … {len(hidden)} more finding(s) in this chapter ({more_errors} error(s), "
+                f"{len(hidden) - more_errors} warning(s)) not listed: see {where}"
+            )
         body = body_of(ch.number)
         if body is None:
             continue
-        for f in ch.findings:
+        for f in rows:
             for para, start, end in f.hits[:MAX_HITS_SHOWN]:
                 console.print(f"  {escape(f.target)} ¶{para} @{start}-{end}: {_excerpt(body, start, end)}")
     s = report.summary
