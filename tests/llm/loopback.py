@@ -317,20 +317,16 @@ def serving_in_subprocess(kind: Kind, *, delay_s: float = 0.0) -> Iterator[str]:
     import subprocess
     import sys
 
-    proc = subprocess.Popen(
-        [sys.executable, __file__, kind, str(delay_s)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        if not line.startswith("http://127.0.0.1:"):
-            raise RuntimeError(f"loopback subprocess did not start: {line!r}")
-        yield line
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with subprocess.Popen([sys.executable, __file__, kind, str(delay_s)], stdout=subprocess.PIPE, text=True) as proc:
+        try:  # leaving the `with` closes the stdout pipe (else: ResourceWarning, unclosed file)
+            assert proc.stdout is not None
+            line = proc.stdout.readline().strip()
+            if not line.startswith("http://127.0.0.1:"):
+                raise RuntimeError(f"loopback subprocess did not start: {line!r}")
+            yield line
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
 
 
 def _main(argv: list[str]) -> None:

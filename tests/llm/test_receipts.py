@@ -265,6 +265,7 @@ def test_a_crashed_session_is_recovered_by_the_next(make_book: Any) -> None:
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    proc.stdout.close()
     (lease,) = [p for p in leases.iterdir() if p.suffix == ".lease"]
     orphan = json.loads(lease.read_text().splitlines()[1])["intent"]
     assert Vault(book.vault_dir).has(orphan)
