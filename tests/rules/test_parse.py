@@ -35,6 +35,20 @@ def test_syntax_variants() -> None:
     assert rs.problems == () and rs.unparsed == ()
 
 
+def test_spaced_limit_with_ci() -> None:
+    """``≤ 2 次`` is written like ``≤ 2``: the 次 is part of the limit, not a fatigue word without a limit."""
+    rs = parse_rules("疲劳词:不由得 ≤ 2 次、一丝≤1\n疲劳词:仿佛 <= 3 次 竟然 ≤ ０ 次\n疲劳词:缓缓≤2 次≤1\n")
+    assert [(r.phrase, r.limit, r.line) for r in rs.fatigue] == [
+        ("不由得", 2, 1),
+        ("一丝", 1, 1),
+        ("仿佛", 3, 2),
+        ("竟然", 0, 2),
+        ("缓缓", 2, 3),
+        ("次", 1, 3),  # 次 followed by a limit is a phrase of its own
+    ]
+    assert rs.problems == ()
+
+
 def test_unclear_lines_come_back_unparsed_with_line_numbers() -> None:
     rs = parse_rules("禁止:后宫\n不要写得太水\n禁止 系统面板\n主角不能死 # 注释\n")
     assert [(u.line, u.text) for u in rs.unparsed] == [(2, "不要写得太水"), (3, "禁止 系统面板"), (4, "主角不能死")]

@@ -6,7 +6,8 @@
 
 Accepted: full- and half-width colons (`:` `：`); item separators 、，,；; and any whitespace (including the
 full-width space); limit operators ``≤``, ``<=``, ``＜＝``, ``≦``, ``⩽`` with ASCII or full-width digits and an
-optional 次 (``不由得≤2次``); ``#`` or ``＃`` comments, whole-line or trailing; blank lines. Decisions:
+optional 次 (``不由得≤2次``, ``不由得 ≤ 2 次``); ``#`` or ``＃`` comments, whole-line or trailing; blank lines.
+Decisions:
 
 - A line that does not start with one of the three keys and a colon is not guessed at: it is returned as
   `unparsed` with its line number (seed 004's second layer lets a model normalise such lines), never dropped,
@@ -42,6 +43,8 @@ _AROUND_OP = re.compile(rf"\s*({_OP_PATTERN})\s*")
 _SEPARATORS = re.compile(r"[、，,；;\s]+")
 _FATIGUE_ITEM = re.compile(rf"^(.+?)({_OP_PATTERN})(.*)$", re.DOTALL)
 _LIMIT = re.compile(r"^([0-9０-９]{1,9})次?$")  # 不由得≤2次 reads naturally, so a trailing 次 is accepted
+#: ``≤ 2 次`` spaced out like ``≤ 2``: the 次 belongs to the limit when it ends the item (``次≤1`` is a phrase).
+_SPACED_CI = re.compile(r"([0-9０-９])\s+次(?=[、，,；;\s]|$)")
 _COMMENT = re.compile(r"[#＃]")
 
 
@@ -151,6 +154,8 @@ def _parse_line(b: _Builder, raw: str, n: int) -> None:
     if kind == "preference":
         b.add_preference(value, n)
         return
+    if kind == "fatigue":
+        value = _SPACED_CI.sub(r"\1次", value)
     items = [item for item in _SEPARATORS.split(_AROUND_OP.sub(r"\1", value)) if item]
     parsed: list[tuple[str, int | None]] = []
     for item in items:
