@@ -378,3 +378,18 @@ def test_a_writer_step_skipped_leaves_the_chapter_open_never_finalized(
     r = muse("review", "1", "--book", book)
     assert f"{step}" in r.stdout and "skipped(no model configured)" in r.stdout
     assert "finalized_with_issues" in r.stdout and r.exit_code == 1
+
+
+def test_a_reviewer_answer_without_a_pass_flag_is_valid(tmp_path: Path, muse) -> None:
+    """The pass flag is optional (seed 004: recorded *if* the model gives one; the prompt says it may be left
+    out): an answer without it is accepted at the first request, recorded as None, not a disagreement."""
+    body = body_of(tmp_path)
+    book = make_book(
+        tmp_path / "b",
+        script={"reviewer": [{"output": {"issues": []}}], "editor": [{"output": editor_output(body)}]},
+    )
+    r = muse("review", "1", "--book", book, "--json")
+    assert r.exit_code == 0, r.stderr
+    ch = as_json(r.stdout)["chapters"][0]
+    assert ch["status"] == "finalized" and ch["usage"]["by_role"]["reviewer"]["attempts"] == 1
+    assert ch["consistency"][0]["model_passed"] is None and ch["disagreements"]["reviewer_pass_flag"] == 0

@@ -34,4 +34,4 @@ class ConsistencyReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     issues: list[ReviewIssue]
-    passed: bool | None
+    passed: bool | None = None  # optional: the model may leave it out (recorded, never used)
