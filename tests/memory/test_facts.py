@@ -207,6 +207,21 @@ def test_fact_state_changes_feed_as_of_with_sources_and_go_stale_on_edit(small_b
     assert state.facts_status[2] == "stale" and "location" not in state.card_as_of("刘备", 2).attributes
 
 
+def test_cards_show_says_which_fact_cards_are_left_out(muse, small_book: Book) -> None:
+    state_item = {"entity": "玄德", "attribute": "location", "value": "阳城", "quote": Q2[1]}
+    store(small_book, 2, out(states=[state_item]))
+    d = small_book.root
+    doc = json.loads(muse("cards", "show", "刘备", "--as-of", "3", "--json", "--book", d).stdout)
+    assert doc["attributes"]["location"]["value"] == "阳城"
+    assert doc["facts_stale"] == [] and doc["facts_missing"] == [1, 3]  # chapters ≤ 3 only
+    path = small_book.chapter_path(2)
+    path.write_text(path.read_text(encoding="utf-8") + "\n补一句。\n", encoding="utf-8")
+    doc = json.loads(muse("cards", "show", "刘备", "--as-of", "3", "--json", "--book", d).stdout)
+    assert "location" not in doc["attributes"] and doc["facts_stale"] == [2] and doc["facts_missing"] == [1, 3]
+    human = muse("cards", "show", "刘备", "--as-of", "3", "--book", d).stdout
+    assert "fact cards STALE for chapters 2" in human and "no fact cards for chapters 1,3" in human
+
+
 def test_store_refuses_a_quote_not_found(small_book: Book) -> None:
     with pytest.raises(FailedClosed) as ei:
         store(small_book, 1, out(events=[{"summary": "x", "actors": [], "quote": "这句话不在正文里面"}]))

@@ -70,10 +70,11 @@ def cards_show(
     n = as_of if as_of is not None else _last_chapter(b.chapter_numbers())
     card = state.card_as_of(name, n)
     past = state.index.history(card.card_id, n) if history else None
+    status = dict(state.facts_status)
     if json_out:
-        emit_json(rep.card_show_doc(card, past))
+        emit_json(rep.card_show_doc(card, past, status))
     else:
-        rep.render_card(console, card, past)
+        rep.render_card(console, card, past, status)
 
 
 @cards_app.command("lint")

@@ -7,6 +7,8 @@ ledger), `SearchDoc` (muse search), `MentionsDoc` (muse mentions), `SyncDoc` (mu
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
@@ -74,11 +76,39 @@ class CardShowDoc(BaseModel):
     attributes: dict[str, ValueDoc]
     relations: list[RelationDoc]
     history: dict[str, list[ValueDoc]] | None = None  # with --history: every earlier value and its source
+    facts_stale: list[int] = []  # chapters ≤ as_of whose fact card is for an older text: their changes are not in
+    facts_missing: list[int] = []  # chapters ≤ as_of never extracted: only the author's cards count there
 
 
-def card_show_doc(state: CardState, history: dict[str, list[ValueAt]] | None = None) -> CardShowDoc:
-    """`muse cards show` as JSON."""
+def _facts_gaps(facts_status: Mapping[int, str] | None, as_of: int) -> tuple[list[int], list[int]]:
+    """(stale, missing) chapters up to `as_of`: where the memory lacks the facts of the current text."""
+    status = {n: s for n, s in (facts_status or {}).items() if n <= as_of}
+    return sorted(n for n, s in status.items() if s == "stale"), sorted(n for n, s in status.items() if s == "missing")
+
+
+def _print_facts_gaps(console: Console, stale: list[int], missing: list[int], what: str) -> None:
+    if stale:
+        console.print(
+            f"fact cards STALE for chapters {_ranges(stale)}: their {what} not in this view (run `muse sync`)",
+            style="yellow",
+            markup=False,
+        )
+    if missing:
+        console.print(
+            f"no fact cards for chapters {_ranges(missing)}: only the author's files count there",
+            style="yellow",
+            markup=False,
+        )
+
+
+def card_show_doc(
+    state: CardState, history: dict[str, list[ValueAt]] | None = None, facts_status: Mapping[int, str] | None = None
+) -> CardShowDoc:
+    """`muse cards show` as JSON (`facts_status`: chapter → current / stale / missing, to say what is left out)."""
+    stale, missing = _facts_gaps(facts_status, state.as_of)
     return CardShowDoc(
+        facts_stale=stale,
+        facts_missing=missing,
         history=None
         if history is None
         else {
@@ -98,8 +128,14 @@ def card_show_doc(state: CardState, history: dict[str, list[ValueAt]] | None = N
     )
 
 
-def render_card(console: Console, state: CardState, history: dict[str, list[ValueAt]] | None = None) -> None:
-    """A card's state as of a chapter, with the source of every value (and, with history, earlier values)."""
+def render_card(
+    console: Console,
+    state: CardState,
+    history: dict[str, list[ValueAt]] | None = None,
+    facts_status: Mapping[int, str] | None = None,
+) -> None:
+    """A card's state as of a chapter, with the source of every value (and, with history, earlier values),
+    then which chapters' fact cards are stale or missing (their changes are not in the state)."""
     alias = f"（{'、'.join(state.aliases)}）" if state.aliases else ""
     console.print(f"{state.name}{alias} [{state.type}, id {state.card_id}] as of chapter {state.as_of}", markup=False)
     table = Table("attribute", "value", "since", "source")
@@ -114,6 +150,7 @@ def render_card(console: Console, state: CardState, history: dict[str, list[Valu
             for v in vs:
                 past.add_row(k, str(v.value), str(v.since), v.source.describe())
         console.print(past)
+    _print_facts_gaps(console, *_facts_gaps(facts_status, state.as_of), "changes are")
 
 
 class ProblemDoc(BaseModel):
@@ -198,14 +235,14 @@ def ledger_doc(
     overdue_only: bool,
     overdue_default_age: int | None,
     problems: list[MemoryProblem],
-    facts_status: dict[int, str] | None = None,
+    facts_status: Mapping[int, str] | None = None,
 ) -> LedgerDoc:
     """`muse ledger` as JSON (`total` counts the items that pass --overdue; `left_out` what --limit cut)."""
     items = active.items
-    status = {n: s for n, s in (facts_status or {}).items() if n <= active.as_of}
+    stale, missing = _facts_gaps(facts_status, active.as_of)
     return LedgerDoc(
-        facts_stale=sorted(n for n, s in status.items() if s == "stale"),
-        facts_missing=sorted(n for n, s in status.items() if s == "missing"),
+        facts_stale=stale,
+        facts_missing=missing,
         as_of=active.as_of,
         overdue_only=overdue_only,
         total=active.total,
@@ -247,19 +284,7 @@ def render_ledger(console: Console, doc: LedgerDoc) -> None:
     console.print(table)
     if doc.left_out:
         console.print(f"{doc.left_out} more not shown (--limit)", markup=False)
-    if doc.facts_stale:
-        console.print(
-            f"fact cards STALE for chapters {_ranges(doc.facts_stale)}: their operations are not in the ledger "
-            "(run `muse sync`)",
-            style="yellow",
-            markup=False,
-        )
-    if doc.facts_missing:
-        console.print(
-            f"no fact cards for chapters {_ranges(doc.facts_missing)}: only fine-outline operations count there",
-            style="yellow",
-            markup=False,
-        )
+    _print_facts_gaps(console, doc.facts_stale, doc.facts_missing, "operations are")
     _print_problems(console, doc.problems)
 
 
