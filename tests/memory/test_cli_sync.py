@@ -204,3 +204,24 @@ def test_a_new_card_or_alias_redoes_every_chapter_so_mentions_stay_exact(muse, s
             expected[n] = count
     assert expected and {c["chapter"]: c["count"] for c in got["chapters"]} == expected
     assert json.loads(muse("sync", "--book", d, "--json").stdout)["reindexed"] == []  # and then nothing again
+
+
+def test_a_foreign_bm25_cache_with_a_matching_stamp_is_rebuilt(muse, small_book: Book, tmp_path: Path) -> None:
+    """The cache is only an optimisation: a model of another size under this book's fingerprint (a copied or
+    tampered .muse/index) is rebuilt from the stored tokens, not scored against the wrong chunks."""
+    from .conftest import write_book
+
+    d = small_book.root
+    assert muse("search", "桃园", "--json", "--book", d).exit_code == 0
+    other = write_book(tmp_path / "other", chapters=2)
+    assert muse("search", "桃园", "--json", "--book", other.root).exit_code == 0
+    cache = d / ".muse" / "index" / "bm25"
+    stamp = (cache / "fingerprint.txt").read_text()
+    for f in (other.root / ".muse" / "index" / "bm25").iterdir():
+        (cache / f.name).write_bytes(f.read_bytes())
+    (cache / "fingerprint.txt").write_text(stamp)
+    r = muse("search", "董卓", "--json", "--book", d)
+    assert r.exit_code == 0, r.stderr
+    hits = json.loads(r.stdout)["hits"]
+    assert hits and all("董卓" in h["text"] for h in hits)
+    assert {h["chapter"] for h in hits} & {3, 4, 5, 6}  # chunks the 2-chapter model does not have

@@ -174,7 +174,9 @@ class SearchIndex:
         if stamp.is_file() and stamp.read_text() == fp:
             try:
                 model = bm25s.BM25.load(str(cache), show_progress=False)
-            except (OSError, ValueError, KeyError):
+                if int(model.scores["num_docs"]) != len(rows):  # a cache copied from elsewhere: not this index
+                    model = None
+            except (OSError, ValueError, KeyError, TypeError):
                 model = None
         if model is None:
             model = self._build(len(rows))
