@@ -144,6 +144,14 @@ def test_invalid_scripts_are_input_errors(tmp_path: Path, raw: str, fragment: st
     assert info.value.code == "SCRIPT_INVALID" and fragment in info.value.what
 
 
+def test_a_yaml_syntax_error_is_one_line_with_the_line_number(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as info:
+        provider(tmp_path, None, raw="judge:\n  - output: {a: 1}\n  - output: [\n")
+    err = info.value
+    assert err.code == "SCRIPT_INVALID" and "\n" not in err.what and "\n" not in err.where
+    assert err.where.endswith(":4")  # the stream ends on line 4 (where the parser noticed)
+
+
 def test_missing_script(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         ScriptedProvider("s", ScriptedProviderConfig(kind="scripted", script="nope.yaml"), tmp_path)

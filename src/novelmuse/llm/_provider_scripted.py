@@ -88,8 +88,11 @@ def load_script(path: Path) -> dict[str, list[ScriptEntry]]:
         raise InputError(
             "SCRIPT_READ", f"cannot read the script ({exc.strerror})", str(path), "check [providers] script path"
         ) from exc
-    except yaml.YAMLError as exc:
-        raise InputError("SCRIPT_INVALID", f"not valid YAML/JSON ({exc})", str(path), "fix the script") from exc
+    except yaml.YAMLError as exc:  # one line (the CLI prints one error line): the problem and where it is
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise InputError("SCRIPT_INVALID", f"not valid YAML/JSON ({problem})", where, "fix the script") from exc
     if not isinstance(data, dict):
         raise InputError("SCRIPT_INVALID", "the script must map role names to lists", str(path), "see README")
     script: dict[str, list[ScriptEntry]] = {}
