@@ -52,3 +52,20 @@ def test_outlines_by_number_and_duplicates_refused(tmp_path: Path) -> None:
         outline_paths(book)
     assert info.value.code == "OUTLINE_DUPLICATE"
     assert "two outline files for chapter 3: 0003.yaml and 3.yaml" in info.value.what
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"], ids=["plain", "bom"])
+def test_a_chapter_that_is_not_utf8_names_the_bad_byte_in_the_file(tmp_path: Path, bom: bytes) -> None:
+    """The offset counts from the start of the file, BOM included (utf-8-sig's own offset leaves the BOM out)."""
+    book = _book(tmp_path)
+    book.chapters_dir.mkdir()
+    data = bom + "# 第一回\n正文\n".encode() + b"\xff" + "后文".encode()
+    (book.chapters_dir / "0001.md").write_bytes(data)
+    with pytest.raises(InputError) as info:
+        book.read_chapter(1)
+    assert info.value.code == "CHAPTER_ENCODING"
+    bad = data.index(b"\xff", len(bom))
+    assert f"invalid byte 0xff at byte offset {bad} (line 3)" in info.value.what
+    bom_ok = bom + "# 第一回\n正文\n".encode()
+    (book.chapters_dir / "0001.md").write_bytes(bom_ok)
+    assert book.read_chapter(1).body == "正文\n" and book.read_chapter(1).heading == "第一回"

@@ -40,11 +40,17 @@ class Chapter:
 
 def parse_chapter_file(number: int, path: Path, data: bytes) -> Chapter:
     """Split a chapter file's bytes into heading and body (UTF-8, BOM tolerated)."""
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     try:
-        text = data.decode("utf-8-sig")
+        text = data[bom:].decode("utf-8")
     except UnicodeDecodeError as exc:
+        offset = bom + exc.start  # from the start of the file, BOM included (utf-8-sig's own offset is not)
+        line = data[:offset].count(b"\n") + 1
         raise InputError(
-            "CHAPTER_ENCODING", f"chapter file is not UTF-8 (byte {exc.start})", str(path), "save it as UTF-8"
+            "CHAPTER_ENCODING",
+            f"chapter file is not UTF-8: invalid byte 0x{data[offset]:02x} at byte offset {offset} (line {line})",
+            str(path),
+            "save it as UTF-8",
         ) from exc
     heading, body = "", text
     if text.startswith("# "):
