@@ -311,6 +311,30 @@ def test_write_appends_rules_keeps_the_original_lines_and_reparses(tmp_path: Pat
     assert report.new_rules_sha256 is not None
 
 
+def test_write_applies_exactly_what_was_shown_without_asking_again(tmp_path: Path, muse: Any) -> None:
+    """--write confirms the proposals the author reviewed: a model asked again could answer differently."""
+    book = make_book(tmp_path / "b", {"normalizer": [{"output": GOOD}]})
+    shown = asyncio.run(run_normalize(book, write=False))
+    other = {"proposals": [{"line": n, "rules": [], "note": "changed its mind"} for n in LINES]}
+    (book.root / "script.yaml").write_text(yaml.safe_dump({"normalizer": [{"output": other}]}), encoding="utf-8")
+    r = muse("rules", "normalize", "--book", book.root, "--write")
+    assert r.exit_code == 0, r.stderr
+    assert f"shown earlier by call {shown.call_id}" in r.stdout and "written: 2 rule(s)" in r.stdout
+    assert receipts(book) == [(1, "ok", None)]  # no second call
+    text = book.rules_path.read_text(encoding="utf-8")
+    assert "禁止:眼底闪过" in text and "偏好:尽量多写对话，节奏要快" in text
+    assert not (book.state_dir / "rules-normalize.json").exists()  # applied once
+
+
+def test_write_after_an_edit_asks_the_model_again(tmp_path: Path) -> None:
+    book = make_book(tmp_path / "b", {"normalizer": [{"output": GOOD}]})
+    asyncio.run(run_normalize(book, write=False))
+    book.rules_path.write_text(RULES + "\n", encoding="utf-8")  # rules.txt changed since it was shown
+    report = asyncio.run(run_normalize(book, write=True))
+    assert report.written and not report.shown_earlier and report.attempts == 1
+    assert receipts(book) == [(1, "ok", None), (1, "ok", None)]
+
+
 def test_contract_failure_is_corrected_within_the_bound(tmp_path: Path) -> None:
     book = make_book(tmp_path / "b", {"normalizer": [{"output": NOT_VERBATIM}, {"output": GOOD}]})
     report = asyncio.run(run_normalize(book, write=False))

@@ -14,7 +14,11 @@ from ._common import BookOpt, JsonOpt, console, emit_json, open_book
 
 WriteOpt = Annotated[
     bool,
-    typer.Option("--write", help="Add the proposed rules to rules.txt (each original line is kept as a # comment)."),
+    typer.Option(
+        "--write",
+        help="Add the proposed rules to rules.txt (the ones shown last, if rules.txt is unchanged; each original "
+        "line is kept as a # comment).",
+    ),
 ]
 
 
@@ -24,8 +28,9 @@ def normalize_cmd(book: BookOpt = None, write: WriteOpt = False, json_out: JsonO
 
     Every proposed phrase must occur verbatim in its original line (checked; the model gets a correction
     within the call bound, then the call fails closed with exit 3). Nothing is written without --write;
-    with it, the write is atomic and refused if rules.txt changed meanwhile. No model configured:
-    skipped (no model configured), exit 0.
+    --write applies the proposals the last run showed while rules.txt is unchanged (no new call; else it
+    asks the model and writes its checked answer), atomically, refused if rules.txt changed meanwhile.
+    No model configured: skipped (no model configured), exit 0.
     """
     report = asyncio.run(run_normalize(open_book(book), write=write))
     if json_out:

@@ -37,9 +37,12 @@ def render_normalize(report: NormalizeReport, console: Console) -> None:
             rules.append("(no rule — left unchanged)", style="dim")
         table.add_row(str(p.line), p.original, rules, p.note)
     console.print(table)
-    cost = "cost unknown" if report.cost is None else f"cost {report.cost:.6f}"
-    tokens = f"{report.input_tokens}+{report.output_tokens} tokens"
-    console.print(f"{report.attempts} attempt(s), {tokens}, {cost}, call {report.call_id}")
+    if report.shown_earlier:
+        console.print(f"the proposals shown earlier by call {report.call_id} (rules.txt unchanged; no new model call)")
+    else:
+        cost = "cost unknown" if report.cost is None else f"cost {report.cost:.6f}"
+        tokens = f"{report.input_tokens}+{report.output_tokens} tokens"
+        console.print(f"{report.attempts} attempt(s), {tokens}, {cost}, call {report.call_id}")
     if report.written:
         console.print(
             Text(f"written: {report.written_rules} rule(s) added to {report.rules_path}", style="green")

@@ -11,6 +11,12 @@ with an existing rule refuses the write: RULES_NORMALIZE_CONFLICT), rules alread
 written twice, and the write is atomic and refused when rules.txt changed since it was read
 (FILE_CHANGED_ON_DISK). With no model configured the step is skipped(no model configured) and nothing
 is written.
+
+`--write` confirms what was shown: the proposals of the last run without --write are kept in
+`.muse/rules-normalize.json`, bound to rules.txt's sha256, the prompt's sha256 and the role's model; while all
+three are unchanged, --write applies exactly those proposals without a new model call (a model asked again may
+answer differently from what the author reviewed). Otherwise --write calls the model and writes its (checked)
+answer, which the report shows.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from ...book import Book, atomic_write_bytes
 from ...errors import InputError
@@ -34,6 +40,7 @@ from .schema import NormalizerOutput, ProposedRule, RuleKind
 ROLE = "normalizer"
 ORIGINAL_MARK = "# 归一化前原文: "
 _BOM = "\ufeff"
+PENDING_FILE = "rules-normalize.json"
 
 
 class RuleOut(BaseModel):
@@ -74,10 +81,30 @@ class NormalizeReport(BaseModel):
     written_rules: int = 0
     new_rules_sha256: str | None = None
     call_id: str | None = None
+    shown_earlier: bool = False  # --write applied the proposals an earlier run showed (no new model call)
     attempts: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     cost: float | None = None
+
+
+class _Pending(BaseModel):
+    """The proposals last shown, and what they are bound to (`.muse/rules-normalize.json`)."""
+
+    version: Literal[1] = 1
+    rules_sha256: str
+    prompt_sha256: str
+    target: str
+    call_id: str
+    proposals: list[LineOut]
+
+
+def _load_pending(book: Book) -> _Pending | None:
+    """The proposals last shown; an unreadable or foreign file counts as none (the model is asked again)."""
+    try:
+        return _Pending.model_validate_json(book.state_dir.joinpath(PENDING_FILE).read_bytes())
+    except (OSError, ValidationError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -182,26 +209,39 @@ async def run_normalize(book: Book, *, write: bool) -> NormalizeReport:
     report = report.model_copy(update={"rules_sha256": sha, "unparsed_lines": len(rules.unparsed)})
     if not rules.unparsed:
         return report.model_copy(update={"skip_reason": "no unparsed lines"})
-    if book.config.role_target(ROLE) is None:
+    target = book.config.role_target(ROLE)
+    if target is None:
         return report.model_copy(update={"skip_reason": "no model configured"})
-    async with ModelSession.open(book, run_kind="rules-normalize") as session:
-        result = await normalize_rules(session, rules.unparsed)
-    proposals = _lines_out(result.value, rules.unparsed, rules)
-    report = report.model_copy(
-        update={
-            "status": "passed",
-            "proposals": proposals,
-            "call_id": result.call_id,
-            "attempts": len(result.receipts),
-            "input_tokens": result.input_tokens,
-            "output_tokens": result.output_tokens,
-            "cost": result.cost,
-        }
-    )
+    binding = {"rules_sha256": sha, "prompt_sha256": _prompt(rules.unparsed).sha256, "target": ":".join(target)}
+    pending = _load_pending(book) if write else None
+    if pending is not None and pending.model_dump(include=set(binding)) == binding:
+        proposals = pending.proposals  # what the author reviewed: applied as shown, no new call
+        report = report.model_copy(
+            update={"status": "passed", "proposals": proposals, "call_id": pending.call_id, "shown_earlier": True}
+        )
+    else:
+        async with ModelSession.open(book, run_kind="rules-normalize") as session:
+            result = await normalize_rules(session, rules.unparsed)
+        proposals = _lines_out(result.value, rules.unparsed, rules)
+        report = report.model_copy(
+            update={
+                "status": "passed",
+                "proposals": proposals,
+                "call_id": result.call_id,
+                "attempts": len(result.receipts),
+                "input_tokens": result.input_tokens,
+                "output_tokens": result.output_tokens,
+                "cost": result.cost,
+            }
+        )
+    pending_path = book.state_dir / PENDING_FILE
     if not write:
+        shown = _Pending.model_validate({**binding, "call_id": report.call_id, "proposals": proposals})
+        atomic_write_bytes(pending_path, shown.model_dump_json(indent=1).encode("utf-8"))
         return report
     new_text, inserted = apply_proposals(text, proposals)
     if not inserted:
+        pending_path.unlink(missing_ok=True)
         return report
     touched = set(inserted)
     introduced = [e for e in parse_rules(new_text).errors if touched & set(e.lines)]
@@ -214,6 +254,7 @@ async def run_normalize(book: Book, *, write: bool) -> NormalizeReport:
         )
     out = (_BOM if data.startswith(_BOM.encode()) else "") + new_text
     atomic_write_bytes(path, out.encode("utf-8"), expect_sha256=sha)
+    pending_path.unlink(missing_ok=True)
     return report.model_copy(
         update={"written": True, "written_rules": len(inserted), "new_rules_sha256": sha256_hex(out.encode("utf-8"))}
     )
