@@ -146,7 +146,7 @@ def test_search_cache_follows_edits(muse, small_book: Book) -> None:
     r = muse("search", "乌龙茶", "--json", "--book", d)  # re-indexes the edited chapter first
     doc = json.loads(r.stdout)
     hits = doc["hits"]
-    assert "re-indexed 1 changed chapters" in r.stderr and doc["tokens"] == ["乌龙茶"]
+    assert r.stderr == "index updated: chapters 1 changed\n" and doc["tokens"] == ["乌龙茶"]
     assert hits and hits[0]["chapter"] == 4 and "乌龙茶" in hits[0]["text"]
     assert stamp.read_text() != first
     assert not [p for p in stamp.parent.parent.iterdir() if p.name.startswith("bm25.")]  # no temp dirs left

@@ -42,8 +42,10 @@ def _refresh_index(b: Book, cards: CardSet) -> None:
     """Bring the search index up to date before reading it (`muse search`, `muse mentions`); a note on stderr
     when chapters were re-indexed, so --json stays one document."""
     up = update_index(b, cards)
-    if up.reindexed or up.removed:
-        err_console.print(f"re-indexed {len(up.reindexed)} changed chapters", markup=False)
+    kinds = [(up.added, "added"), (up.changed, "changed"), (up.relexed, "redone for new card names")]
+    parts = [f"{len(ns)} {what}" for ns, what in [*kinds, (up.removed, "removed")] if ns]
+    if parts:
+        err_console.print(f"index updated: chapters {', '.join(parts)}", markup=False)
 
 
 def _show_facts(doc: rep.FactsDoc, json_out: bool) -> None:
