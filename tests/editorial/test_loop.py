@@ -226,8 +226,10 @@ def test_evidence_not_in_text_is_corrected_then_fails_closed_after_call_budget(t
         "status": "error",
         "reason": None,
         "code": "CONTRACT_QUOTE_NOT_FOUND",
-        "detail": "the editor's answer failed closed",
+        "detail": ch["steps"][-2]["detail"],
     }
+    detail = ch["steps"][-2]["detail"]
+    assert detail.startswith("the editor's answer failed closed: ") and "role editor (s:scripted-model-1)" in detail
     assert receipts_by_role(book)["editor"] == 3  # the call budget (calls.max_attempts = 3), then fail closed
     assert "error[CONTRACT_QUOTE_NOT_FOUND]" in r.stderr
     assert (book / "chapters" / "0001.md").read_bytes() == original

@@ -76,6 +76,10 @@ def test_range_stops_at_a_failed_closed_chapter_and_resumes_there(tmp_path: Path
         "detail": "",
     }
     assert "error[MODEL_AUTH]" in r.stderr
+    # one line that says which step, role and model failed, and the model layer's fix for that code
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("error[MODEL_AUTH]: chapter 2 consistency_review: the reviewer's answer failed closed")
+    assert "role reviewer (s:scripted-model-1)" in line and "— check the API key" in line
 
 
 def test_apply_never_overwrites_a_changed_file(tmp_path: Path) -> None:

@@ -77,9 +77,11 @@ def review(
     errors = [c for c in run.chapters if c.status == "error"]
     if errors:
         first = errors[0]
+        failed = next((s for s in first.steps if s.status == "error"), None)  # what, where (role, model, call) — fix
+        what = f"{failed.step}: {failed.detail}" if failed else "a model step failed closed"
         err_console.print(
-            f"error[{first.error_code}]: chapter {first.chapter}: a model step failed closed, "
-            f"{b.chapter_path(first.chapter)} — see `muse calls` for the receipts; the chapter file was not changed",
+            f"error[{first.error_code}]: chapter {first.chapter} {what}"
+            f" (the chapter file {b.chapter_path(first.chapter)} was not changed)",
             markup=False,
         )
         raise typer.Exit(EXIT_FAILED_CLOSED)

@@ -10,7 +10,7 @@ import json
 
 from ..llm import ModelCallFailed
 from ..roles.arbiter import ArbiterDecision
-from ._calls import Caller, prompt
+from ._calls import Caller, failed_closed, prompt
 from ._models import ArbiterOut
 from ._outcomes import StepOutcome
 from ._splice import paragraph_diff
@@ -67,7 +67,7 @@ async def arbitrate(state: LoopState, caller: Caller, round_no: int, before: str
         value, call_id = await caller.call("arbiter", ArbiterDecision, p.messages({}, fields), [], p.sha256)
     except ModelCallFailed as exc:
         state.error_code = exc.code
-        state.add(StepOutcome.error("arbiter", exc.code, "the arbiter's answer failed closed"))
+        state.add(StepOutcome.error("arbiter", exc.code, failed_closed("the arbiter's answer", exc)))
         return None
     out = ArbiterOut(round=round_no, decision=value.decision, reason=value.reason)
     state.arbiter.append(out)

@@ -89,3 +89,9 @@ class Caller:
         for cid in call_ids:
             if cid and cid not in self.call_ids:
                 self.call_ids.append(cid)
+
+
+def failed_closed(who: str, exc: ModelCallFailed) -> str:
+    """A failed-closed step's detail: whose answer, what the model layer said, where (role, model, call) and the
+    fix — so `muse review` can print the one error line the model layer would have printed."""
+    return f"{who} failed closed: {exc.what}, {exc.where} — {exc.fix or 'see `muse calls` for the receipts'}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..llm import ModelCallFailed, Violation
 from ..roles.reviewer import ConsistencyReport
 from ..text import NormalizedText, locate_quote, paragraph_at, sha256_hex, split_paragraphs
-from ._calls import Caller, Contract, normalized, prompt
+from ._calls import Caller, Contract, failed_closed, normalized, prompt
 from ._models import ConsistencyRound, IssueOut
 from ._outcomes import NO_MODEL, StepOutcome
 from ._repair import targeted_rewrite
@@ -69,7 +69,7 @@ async def review_round(state: LoopState, caller: Caller, round_no: int, step: st
         )
     except ModelCallFailed as exc:
         state.error_code = exc.code
-        state.add(StepOutcome.error(step, exc.code, "the reviewer's answer failed closed"))
+        state.add(StepOutcome.error(step, exc.code, failed_closed("the reviewer's answer", exc)))
         return None
     paragraphs = split_paragraphs(state.text)
     norm = normalized(state.text)

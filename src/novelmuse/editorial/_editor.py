@@ -16,7 +16,7 @@ from ..llm import ModelCallFailed, Violation
 from ..roles.editor import FORESHADOW_DIM, EditorReport
 from ..roles.writer import ChapterRewrite
 from ..text import locate_quote, sha256_hex, split_paragraphs
-from ._calls import Caller, Contract, normalized, prompt
+from ._calls import Caller, Contract, failed_closed, normalized, prompt
 from ._consistency import QUOTE_MIN_CHARS, quote_violation
 from ._models import DimOut, EditorRound
 from ._outcomes import NO_MODEL, StepOutcome
@@ -70,7 +70,7 @@ async def editor_round(state: LoopState, caller: Caller, round_no: int, step: st
         )
     except ModelCallFailed as exc:
         state.error_code = exc.code
-        state.add(StepOutcome.error(step, exc.code, "the editor's answer failed closed"))
+        state.add(StepOutcome.error(step, exc.code, failed_closed("the editor's answer", exc)))
         return None
     norm = normalized(state.text)
     dims: list[DimOut] = []
@@ -152,7 +152,7 @@ async def rewrite(state: LoopState, caller: Caller, rnd: EditorRound) -> StepOut
         )
     except ModelCallFailed as exc:
         state.error_code = exc.code
-        return state.add(StepOutcome.error("rewrite", exc.code, "the writer's rewrite failed closed"))
+        return state.add(StepOutcome.error("rewrite", exc.code, failed_closed("the writer's rewrite", exc)))
     new = value.text.replace("\r", "").strip("\n") + "\n"
     state.change_text(new, "rewrite", "rewrite", None)
     return state.add(StepOutcome.passed("rewrite", f"chapter rewritten ({len(split_paragraphs(new))} paragraphs)"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..llm import ModelCallFailed, Violation
 from ..roles.writer import ParagraphEdits
 from ..text import split_paragraphs
-from ._calls import Caller, Contract, numbered, prompt
+from ._calls import Caller, Contract, failed_closed, numbered, prompt
 from ._outcomes import NO_MODEL, StepOutcome
 from ._rules_step import RuleView, forbidden_hits, forbidden_in
 from ._splice import splice_paragraphs
@@ -106,7 +106,7 @@ async def targeted_rewrite(
         )
     except ModelCallFailed as exc:
         state.error_code = exc.code
-        return state.add(StepOutcome.error(step, exc.code, "the writer's answer failed closed"))
+        return state.add(StepOutcome.error(step, exc.code, failed_closed("the writer's answer", exc)))
     edits = {e.index: e.text for e in value.paragraphs}
     new = splice_paragraphs(state.text, edits)  # asserts every other paragraph is byte-identical
     state.change_text(new, step, kind, sorted(edits))
