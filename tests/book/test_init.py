@@ -6,6 +6,8 @@ import json
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from novelmuse.book import book_toml_text, find_book, init_book, load_config
 from novelmuse.errors import InputError
 from tests.book.readonly import read_only
@@ -144,3 +146,14 @@ def test_commands_other_than_init_and_import_say_book_not_found(muse, tmp_path: 
     assert json.loads(r.stdout)["error"]["code"] == "BOOK_NOT_FOUND"
     r = muse("check", cwd=tmp_path / "chapters")
     assert r.exit_code == 2 and r.stderr.startswith("error[BOOK_NOT_FOUND]") and "Traceback" not in r.stderr
+
+
+def test_a_book_toml_that_is_not_utf8_names_the_bad_byte(tmp_path: Path) -> None:
+    """The byte offset counts from the start of the file, a BOM included."""
+    for bom in (b"", b"\xef\xbb\xbf"):
+        data = bom + b'[book]\ntitle = "' + b"\xff" + b'"\n'
+        (tmp_path / "book.toml").write_bytes(data)
+        bad = data.index(b"\xff")
+        with pytest.raises(InputError) as info:
+            find_book(tmp_path)
+        assert info.value.code == "CONFIG_SYNTAX" and f"at byte {bad}" in info.value.what

@@ -178,9 +178,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
-        raise InputError(
-            "CONFIG_SYNTAX", f"not UTF-8 at byte {exc.start}", str(path), "save the file as UTF-8"
-        ) from exc
+        offset = exc.start + (3 if raw.startswith(b"\xef\xbb\xbf") else 0)  # utf-8-sig's offset skips the BOM
+        raise InputError("CONFIG_SYNTAX", f"not UTF-8 at byte {offset}", str(path), "save the file as UTF-8") from exc
     except tomllib.TOMLDecodeError as exc:
         raise InputError("CONFIG_SYNTAX", f"invalid TOML ({exc})", str(path), "fix the TOML syntax") from exc
 
