@@ -88,9 +88,8 @@ def review(
     for c in run.chapters:
         if (step := facts_error(c)) is not None:
             err_console.print(
-                f"error[{step.code}]: chapter {c.chapter}: the facts step failed closed (the review is recorded),"
-                f" {b.chapter_path(c.chapter)} — see `muse calls` for the receipts; rerun `muse review {c.chapter}`"
-                " or `muse sync` to extract the fact card",
+                f"error[{step.code}]: chapter {c.chapter}: the facts step failed closed (the review is recorded):"
+                f" {step.detail}; then rerun `muse review {c.chapter}` or `muse sync` to extract the fact card",
                 markup=False,
             )
             raise typer.Exit(EXIT_FAILED_CLOSED)

@@ -95,4 +95,5 @@ async def facts_step(book: Book, doc: ChapterReview, caller: Caller) -> tuple[St
         )
         return _outcome(out), out
     except MuseError as exc:  # fails closed: the review stays recorded, the facts stay missing
-        return StepOutcome.error(STEP, exc.code, "no fact card stored; rerun `muse review` or `muse sync`"), None
+        said = f"{exc.what}, {exc.where} — {exc.fix}" if exc.fix else f"{exc.what}, {exc.where}"
+        return StepOutcome.error(STEP, exc.code, f"no fact card stored: {said}"), None
