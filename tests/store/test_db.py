@@ -39,7 +39,30 @@ def test_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
     db.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(InputError) as info:
         connect(db)
-    assert info.value.code in {"STORE_CORRUPT", "STORE_OPEN"}
+    assert info.value.code == "STORE_CORRUPT" and "not a database" in info.value.what
+
+
+def test_a_failing_migration_leaves_nothing_half_applied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each migration runs in its own transaction, in name order: one that fails midway applies none of its
+    statements and is not recorded, the ones before it stay; once fixed it applies on the next open."""
+    import novelmuse.store._db as db_module
+
+    good = ("0001_a", "CREATE TABLE a (x INTEGER);\n-- a comment\n")
+    broken = ("0002_b", "CREATE TABLE b (x INTEGER);\nINSERT INTO no_such_table VALUES (1);\n")
+    monkeypatch.setattr(db_module, "_migrations", lambda: [good, broken])
+    path = tmp_path / "muse.db"
+    with pytest.raises(InputError) as info:
+        connect(path)
+    assert info.value.code == "STORE_OPEN" and "no_such_table" in info.value.what
+    raw = sqlite3.connect(path)
+    tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "a" in tables and "b" not in tables
+    assert [r[0] for r in raw.execute("SELECT name FROM _migrations")] == ["0001_a"]
+    raw.close()
+    fixed = ("0002_b", "CREATE TABLE b (x INTEGER);\n")
+    monkeypatch.setattr(db_module, "_migrations", lambda: [good, fixed])
+    conn = connect(path)
+    assert [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY name")] == ["0001_a", "0002_b"]
 
 
 def test_chapter_registry_roundtrip(tmp_path: Path) -> None:
