@@ -168,6 +168,21 @@ def test_a_table_of_contents_is_named_as_the_cause_of_duplicates(muse, tmp_path:
     assert "table of contents" not in _json(r)["error"]["fix"]
 
 
+def test_numbering_that_restarts_per_volume_is_named_as_the_cause(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Web novels often restart at 第一章 in each volume: refused (never guessed), the fix says why."""
+    src = tmp_path / "vol.txt"
+    src.write_text(
+        "第一卷 潜龙\n第一章 甲\n正文。\n第二章 乙\n正文。\n第二卷 飞龙 第一章 丙\n正文。\n第二章 丁\n正文。\n",
+        encoding="utf-8",
+    )
+    r = muse("import", src, "--into", tmp_path / "b", "--json")
+    assert r.exit_code == 2
+    err = _json(r)["error"]
+    assert err["code"] == "IMPORT_DUPLICATE_CHAPTERS" and "1 at lines 2, 6; 2 at lines 4, 8" in err["what"]
+    assert "restarts at volume headings (第N卷, line 6)" in err["fix"] and "consecutively" in err["fix"]
+    assert not (tmp_path / "b").exists()
+
+
 def test_backwards_numbers_are_refused(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     src = tmp_path / "order.txt"
     src.write_text(_book_text([1, 3, 2]), encoding="utf-8")

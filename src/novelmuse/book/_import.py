@@ -171,15 +171,26 @@ def _validate(split: SplitText, source: Path, allow_gaps: bool) -> list[Gap]:
     gaps, dups, disorder = check_numbering(split.chapters)
     if dups:
         toc = _table_of_contents(split.chapters, dups)
+        volumes = _restarting_volumes(split, dups)
+        if toc:
+            fix = (
+                f"lines {toc[0]}–{toc[1]} look like a table of contents (目录: headings with no text under them): "
+                "delete them from the source file and retry"
+            )
+        elif volumes:
+            fix = (
+                f"the numbering restarts at volume headings (第N卷, line {', '.join(map(str, volumes[:_MAX_LISTED]))}"
+                f"{'…' if len(volumes) > _MAX_LISTED else ''}): chapters are numbered through the whole book, so "
+                "renumber them consecutively in the source file (duplicates are never guessed)"
+            )
+        else:
+            fix = "renumber or merge those chapters in the source file (duplicates are never guessed)"
         raise InputError(
             "IMPORT_DUPLICATE_CHAPTERS",
             "duplicate chapter numbers: "
             + _listed([f"{d.number} at lines {', '.join(map(str, d.lines))}" for d in dups]),
             where,
-            f"lines {toc[0]}–{toc[1]} look like a table of contents (目录: headings with no text under them): "
-            "delete them from the source file and retry"
-            if toc
-            else "renumber or merge those chapters in the source file (duplicates are never guessed)",
+            fix,
         )
     if disorder:
         backwards = [f"{o.number} (line {o.line}) after {o.previous_number} (line {o.previous_line})" for o in disorder]
@@ -220,6 +231,17 @@ def _table_of_contents(chapters: list[ChapterPart], dups: list[Duplicate]) -> tu
     if not all(d.lines[0] <= last_line for d in dups):
         return None
     return chapters[0].heading_line.line_no, last_line
+
+
+def _restarting_volumes(split: SplitText, dups: list[Duplicate]) -> list[int]:
+    """Lines of the volume headings (第N卷, alone or before a chapter heading on its line) that lie between two
+    uses of a duplicated number: the novel restarts its chapter numbers in each volume. Empty otherwise."""
+    marks = sorted(
+        [v.line_no for v in split.volumes]
+        + [p.heading_line.line_no for p in split.chapters if p.heading_line.heading.volume is not None]
+    )
+    between = {m for d in dups for m in marks if d.lines[0] < m <= d.lines[-1]}
+    return sorted(between)
 
 
 def _chapter_bytes(heading: str, body: str) -> bytes:
