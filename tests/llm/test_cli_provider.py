@@ -740,6 +740,7 @@ def test_end_to_end_pin_mismatch_fails_closed_without_running(fake: FakeCli, tmp
     assert isinstance(result, ModelCallFailed)
     assert result.code == "MODEL_CLI_PIN_MISMATCH"
     assert result.exit_code == 3
+    assert "'2.0.0'" in result.what and "'2.1.211'" in result.what  # the user learns which part of the pin differs
     assert fake.runs() == 0
     assert [r["error_code"] for r in receipt_rows(book)] == ["MODEL_CLI_PIN_MISMATCH"]
 

@@ -424,7 +424,8 @@ async def run_call(
                     "retry later; check the provider's status",
                     bound_reached=True,
                 )
-            raise fail(error.code, f"the provider failed ({error.code}); not retried", _fix_for(error.code))
+            # the provider's message is novelmuse's own text (status, path, pin): never a body, content or key
+            raise fail(error.code, f"the provider failed ({error}); not retried", _fix_for(error.code))
 
         assert response is not None
         usage = response.usage
