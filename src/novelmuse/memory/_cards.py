@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..book import Book, LineDict, LineList, line_of, load_yaml_lines, validate_located
+from ..book import Book, LineDict, LineList, line_of, load_yaml_lines, read_chapter_file, validate_located
 from ..errors import InputError, MuseError
 
 CardType = Literal["character", "place", "item", "faction", "concept"]
@@ -318,7 +318,7 @@ def _check_sources(book: Book, cards: dict[str, Card]) -> list[CardProblem]:
                 continue
             n = e.span.chapter
             if n not in lengths:
-                lengths[n] = len(book.read_chapter(n).body) if n in paths else None
+                lengths[n] = len(read_chapter_file(n, paths[n]).body) if n in paths else None
             length = lengths[n]
             if length is None:
                 out.append(

@@ -21,7 +21,7 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from ..book import Book, Chapter
+from ..book import Book, Chapter, read_chapter_file
 from ..errors import InputError
 from ..store import transaction, utc_now
 from ..text import sha256_json
@@ -94,7 +94,7 @@ def update_index(book: Book, cards: CardSet, *, progress: Callable[[int, int], N
     up = IndexUpdate()
     todo: list[Chapter] = []
     for n in disk:
-        ch = book.read_chapter(n)
+        ch = read_chapter_file(n, disk[n])  # one directory listing for the book, not one per chapter
         prev = indexed.get(n)
         if prev is None:
             up.added.append(n)

@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from ..book import Book, FineOutline, load_outlines
+from ..book import Book, FineOutline, load_outlines, read_chapter_file
 from ..roles.extractor import FactEvent, FactForeshadow, FactRelation, FactState
 from ..text import sha256_hex
 from ._asof import CardIndex, CardState, Source
@@ -257,7 +257,7 @@ class _Replayer:
 
 
 def _chapter_shas(book: Book) -> dict[int, str]:
-    return {n: book.read_chapter(n).sha256 for n in book.chapter_numbers()}
+    return {n: read_chapter_file(n, p).sha256 for n, p in book.chapter_paths().items()}  # one listing
 
 
 def replay(book: Book, *, cards: CardSet | None = None, upto: int | None = None) -> MemoryState:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..book import Book
+from ..book import Book, read_chapter_file
 from ..errors import MuseError
 from ..store import register_chapters
 from ._cards import load_cards
@@ -46,7 +46,9 @@ async def sync(book: Book, *, progress: Callable[[str, int, int], None] | None =
     cards = load_cards(book)
     index = update_index(book, cards, progress=(lambda i, n: progress("indexing", i, n)) if progress else None)
     register_chapters(
-        book.db, [book.chapter_record(book.read_chapter(n)) for n in book.chapter_numbers()], remove_others=True
+        book.db,
+        [book.chapter_record(read_chapter_file(n, p)) for n, p in book.chapter_paths().items()],
+        remove_others=True,
     )
     state = replay(book, cards=cards)
     todo = [n for n, s in state.facts_status.items() if s != "current"]
