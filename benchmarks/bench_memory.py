@@ -39,6 +39,7 @@ from novelmuse.memory import (
     ValueAt,
     card_mentions,
     load_cards,
+    replay,
     update_index,
 )
 from novelmuse.memory._cards import AuthorEntry
@@ -209,6 +210,47 @@ def bench_as_of(results: list[tuple[str, float, float, float]]) -> None:
     )
 
 
+def bench_replay_from_files() -> None:
+    """Indicative, not gated: what `muse cards show` / `muse ledger` pay before the as-of query — read and
+    hash every chapter, parse every card file, replay outlines and fact cards — on the same synthetic size."""
+    rnd = random.Random(11)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "synthetic"
+        (root / "chapters").mkdir(parents=True)
+        (root / "cards").mkdir()
+        (root / "book.toml").write_text('[book]\ntitle = "synthetic"\n', encoding="utf-8")
+        for n in range(1, 1001):
+            (root / "chapters" / f"{n:04d}.md").write_text(f"# 第{n}章\n" + "正文。" * 1000 + "\n", encoding="utf-8")
+        for i in range(500):
+            lines = []
+            for attr in ("status", "location", "title"):
+                starts = sorted(rnd.sample(range(1, 1001), 20))
+                lines.append(f"  {attr}:")
+                ends = [f", to: {e - 1}" for e in starts[1:]] + [""]  # consecutive ranges, the last one open
+                lines += [
+                    f"    - {{value: {attr}-{j}, from: {s}{e}}}"
+                    for j, (s, e) in enumerate(zip(starts, ends, strict=True))
+                ]
+            (root / "cards" / f"c{i}.yaml").write_text(
+                f"id: c{i}\ntype: character\nname: 角色{i}\nattributes:\n" + "\n".join(lines) + "\n",
+                encoding="utf-8",
+            )
+        book = find_book(root)
+        t0 = time.perf_counter()
+        cards = load_cards(book)
+        t_cards = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        state = replay(book, cards=cards)
+        t_replay = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        state.as_of(500)
+        t_query = time.perf_counter() - t0
+    print(
+        f"from files (1,000 chapters, 500 card files): load cards {t_cards:.2f} s, replay {t_replay:.2f} s, "
+        f"then as_of {_ms(t_query)} (indicative; no target)"
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--queries", type=int, default=100)
@@ -217,6 +259,7 @@ def main() -> int:
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
     bench_index_and_queries(args.queries, results)
     bench_as_of(results)
+    bench_replay_from_files()
     print()
     print(f"{'measure':34} {'novelmuse':>12} {'naive':>12} {'ratio':>8} {'target':>10}  ok")
     ok = True
