@@ -115,3 +115,13 @@ def test_line_of_follows_a_pydantic_location() -> None:
     assert line_of(data, ("b", 1, "y", 0)) == 6
     assert line_of(data, ("b", 1, "missing")) == 4
     assert line_of(data, ("nope",)) == 1
+
+
+@pytest.mark.parametrize(("text", "line"), [("chapter: 3\ngoal: a\x07b\n", 2), ("chapter: 3\x00\n", 1)])
+def test_a_control_character_is_one_error_line_naming_its_line(tmp_path: Path, text: str, line: int) -> None:
+    p = _write(tmp_path, text)
+    with pytest.raises(InputError) as ei:
+        parse_outline(p)
+    err = ei.value
+    assert err.code == "OUTLINE_SYNTAX" and err.where == f"{p}:{line}" and "U+00" in err.what
+    assert "\n" not in err.what  # PyYAML's own message spans two lines

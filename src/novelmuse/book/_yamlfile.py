@@ -98,8 +98,17 @@ def load_yaml_lines(path: Path, *, code_prefix: str, text: str | None = None) ->
         raise InputError(
             f"{code_prefix}_SYNTAX", f"invalid YAML ({exc.problem or exc})", where, "fix the YAML syntax"
         ) from exc
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (control characters, NUL)
+        line = text.count("\n", 0, exc.position) + 1
+        what = (
+            f"invalid YAML (character U+{exc.character:04X} is not allowed)"
+            if isinstance(exc.character, int)
+            else (f"invalid YAML ({exc.reason})")
+        )
+        raise InputError(f"{code_prefix}_SYNTAX", what, f"{path}:{line}", "remove the character") from exc
     except yaml.YAMLError as exc:
-        raise InputError(f"{code_prefix}_SYNTAX", f"invalid YAML ({exc})", str(path), "fix the YAML syntax") from exc
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__  # one error line, always
+        raise InputError(f"{code_prefix}_SYNTAX", f"invalid YAML ({first})", str(path), "fix the YAML syntax") from exc
 
 
 def line_of(data: Any, loc: tuple[int | str, ...]) -> int:
