@@ -38,3 +38,14 @@ def test_json_error_document_on_stdout(muse, tmp_path: Path) -> None:
 def test_version_in_a_real_subprocess(tmp_path: Path) -> None:
     r = muse_subprocess("version", cwd=tmp_path)
     assert r.exit_code == 0 and r.stdout.strip()
+
+
+def test_an_ascii_only_terminal_gets_escapes_not_a_crash(tmp_path: Path) -> None:
+    from tests.conftest import SAMPLE_BOOK
+
+    r = muse_subprocess("check", "--book", SAMPLE_BOOK, "--chapter", "2", "--json", env={"PYTHONIOENCODING": "ascii"})
+    assert r.exit_code == 1, r.stderr  # the forbidden phrase in chapter 2, not an internal error
+    doc = json.loads(r.stdout)
+    assert doc["chapters"][0]["findings"][0]["target"] == "后宫"
+    r = muse_subprocess("check", "--book", SAMPLE_BOOK, "--chapter", "2", env={"PYTHONIOENCODING": "ascii"})
+    assert r.exit_code == 1 and "INTERNAL" not in r.stderr

@@ -21,8 +21,18 @@ def _wants_json(argv: list[str]) -> bool:
     return "--json" in argv
 
 
+def _tolerate_narrow_encodings() -> None:
+    """On a stream that cannot encode Chinese (PYTHONIOENCODING=ascii, a C locale), escape what it cannot
+    show instead of crashing mid-output; BMP characters come out as \\uXXXX, which JSON readers decode."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "utf-8").lower().replace("-", "")
+        if not encoding.startswith(("utf", "gb")) and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run `muse`: every MuseError becomes one `error[CODE]: …` line and its documented exit code."""
+    _tolerate_narrow_encodings()
     from ._app import app
     from ._common import emit_json
 
