@@ -23,7 +23,7 @@ def _wants_json(argv: list[str]) -> bool:
 
 def _tolerate_narrow_encodings() -> None:
     """On a stream that cannot encode Chinese (PYTHONIOENCODING=ascii, a C locale), escape what it cannot
-    show instead of crashing mid-output; BMP characters come out as \\uXXXX, which JSON readers decode."""
+    show instead of crashing mid-output; BMP characters come out as \\u escapes, which JSON readers decode."""
     for stream in (sys.stdout, sys.stderr):
         encoding = (getattr(stream, "encoding", None) or "utf-8").lower().replace("-", "")
         if not encoding.startswith(("utf", "gb")) and hasattr(stream, "reconfigure"):
