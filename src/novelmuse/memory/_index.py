@@ -17,8 +17,8 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import bm25s
 import numpy as np
 
 from ..book import Book, Chapter, read_chapter_file
@@ -28,6 +28,9 @@ from ..text import sha256_json
 from ._cards import Card, CardSet
 from ._chunks import chunk_body
 from ._mentions import MentionMatcher
+
+if TYPE_CHECKING:  # bm25s loads lazily: every `muse` command would pay its import otherwise
+    import bm25s
 from ._tokens import TOKENIZER_VERSION, Tokenizer
 
 _SEP = "\x01"
@@ -173,6 +176,8 @@ class SearchIndex:
         model: bm25s.BM25 | None = None
         if stamp.is_file() and stamp.read_text() == fp:
             try:
+                import bm25s
+
                 model = bm25s.BM25.load(str(cache), show_progress=False)
                 if int(model.scores["num_docs"]) != len(rows):  # a cache copied from elsewhere: not this index
                     model = None
@@ -192,6 +197,8 @@ class SearchIndex:
         corpus = [t.split(_SEP) if t else [] for t in self._raw_tokens[:n_docs]]
         if not any(corpus):
             return None
+        import bm25s
+
         model = bm25s.BM25()
         model.index(corpus, show_progress=False)
         return model

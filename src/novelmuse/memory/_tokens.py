@@ -11,8 +11,10 @@ import logging
 import re
 import unicodedata
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import jieba
+if TYPE_CHECKING:  # jieba loads lazily: every `muse` command would pay its import otherwise
+    import jieba
 
 TOKENIZER_VERSION = "jieba-0.42-hmm-names100k-v1"  # bump when tokenisation changes: every chapter is then re-indexed
 
@@ -30,6 +32,8 @@ def _is_wordy(tok: str) -> bool:
 def _jieba_with(words: tuple[str, ...]) -> jieba.Tokenizer:
     """A private, initialised jieba tokenizer with `words` added (loading the dictionary takes ~0.5 s,
     so one per lexicon is kept for the process)."""
+    import jieba
+
     jieba.setLogLevel(logging.WARNING)  # jieba logs "Building prefix dict…" to stderr otherwise
     tk = jieba.Tokenizer()
     tk.initialize()
