@@ -9,6 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# No per-example deadline (a shared 2-core machine makes timings noisy; pytest-timeout guards against hangs).
+# In CI the examples are derandomized so a run is reproducible; locally they vary and keep finding new cases.
+settings.register_profile("dev", deadline=None)
+settings.register_profile("ci", deadline=None, derandomize=True)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MUSE_SHARED", ROOT.parent / "shared"))
