@@ -61,8 +61,8 @@ def demo() -> int:
 def test() -> int:
     py = BIN / "python"
     for step in (
-        (py, "-m", "ruff", "check", "src", "tests", "benchmarks", "examples", "dev.py"),
-        (py, "-m", "ruff", "format", "--check", "src", "tests", "benchmarks", "examples", "dev.py"),
+        (py, "-m", "ruff", "check", "src", "tests", "benchmarks", "examples", "corpus", "dev.py"),
+        (py, "-m", "ruff", "format", "--check", "src", "tests", "benchmarks", "examples", "corpus", "dev.py"),
         (py, "-m", "mypy"),
         (py, "-m", "pytest", *sys.argv[2:]),
     ):

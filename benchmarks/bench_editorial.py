@@ -36,7 +36,9 @@ from novelmuse.roles.reviewer import ConsistencyReport
 from novelmuse.text import locate_quote, sha256_hex, split_chapters
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
+sys.path.insert(0, str(ROOT))
+from corpus import CACHE as CORPUS  # noqa: E402  (vendored, decompressed into corpus/.cache)
+
 OVERHEAD_TARGET_MS = 25.0
 RESUME_TARGET_MS = 50.0
 

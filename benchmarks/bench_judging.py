@@ -43,7 +43,8 @@ from novelmuse.roles.judge import JudgeReport
 from novelmuse.text import locate_quote, split_chapters
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
+sys.path.insert(0, str(ROOT))
+from corpus import CACHE as CORPUS  # noqa: E402  (vendored, decompressed into corpus/.cache)
 
 
 def chapters(n: int) -> list[str]:

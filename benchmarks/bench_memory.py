@@ -46,7 +46,8 @@ from novelmuse.memory._cards import AuthorEntry
 from novelmuse.text import split_chapters
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
+sys.path.insert(0, str(ROOT))
+from corpus import CACHE as CORPUS  # noqa: E402  (vendored, decompressed into corpus/.cache)
 
 HONGLOU_CARDS = {
     "baoyu": ("贾宝玉", ["宝玉", "宝二爷"]),

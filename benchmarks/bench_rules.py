@@ -41,7 +41,9 @@ from novelmuse.rules import (  # noqa: E402
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("MUSE_SHARED", ROOT.parent / "shared")) / "corpus"
+sys.path.insert(0, str(ROOT))
+from corpus import CACHE as CORPUS  # noqa: E402  (vendored, decompressed into corpus/.cache)
+
 TARGET_RATIO = 10.0
 TARGET_5M_SECONDS = 1.0
 

@@ -7,12 +7,11 @@
 The first ten chapters are the corpus text up to (not including) the line `第十一回…`. They are imported
 by novelmuse's own importer into a scratch book, and the chapter files are copied from there, so the
 sample book is exactly what `muse import` makes. book.toml and rules.txt are hand-written and not touched.
-The corpus is ../shared/corpus/sanguo_yanyi.txt next to the repository (or $MUSE_SHARED/corpus).
+The corpus is the vendored corpus/sanguo_yanyi.txt.xz (see corpus/README.md).
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -21,8 +20,9 @@ from novelmuse.book import import_novel
 from novelmuse.text import decode_text, find_headings
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("MUSE_SHARED", ROOT.parent / "shared"))
-CORPUS = SHARED / "corpus" / "sanguo_yanyi.txt"
+sys.path.insert(0, str(ROOT))
+from corpus import SANGUO as CORPUS  # noqa: E402  (stdlib-only helper beside the package)
+
 TARGET = ROOT / "examples" / "sanguo" / "chapters"
 CHAPTERS = 10
 

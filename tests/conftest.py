@@ -18,11 +18,44 @@ settings.register_profile("ci", deadline=None, derandomize=True)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("MUSE_SHARED", ROOT.parent / "shared"))
-CORPUS = SHARED / "corpus"
-SANGUO = CORPUS / "sanguo_yanyi.txt"
-HONGLOU = CORPUS / "hongloumeng.txt"
 SAMPLE_BOOK = ROOT / "examples" / "sanguo"
+# The corpus is vendored (corpus/*.txt.xz): a clone alone passes its tests.
+from corpus import HONGLOU, SANGUO  # noqa: E402, F401  (re-exported for the tests)
+
+
+def _outside_checkout_guard() -> list[str]:
+    """Record every file opened beside the checkout (e.g. ../shared): the test run may read only the clone.
+
+    An audit hook sees every `open` of the process (tests, fixtures, in-process `muse`); the paths under the
+    checkout's parent directory that are not under the checkout itself are collected and fail the session.
+    """
+    parent = ROOT.parent
+    if parent == Path(parent.anchor):  # a clone directly under / has no siblings worth guarding
+        return []
+    root_prefix, parent_prefix = f"{ROOT}{os.sep}", f"{parent}{os.sep}"
+    seen: list[str] = []
+
+    def hook(event: str, args: tuple[object, ...]) -> None:
+        if event != "open" or not args or not isinstance(args[0], str | bytes):
+            return
+        path = os.fsdecode(args[0])
+        full = os.path.abspath(path)
+        if full.startswith(parent_prefix) and not (full + os.sep).startswith(root_prefix):
+            seen.append(full)
+
+    sys.addaudithook(hook)
+    return seen
+
+
+OUTSIDE_READS = _outside_checkout_guard()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run if any test opened a file outside the checkout."""
+    if OUTSIDE_READS:
+        shown = ", ".join(sorted(set(OUTSIDE_READS))[:5])
+        print(f"\nerror[OUTSIDE_CHECKOUT]: the tests opened files outside the checkout: {shown}", file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @dataclass

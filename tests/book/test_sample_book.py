@@ -8,7 +8,7 @@ import sys
 
 from novelmuse.book import find_book
 from novelmuse.text import count_chars
-from tests.conftest import ROOT, SAMPLE_BOOK, SANGUO, SHARED
+from tests.conftest import ROOT, SAMPLE_BOOK, SANGUO
 
 
 def test_sample_book_loads_with_sensible_limits() -> None:
@@ -41,6 +41,6 @@ def test_sample_chapters_are_what_the_importer_makes() -> None:
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PATH": "/usr/bin:/bin", "MUSE_SHARED": str(SHARED)},
+        env={"PATH": "/usr/bin:/bin"},
     )
     assert proc.returncode == 0, proc.stderr
