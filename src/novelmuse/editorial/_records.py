@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from ..book import Book
 from ..errors import InputError, MuseError
-from ..store import transaction, utc_now
+from ..store import put_texts, transaction, utc_now
 from ..text import sha256_hex
 from ._models import ChapterReview
 from ._state import LoopState
@@ -54,6 +54,8 @@ def save_review(
                 ended,
             ),
         )
+        if state is not None:  # the texts the stored offsets index into (shown by `muse report`)
+            put_texts(conn, [state.original, *state.texts])
         for seq, s in enumerate(doc.steps):
             conn.execute(
                 "INSERT INTO review_steps VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -34,6 +34,7 @@ class LoopState:
     editor_enabled: bool = True  # False: `muse review --no-editor` (the 7-dim editor is optional, seed 004)
     editor_open: bool = False  # a rewrite verdict left standing (bounds, arbiter) or a polish/rewrite skipped
     error_code: str | None = None
+    texts: list[str] = field(default_factory=list)  # every text the loop produced, in order (stored for the report)
 
     def add(self, outcome: StepOutcome) -> StepOutcome:
         """Record one step's outcome (in order)."""
@@ -52,6 +53,7 @@ class LoopState:
             )
         )
         self.text = new
+        self.texts.append(new)
 
     @property
     def neutral_foreshadow(self) -> bool:

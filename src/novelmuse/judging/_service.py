@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from ..book import Book, FineOutline
 from ..errors import InputError, MuseError
 from ..llm import ModelSession
-from ..store import new_id, transaction, utc_now
+from ..store import new_id, put_texts, transaction, utc_now
 from ._adjudicate import GateDecision, HardBlockState, adjudicate_quality_gate
 from ._blind import BlindItem, Candidate, SealedArmMap, Target, build_blind_item, judge_messages
 from ._leak import LeakGuard
@@ -118,6 +118,7 @@ def _seal_arm_map(book: Book, panel_id: str, run_id: str, item: BlindItem, rubri
             "INSERT INTO judge_arm_maps (panel_id, sha256, payload, sealed_at) VALUES (?, ?, ?, ?)",
             (panel_id, item.arm_map.sha256, item.arm_map.payload, utc_now()),
         )
+        put_texts(conn, [c.text for c in item.blind.candidates])  # what the quote offsets index into
 
 
 def _store_report(book: Book, report: PanelReport, records: Sequence[JudgeRecord]) -> None:
