@@ -1,0 +1,293 @@
+"""`muse report`: load everything once, render every page from the Jinja2 templates, write the folder.
+
+A section is a loader plus a template (`SECTIONS`); the chapter pages are the one section with many pages.
+Replay runs and gate receipts (issues 12, 13) will be one more `Section` each: a loader that reads their
+records and a template file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from pydantic import BaseModel
+
+from ... import __version__
+from ...book import Book, Chapter, read_chapter_file
+from ...errors import InputError, MuseError
+from ...judging import PanelReport
+from ...llm import CostSummary, cost_summary
+from ...memory import MemoryState, current_fact_cards, replay
+from ...rules import CheckReport, check_book
+from ._chapters import (
+    ChapterRow,
+    StoredReview,
+    build_chapter_page,
+    chapter_row,
+    load_panels,
+    load_reviews,
+    page_name,
+)
+from ._judging import build_judging, candidate_texts
+from ._memory import build_memory_page
+from ._plots import chapter_plot, cost_plot, timeline
+
+REVIEW_STATES = (
+    ("finalized", "finalized"),
+    ("finalized_with_issues", "with issues"),
+    ("skipped", "skipped"),
+    ("not_reviewed", "not reviewed"),
+    ("stale", "stale"),
+    ("error", "error"),
+)
+KINDS = (
+    ("rules", "rules"),
+    ("consistency", "consistency"),
+    ("editor", "editor"),
+    ("judge", "judges"),
+    ("facts", "facts"),
+)
+
+
+class ReportResult(BaseModel):
+    """`muse report --json`: where the report was written and what it holds."""
+
+    schema_version: int = 1
+    ok: bool = True
+    out: str  # the report folder
+    index: str  # the overview page (open this)
+    pages: int
+    chapters: list[int]
+    bytes: int  # all pages together
+    overview_bytes: int
+    notes: list[str]
+
+
+@dataclass
+class ReportData:
+    """Everything loaded once from the book and its store, shared by every page."""
+
+    book: Book
+    check: CheckReport
+    chapters: dict[int, Chapter]
+    reviews: dict[int, list[StoredReview]]
+    rows: list[ChapterRow]
+    memory: MemoryState | None
+    memory_error: str
+    panels: list[PanelReport]
+    candidates: dict[str, str]
+    cost: CostSummary
+    span: str
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Section:
+    """One page of the report beside the overview: a loader for its template's context, and the template."""
+
+    key: str
+    title: str
+    filename: str
+    template: str
+    load: Callable[[ReportData], dict[str, Any]]
+
+
+def _env() -> Environment:
+    env = Environment(
+        loader=PackageLoader("novelmuse.reports.html", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    return env
+
+
+def _load(book: Book, chapter: int | None, span: tuple[int, int] | None) -> ReportData:
+    check = check_book(book, chapter=chapter, span=span, update=False)
+    paths = book.chapter_paths()
+    chapters = {c.number: read_chapter_file(c.number, paths[c.number]) for c in check.chapters}
+    all_shas = {n: read_chapter_file(n, p).sha256 for n, p in paths.items()}
+    conn = book.db
+    reviews = load_reviews(conn, all_shas)
+    memory: MemoryState | None = None
+    memory_error = ""
+    try:
+        memory = replay(book)
+    except MuseError as exc:
+        memory_error = f"the story memory could not be replayed: {exc.render()}"
+    facts = memory.facts_status if memory is not None else {}
+    rows = [
+        chapter_row(out, chapters[out.number], reviews.get(out.number, []), facts.get(out.number, "missing"), book)
+        for out in check.chapters
+    ]
+    panels = load_panels(conn)
+    label = "" if chapter is None and span is None else (f"chapter {chapter}" if chapter is not None else "")
+    if span is not None:
+        label = f"chapters {span[0]}–{span[1]}"
+    data = ReportData(
+        book,
+        check,
+        chapters,
+        reviews,
+        rows,
+        memory,
+        memory_error,
+        panels,
+        candidate_texts(conn, panels),
+        cost_summary(conn),
+        label,
+    )
+    if memory_error:
+        data.notes.append(memory_error)
+    for c in check.rules.unparsed_lines:
+        data.notes.append(f"rules.txt line {c} is not a rule and is not enforced — see `muse rules lint`")
+    return data
+
+
+def _overview(data: ReportData) -> dict[str, Any]:
+    rows = data.rows
+    by_review: dict[str, int] = {}
+    for r in rows:
+        by_review[r.review] = by_review.get(r.review, 0) + 1
+    reviewed = [r for r in rows if r.reviewed]
+    review_cost = None if any(r.cost is None for r in reviewed) else sum(r.cost or 0.0 for r in reviewed)
+    limits = data.book.config.chapters
+    plot = chapter_plot(
+        [
+            {
+                "number": r.number,
+                "label": f"{r.number} {r.title}",
+                "chars": r.chars,
+                "length": r.length_outcome,
+                "page": r.page,
+                "score": r.editor_overall,
+                "verdict": r.editor_verdict,
+            }
+            for r in rows
+        ],
+        limits.min_chars,
+        limits.max_chars,
+    )
+    return {
+        "o": {
+            "rows": rows,
+            "span": data.span,
+            "total_chars": sum(r.chars for r in rows),
+            "errors": sum(r.errors for r in rows),
+            "warnings": sum(r.warnings for r in rows),
+            "by_review": by_review,
+            "reviewed": len(reviewed),
+            "review_cost": review_cost if reviewed else None,
+            "cost_total": data.cost.total,
+            "rules_sha": data.check.rules.sha256,
+            "plot": plot,
+            "cost_roles": cost_plot("by role", data.cost.by_role),
+            "cost_runs": cost_plot("by run", data.cost.by_run, label="run"),
+            "notes": data.notes,
+        },
+        "review_states": REVIEW_STATES,
+    }
+
+
+def _memory(data: ReportData) -> dict[str, Any]:
+    if data.memory is None:
+        return {"error": data.memory_error or "no story memory", "mem": None, "timeline": None}
+    numbers = data.book.chapter_numbers()
+    shas = {n: c.sha256 for n, c in data.chapters.items()}
+    current = {n: fc.id for n, fc in current_fact_cards(data.book.db, shas).items()}
+    page = build_memory_page(data.memory, numbers, current, set(data.chapters))
+    first = min(numbers) if numbers else 0
+    return {"error": "", "mem": page, "timeline": timeline(page.tracks, first, page.last)}
+
+
+def _judging(data: ReportData) -> dict[str, Any]:
+    return {"runs": build_judging(data.book.db, data.panels, data.candidates)}
+
+
+SECTIONS: tuple[Section, ...] = (
+    Section("overview", "Overview", "index.html", "overview.html", _overview),
+    Section("memory", "Story memory", "memory.html", "memory.html", _memory),
+    Section("judging", "Judging", "judging.html", "judging.html", _judging),
+)
+
+
+def _write(path: Path, text: str) -> int:
+    """Write a page atomically (temp file + rename): a reader never sees half a page."""
+    data = text.encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)  # a report is for reading (mkstemp makes 0600)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return len(data)
+
+
+def build_report(
+    book: Book, out: Path | None = None, *, chapter: int | None = None, span: tuple[int, int] | None = None
+) -> ReportResult:
+    """Write the static HTML report of `book` (default folder ``.muse/report``) and say what was written.
+
+    Reads the book's files and its store only; never calls a model. `chapter` / `span` limit the overview
+    and the chapter pages (memory and judging always cover the whole book).
+    """
+    folder = (out or book.state_dir / "report").resolve()
+    if folder.exists() and not folder.is_dir():
+        raise InputError("REPORT_OUT", f"{folder} exists and is not a folder", "--out", "name a folder")
+    data = _load(book, chapter, span)
+    env = _env()
+    common = {
+        "version": __version__,
+        "book_title": book.config.book.title,
+        "author": book.config.book.author,
+        "generated_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "nav": [{"key": s.key, "title": s.title, "href": s.filename} for s in SECTIONS],
+        "kinds": KINDS,
+        "page_of": page_name,
+    }
+    written: dict[str, int] = {}
+    for s in SECTIONS:
+        ctx = {**common, **s.load(data), "root": "", "active": s.key}
+        written[s.filename] = _write(folder / s.filename, env.get_template(s.template).render(ctx))
+    chapter_tpl = env.get_template("chapter.html")
+    numbers = sorted(data.chapters)
+    fact_cards = current_fact_cards(book.db, {n: c.sha256 for n, c in data.chapters.items()})
+    for k, row in enumerate(data.rows):
+        n = row.number
+        page = build_chapter_page(
+            book,
+            next(c for c in data.check.chapters if c.number == n),
+            data.chapters[n],
+            data.reviews.get(n, []),
+            row,
+            data.memory,
+            fact_cards.get(n),
+            data.panels,
+            data.candidates,
+            (numbers[k - 1] if k > 0 else None, numbers[k + 1] if k + 1 < len(numbers) else None),
+        )
+        ctx = {**common, "c": page, "root": "../", "active": "chapters"}
+        written[page_name(n)] = _write(folder / page_name(n), chapter_tpl.render(ctx))
+    return ReportResult(
+        out=str(folder),
+        index=str(folder / "index.html"),
+        pages=len(written),
+        chapters=numbers,
+        bytes=sum(written.values()),
+        overview_bytes=written["index.html"],
+        notes=data.notes,
+    )
+
+
+__all__ = ["SECTIONS", "ReportResult", "Section", "build_report"]
