@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from ..errors import InputError
+from ..reports._status import book_status, render_status
 from ..reports.html import build_report
 from ._app import app
 from ._common import BookOpt, JsonOpt, console, emit_json, open_book, parse_range
@@ -48,3 +49,17 @@ def report_cmd(
     if open_:
         webbrowser.open(Path(result.index).as_uri())
 
+
+@app.command("status")
+def status_cmd(book: BookOpt = None, json_out: JsonOpt = False) -> None:
+    """One screen: chapters and gaps, what is stale (registry, index, fact cards), review and gate states,
+    overdue foreshadows, unenforced rules lines, spend vs budget — and the next command for each problem.
+
+    Read only. Exit 0 whenever the status could be gathered (problems are listed, not failed on); 2 for bad
+    input (no book).
+    """
+    doc = book_status(open_book(book))
+    if json_out:
+        emit_json(doc)
+    else:
+        render_status(doc, console)
