@@ -20,4 +20,15 @@ def require(path: str | None, package: str) -> str:
 
 
 def epubcheck() -> str:
+    """The epubcheck program, or skip/fail (see `require`)."""
     return require(shutil.which("epubcheck"), "epubcheck")
+
+
+def epubcheck_command() -> list[str]:
+    """How to run Debian's epubcheck: its /usr/bin/epubcheck is a jar that needs binfmt_misc, which
+    containers often lack, so the jar is run with java directly when it is there."""
+    jar = "/usr/share/java/epubcheck.jar"
+    java = shutil.which("java")
+    if java and os.path.isfile(jar):
+        return [java, "-jar", jar]
+    return [epubcheck()]
