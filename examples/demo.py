@@ -127,6 +127,11 @@ def sample_steps() -> list[Step]:
             "Review chapter 1 with no model configured — model steps say skipped(no model configured), never passed",
             ("review", "1", *book),
         ),
+        Step(
+            "Where the book stands: every problem (forbidden phrase, stale fact cards, unparsed rule line …) with "
+            "the next command to run",
+            ("status", *book),
+        ),
     ]
 
 
@@ -165,6 +170,15 @@ def scripted_steps(copy: Path) -> list[Step]:
                 *book,
             ),
             frozenset({1}),
+        ),
+        Step(
+            "The HTML report of the copy: every rule hit, review quote, editor evidence and judge quote highlighted "
+            "in the text; open the index.html it names in a browser",
+            ("report", "--out", _rel(copy.parent / "report"), *book),
+        ),
+        Step(
+            "The book as one EPUB 3 file (TXT and Markdown too; TXT imports back to identical chapter files)",
+            ("export", "--format", "epub", "--out", _rel(copy.parent / "sanguo.epub"), "--force", *book),
         ),
     ]
 

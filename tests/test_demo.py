@@ -57,7 +57,7 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     steps = _sections(proc.stdout)
-    assert sorted(steps) == list(range(1, 14))
+    assert sorted(steps) == list(range(1, 17))
     by_command = {s.splitlines()[1]: s for s in steps.values()}
 
     check_all = by_command["$ muse check --book examples/sanguo"]
@@ -71,6 +71,10 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     assert re.search(r"consistency_review\s+skipped\(no model configured\)", no_model)
     assert re.search(r"editor_review\s+skipped\(no model configured\)", no_model)
     assert "not_reviewed" in no_model.splitlines()[2]
+
+    status = by_command["$ muse status --book examples/sanguo"]
+    assert "chapter 2 (chapters/0002.md): forbidden 后宫" in status and "→ muse review 2" in status
+    assert "fact cards STALE" in status and "rules.txt line 8" in status
 
     copy = tmp_path / "sanguo"
     book = f"--book {copy}"
@@ -100,7 +104,14 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     chapter = (copy / "chapters" / "0002.md").read_text(encoding="utf-8")
     assert "后宫" not in chapter and "皇子协养于董太后的宫中" in chapter
     assert "后宫" in (SAMPLE_BOOK / "chapters" / "0002.md").read_text(encoding="utf-8")
-    assert "demo finished: 13 steps" in proc.stdout
+    report = by_command[f"$ muse report --out {tmp_path / 'report'} {book}"]
+    assert f"report written: {tmp_path / 'report' / 'index.html'}" in report
+    assert (tmp_path / "report" / "chapters" / "0002.html").is_file()
+    assert (
+        "exported 10 chapter(s)"
+        in by_command[f"$ muse export --format epub --out {tmp_path / 'sanguo.epub'} --force {book}"]
+    )
+    assert "demo finished: 16 steps" in proc.stdout
     assert _tree_digest(SAMPLE_BOOK) == before_tree
     assert _git_status() == before_git
 
