@@ -286,6 +286,7 @@ def build_chapter_page(
     groups: list[Group] = []
     counter = iter(range(1_000_000))
     used: set[str] = set()
+    places: dict[str, _Place] = {}
 
     def item_marks(
         item: Item, version: Version | None, spans: list[tuple[int, int]], label: str, mark_id: str = ""
@@ -294,7 +295,7 @@ def build_chapter_page(
             item.missing = "the text this was found in is not stored (reviewed before `muse report` existed)"
             return
         item.version = version.key
-        place = _Place(version.text, out.path, first_line)
+        place = places.get(version.key) or places.setdefault(version.key, _Place(version.text, out.path, first_line))
         for a, b in spans:
             mid = mark_id if mark_id and mark_id not in used else f"m{next(counter)}"
             used.add(mid)

@@ -21,7 +21,7 @@ class Track:
     resolved: int | None
     payoff: int | None
     overdue: bool
-    overdue_from: int | None  # the first chapter it is overdue in (payoff + 1, or plant + default age + 1)
+    overdue_from: int | None  # where the overdue stretch starts: the payoff chapter (or plant + default age)
     origin: str
     source: str
     source_link: str | None
@@ -73,9 +73,9 @@ def build_memory_page(
         over_from: int | None = None
         if is_over and act is not None:
             if act.overdue_rule == "payoff" and item.payoff_chapter is not None:
-                over_from = item.payoff_chapter + 1
+                over_from = item.payoff_chapter
             elif state.overdue_default_age is not None:
-                over_from = item.planted_chapter + state.overdue_default_age + 1
+                over_from = item.planted_chapter + state.overdue_default_age
         tracks.append(
             Track(
                 item.id,
