@@ -9,8 +9,7 @@ does not end with a line break, a line inside a body that reads as a heading) th
 
 from __future__ import annotations
 
-import os
-import tempfile
+import io
 import uuid
 from importlib import resources
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Literal
 from jinja2 import Environment, PackageLoader, select_autoescape
 from pydantic import BaseModel
 
-from ..book import Book, Chapter, read_chapter_file
+from ..book import Book, Chapter, atomic_write_bytes, read_chapter_file
 from ..errors import InputError
 from ..text import sha256_hex, split_chapters, split_paragraphs
 
@@ -39,21 +38,6 @@ class ExportResult(BaseModel):
     sha256: str
     round_trip: Literal["verified", "not_exact", "not_applicable"]  # txt: `muse import` gives these files back
     warnings: list[str]
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _is_prologue(ch: Chapter) -> bool:
@@ -123,8 +107,9 @@ def compose_md(book: Book, chapters: list[Chapter]) -> str:
     return "".join(parts)
 
 
-def compose_epub(book: Book, chapters: list[Chapter], path: Path) -> None:
-    """EPUB 3 with a navigation document and an NCX, one XHTML file per chapter, metadata from book.toml."""
+def compose_epub(book: Book, chapters: list[Chapter]) -> bytes:
+    """EPUB 3 (the file's bytes) with a navigation document and an NCX, one XHTML file per chapter, metadata
+    from book.toml."""
     from ebooklib import epub
 
     meta = book.config.book
@@ -155,15 +140,9 @@ def compose_epub(book: Book, chapters: list[Chapter], path: Path) -> None:
     out.add_item(epub.EpubNcx())
     out.add_item(epub.EpubNav())
     out.spine = ["nav", *items]
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        epub.write_epub(tmp, out, {})
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    buffer = io.BytesIO()
+    epub.write_epub(buffer, out, {})
+    return buffer.getvalue()
 
 
 def export_book(
@@ -191,13 +170,12 @@ def export_book(
     if fmt == "txt":
         text, warnings = compose_txt(chapters)
         round_trip = "not_exact" if warnings else "verified"
-        _atomic_write(path, text.encode("utf-8"))
+        data = text.encode("utf-8")
     elif fmt == "md":
-        _atomic_write(path, compose_md(book, chapters).encode("utf-8"))
+        data = compose_md(book, chapters).encode("utf-8")
     else:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        compose_epub(book, chapters, path)
-    data = path.read_bytes()
+        data = compose_epub(book, chapters)
+    atomic_write_bytes(path, data)
     return ExportResult(
         format=fmt,
         out=str(path),

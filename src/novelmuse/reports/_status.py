@@ -113,6 +113,17 @@ def _derived(recorded: dict[int, str], shas: dict[int, str]) -> DerivedStatus:
     )
 
 
+def _stale_problem(problems: list[Problem], area: str, severity: Severity, status: DerivedStatus, what: str) -> None:
+    """One problem for a derived record that does not match the files now (fixed by `muse sync`)."""
+    changed = sorted(status.stale + status.missing + status.removed)
+    if changed:
+        problems.append(
+            Problem(
+                area=area, severity=severity, what=f"{what}: {_ranges(changed)}", chapters=changed, next="muse sync"
+            )
+        )
+
+
 def book_status(book: Book) -> StatusDoc:
     """Gather the book's status from its files and store (read only)."""
     problems: list[Problem] = []
@@ -142,30 +153,9 @@ def book_status(book: Book) -> StatusDoc:
         )
     conn = book.db
     registry = _derived({n: r.sha256 for n, r in book.registered().items()}, shas)
-    if registry.stale or registry.missing or registry.removed:
-        changed = registry.stale + registry.missing + registry.removed
-        problems.append(
-            Problem(
-                area="registry",
-                severity="info",
-                what=f"chapter registry out of date for {_ranges(changed)} (edited, added or removed)",
-                chapters=changed,
-                next="muse sync",
-            )
-        )
-    indexed = {row[0]: row[1] for row in conn.execute("SELECT number, sha256 FROM memory_chapters")}
-    index = _derived(indexed, shas)
-    if index.stale or index.missing or index.removed:
-        changed = index.stale + index.missing + index.removed
-        problems.append(
-            Problem(
-                area="index",
-                severity="warning",
-                what=f"search/mention index stale for {_ranges(changed)}",
-                chapters=changed,
-                next="muse sync",
-            )
-        )
+    _stale_problem(problems, "registry", "info", registry, "chapter registry out of date (edited, added or removed)")
+    index = _derived({row[0]: row[1] for row in conn.execute("SELECT number, sha256 FROM memory_chapters")}, shas)
+    _stale_problem(problems, "index", "warning", index, "search/mention index stale")
     facts: DerivedStatus | None = None
     overdue: list[str] = []
     try:

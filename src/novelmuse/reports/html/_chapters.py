@@ -16,10 +16,10 @@ from pydantic import ValidationError
 from ...book import Book, Chapter, parse_chapter_file
 from ...editorial import ChapterReview, StepOutcome
 from ...judging import PanelReport
-from ...memory import FactCard, MemoryState
+from ...memory import FactCard
 from ...rules import ChapterOut
 from ...store import get_texts
-from ...text import sha256_hex, split_paragraphs
+from ...text import paragraph_at, sha256_hex, split_paragraphs
 from ._diff import Diff, char_diff
 from ._marks import Line, Mark, segment_lines, valid_marks
 
@@ -106,7 +106,6 @@ class ChapterRow:
     gate: str
     facts: str  # current / stale / missing
     cost: float | None
-    cost_known: bool
     reviewed: bool
 
 
@@ -171,7 +170,7 @@ def load_reviews(conn: sqlite3.Connection, shas: dict[int, str]) -> dict[int, li
     return out
 
 
-def chapter_row(out: ChapterOut, chapter: Chapter, reviews: list[StoredReview], facts: str, book: Book) -> ChapterRow:
+def chapter_row(out: ChapterOut, reviews: list[StoredReview], facts: str) -> ChapterRow:
     """The overview row of one chapter."""
     latest = reviews[-1] if reviews else None
     doc = latest.doc if latest else None
@@ -196,7 +195,6 @@ def chapter_row(out: ChapterOut, chapter: Chapter, reviews: list[StoredReview], 
         gate=GATE_NOT_RUN,
         facts=facts,
         cost=doc.usage.cost if doc is not None else None,
-        cost_known=doc is not None and doc.usage.cost is not None,
         reviewed=doc is not None,
     )
 
@@ -219,9 +217,9 @@ class _Place:
 
     def __call__(self, start: int) -> str:
         line = self.text.count("\n", 0, start) + self.first_line
-        para = next((p.index for p in self.paragraphs if p.start <= start < p.end), None)
+        para = paragraph_at(self.paragraphs, start)
         where = f"{self.path}:{line}"
-        return f"¶{para} · {where}" if para is not None else where
+        return f"¶{para} · {where}" if para >= 0 else where
 
 
 def _texts(book: Book, chapter: Chapter, docs: list[ChapterReview]) -> dict[str, str]:
@@ -258,7 +256,6 @@ def build_chapter_page(
     chapter: Chapter,
     reviews: list[StoredReview],
     row: ChapterRow,
-    state: MemoryState | None,
     fact_card: FactCard | None,
     panels: list[PanelReport],
     candidates: dict[str, str],

@@ -7,8 +7,6 @@ records and a template file.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,7 +17,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from pydantic import BaseModel
 
 from ... import __version__
-from ...book import Book, Chapter, read_chapter_file
+from ...book import Book, Chapter, atomic_write_bytes, read_chapter_file
 from ...errors import InputError, MuseError
 from ...judging import PanelReport
 from ...llm import CostSummary, cost_summary
@@ -46,12 +44,12 @@ REVIEW_STATES = (
     ("stale", "stale"),
     ("error", "error"),
 )
-KINDS = (
-    ("rules", "rules"),
-    ("consistency", "consistency"),
-    ("editor", "editor"),
-    ("judge", "judges"),
-    ("facts", "facts"),
+KINDS = (  # (side-panel group, mark kind, label) for the chapter page's show/hide switches
+    ("rules", "rule", "rules"),
+    ("consistency", "consistency", "consistency"),
+    ("editor", "editor", "editor"),
+    ("judge", "judge", "judges"),
+    ("facts", "fact", "facts"),
 )
 
 
@@ -123,10 +121,7 @@ def _load(book: Book, chapter: int | None, span: tuple[int, int] | None) -> Repo
     except MuseError as exc:
         memory_error = f"the story memory could not be replayed: {exc.render()}"
     facts = memory.facts_status if memory is not None else {}
-    rows = [
-        chapter_row(out, chapters[out.number], reviews.get(out.number, []), facts.get(out.number, "missing"), book)
-        for out in check.chapters
-    ]
+    rows = [chapter_row(out, reviews.get(out.number, []), facts.get(out.number, "missing")) for out in check.chapters]
     panels = load_panels(conn)
     label = "" if chapter is None and span is None else (f"chapter {chapter}" if chapter is not None else "")
     if span is not None:
@@ -219,18 +214,9 @@ SECTIONS: tuple[Section, ...] = (
 
 
 def _write(path: Path, text: str) -> int:
-    """Write a page atomically (temp file + rename): a reader never sees half a page."""
+    """Write a page atomically (a reader never sees half a page); its size in bytes."""
     data = text.encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)  # a report is for reading (mkstemp makes 0600)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(path, data)
     return len(data)
 
 
@@ -271,7 +257,6 @@ def build_report(
             data.chapters[n],
             data.reviews.get(n, []),
             row,
-            data.memory,
             fact_cards.get(n),
             data.panels,
             data.candidates,
