@@ -189,3 +189,57 @@ def test_pages_make_no_network_request_and_screenshots(
     browser.screenshot(shots / "chapter-0001.png")
     for name in ("overview.png", "chapter-0001.png"):
         assert (shots / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and (shots / name).stat().st_size > 20_000
+
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sanguo"
+
+
+@pytest.fixture(scope="module")
+def memory_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The report of a copy of the sample book (cards, outlines with foreshadows)."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("memory")
+    book = root / "sanguo"
+    for name in ("chapters", "cards", "outlines"):
+        shutil.copytree(SAMPLE / name, book / name)
+    for name in ("book.toml", "rules.txt"):
+        shutil.copy2(SAMPLE / name, book / name)
+    r = run_muse(root, "report", "--book", book, "--out", root / "site")
+    assert r.code == 0, r.stderr
+    return book, root / "site"
+
+
+def test_cards_as_of_the_selected_chapter_match_muse_cards_show(
+    memory_site: tuple[Path, Path], browser: Browser
+) -> None:
+    book, out = memory_site
+    browser.goto(out / "memory.html")
+    names = browser.js("[...document.querySelectorAll('#cards .cardbox h3')].map(h => h.textContent)")
+    assert "董卓" in names and "关羽" in names
+    for chapter in (3, 9):
+        browser.js(
+            f"(() => {{ const r = document.getElementById('asof'); r.value = {chapter};"
+            " r.dispatchEvent(new Event('input')); })()"
+        )
+        shown = browser.js(
+            """(() => { const out = {};
+              for (const box of document.querySelectorAll('#cards .cardbox')) {
+                const rows = [...box.querySelectorAll('tbody tr')]
+                  .map(tr => [...tr.children].map(td => td.textContent));
+                out[box.querySelector('h3').textContent] = rows
+                  .filter(r => !r[1].startsWith('→ ')).map(r => [r[0], r[1]]);
+              } return out; })()"""
+        )
+        for name in ("董卓", "关羽", "孙坚"):
+            doc = json.loads(
+                run_muse(book, "cards", "show", name, "--as-of", str(chapter), "--book", book, "--json").stdout
+            )
+            expected = sorted([k, str(v["value"])] for k, v in doc["attributes"].items())
+            assert sorted(shown[name]) == expected, (name, chapter)
+    # the overdue foreshadows of the ledger are drawn red
+    overdue = browser.js(
+        "[...document.querySelectorAll('.track.overdue .tl-label')].map(t => t.firstChild.textContent)"
+    )
+    ledger = json.loads(run_muse(book, "ledger", "--as-of", "10", "--overdue", "--book", book, "--json").stdout)
+    assert sorted(overdue) == sorted(item["id"] for item in ledger["items"]) and overdue

@@ -93,3 +93,17 @@ def test_pages_are_self_contained(site: tuple[Path, Path, dict[str, object]]) ->
                 assert (p.parent / target).resolve().is_file(), f"{p.name}: broken link {href}"
         csp = doc.xpath("//meta[@http-equiv='Content-Security-Policy']")[0].get("content")
         assert "default-src 'none'" in csp
+
+
+def test_report_of_one_chapter_and_bad_out(site: tuple[Path, Path, dict[str, object]], tmp_path: Path) -> None:
+    book, _, _ = site
+    r = run_muse(tmp_path, "report", "--book", book, "--chapter", "2", "--out", tmp_path / "one", "--json")
+    assert r.code == 0, r.stderr
+    assert json.loads(r.stdout)["chapters"] == [2]
+    assert sorted(p.name for p in (tmp_path / "one" / "chapters").iterdir()) == ["0002.html"]
+    rows = _parse(tmp_path / "one" / "index.html").xpath(f"//table[{_cls('chapters')}]/tbody/tr")
+    assert [tr.findtext("td") for tr in rows] == ["2"]
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    r = run_muse(tmp_path, "report", "--book", book, "--out", tmp_path / "file", "--json")
+    assert r.code == 2 and json.loads(r.stdout)["error"]["code"] == "REPORT_OUT"
+    assert run_muse(tmp_path, "report", "--book", book, "--chapter", "9").code == 2  # CHAPTER_NOT_FOUND
