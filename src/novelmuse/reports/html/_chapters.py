@@ -269,7 +269,7 @@ def build_chapter_page(
     body_sha = sha256_hex(chapter.body)
     versions: dict[str, Version] = {body_sha: Version("v0", body_sha, f"{out.path} — the file now", chapter.body)}
     versions[body_sha].current = True
-    labels = _version_labels(latest, book)
+    labels = _version_labels(latest)
 
     def version_for(sha: str) -> Version | None:
         if sha in versions:
@@ -390,7 +390,8 @@ def build_chapter_page(
             for it in g.items:
                 if it.version == v.key and any(m.id in bad_ids for m in it.marks):
                     it.missing = "its offsets lie outside the text"
-                    it.marks = [m for m in it.marks if m.id not in bad_ids]
+                    kept = [(m, w) for m, w in zip(it.marks, it.where, strict=True) if m.id not in bad_ids]
+                    it.marks, it.where = [m for m, _ in kept], [w for _, w in kept]
         v.lines = segment_lines(v.text, ok, first_line=first_line)
 
     counts = {g.key: len(g.items) for g in groups}
@@ -427,7 +428,7 @@ def _candidate_target(cand: str, versions: dict[str, Version]) -> tuple[Version 
     return None, 0
 
 
-def _version_labels(doc: ChapterReview | None, book: Book) -> dict[str, str]:
+def _version_labels(doc: ChapterReview | None) -> dict[str, str]:
     if doc is None:
         return {}
     labels: dict[str, str] = {}
