@@ -46,7 +46,7 @@ def test_commented_tables_are_valid_when_uncommented(tmp_path: Path) -> None:
             lines.append(line)
     uncommented = "\n".join(lines) + "\n"
     data = tomllib.loads(uncommented)
-    assert {"providers", "roles", "prices", "budget", "calls", "review", "memory"} <= set(data)
+    assert {"providers", "roles", "prices", "budget", "calls", "review", "memory", "writing"} <= set(data)
     (tmp_path / "book.toml").write_text(uncommented, encoding="utf-8")
     config = load_config(tmp_path / "book.toml", user_config=tmp_path / "none.toml")
     assert config.role_target("judge") == ("claude", "claude-sonnet-4-5")

@@ -49,12 +49,10 @@ def test_good_outline_parses(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "line", "needle"),
     [
-        (GOOD.replace("id: E2", "id: E1"), 1, "used twice"),  # model-level error: the mapping's line
         (GOOD.replace("    text: 张飞鞭打督邮\n", "    text: 张飞鞭打督邮\n    severity: high\n"), 7, "severity"),
         (GOOD.replace("description: 刘备挂印而去, ", ""), 9, "needs a description"),
         (GOOD.replace("{op: advance, id: F-old}", "{op: grow, id: F-old}"), 10, "foreshadows.1.op"),
         (GOOD.replace("chapter: 3", "chapter: -1"), 1, "chapter"),
-        (GOOD.replace("payoff_chapter: 10", "payoff_chapter: 2"), 9, "due by chapter 2, before chapter 3"),
     ],
 )
 def test_invalid_outline_names_file_and_line(tmp_path: Path, text: str, line: int, needle: str) -> None:
@@ -63,6 +61,21 @@ def test_invalid_outline_names_file_and_line(tmp_path: Path, text: str, line: in
         parse_outline(p, expect_chapter=3)
     assert ei.value.code == "OUTLINE_INVALID"
     assert ei.value.where == f"{p}:{line}"
+    assert needle in ei.value.what
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "line", "needle"),
+    [
+        (GOOD.replace("id: E2", "id: E1"), "OUTLINE_DUPLICATE_ID", 5, "used twice (also by the event at line 4)"),
+        (GOOD.replace("payoff_chapter: 10", "payoff_chapter: 2"), "OUTLINE_PAYOFF_PAST", 9, "due by chapter 2"),
+    ],
+)
+def test_outline_problems_name_their_own_line(tmp_path: Path, text: str, code: str, line: int, needle: str) -> None:
+    p = _write(tmp_path, text)
+    with pytest.raises(InputError) as ei:
+        parse_outline(p, expect_chapter=3)
+    assert (ei.value.code, ei.value.where) == (code, f"{p}:{line}")
     assert needle in ei.value.what
 
 

@@ -129,9 +129,51 @@ class ReviewConfig(_Strict):
 
 
 class MemoryConfig(_Strict):
-    max_plants_per_chapter: int = Field(default=3, ge=0)
+    max_plants_per_chapter: int = Field(default=3, ge=0, le=3)  # seed 004: ≤ 3 plants; a book may lower it
     chunk_max_chars: int = Field(default=400, ge=50)
     overdue_default_age: int | None = Field(default=None, ge=1)
+
+
+#: Seed 003's numbers: upper bounds a book may lower, never raise (连续四章; 补证最多 3 次、累计不超过检索预算 30%;
+#: 最多返修两轮).
+WRITING_SEED_LIMITS: dict[str, int | float] = {
+    "prior_chapters": 4,
+    "evidence_rounds": 3,
+    "evidence_fraction": 0.30,
+    "repair_rounds": 2,
+}
+
+
+class WritingConfig(_Strict):
+    """The writer's context budgets and loop bounds (seed 003), in characters counted by `text.count_chars`.
+
+    `context_chars` bounds everything the writer is given (outline, facts, rules, prior chapters, retrieved
+    text); `retrieval_chars` is the part reserved for retrieved raw text (arms A and C get the same); the
+    evidence-request reserve is `evidence_fraction` of it. `fact_cards = "optional"` lets a book without an
+    extractor be written from the author's cards alone (chapters without fact cards are then listed in the
+    manifest); by default a chapter before N without a current fact card is CONTEXT_MEMORY_STALE.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    prior_chapters: int = Field(default=4, ge=0)
+    retrieval_chars: int = Field(default=6_000, ge=0, le=1_000_000)
+    context_chars: int = Field(default=40_000, ge=1, le=4_000_000)
+    evidence_rounds: int = Field(default=3, ge=0)
+    evidence_fraction: float = Field(default=0.30, ge=0, allow_inf_nan=False)
+    repair_rounds: int = Field(default=2, ge=0)
+    fact_cards: Literal["required", "optional"] = "required"
+
+    @model_validator(mode="after")
+    def _seed_limits(self) -> WritingConfig:
+        for key, limit in WRITING_SEED_LIMITS.items():
+            value = getattr(self, key)
+            if value > limit:
+                raise ValueError(
+                    f"[writing] {key} = {value} is above seed 003's limit of {limit} (a book may lower it, never "
+                    "raise it)"
+                )
+        return self
 
 
 class BookConfig(_Strict):
@@ -146,6 +188,7 @@ class BookConfig(_Strict):
     calls: CallPolicy = CallPolicy()
     review: ReviewConfig = ReviewConfig()
     memory: MemoryConfig = MemoryConfig()
+    writing: WritingConfig = WritingConfig()
 
     @model_validator(mode="after")
     def _roles_valid(self) -> BookConfig:

@@ -235,22 +235,8 @@ def quote_hints(text: str, key: str, *, count: int = QUOTE_HINTS_PER_CANDIDATE) 
 
 
 def outline_items(outline: FineOutline | None) -> list[Target]:
-    """A fine outline as a flat list of citable items (goal, hard events, beats, foreshadows, hook, settings)."""
-    if outline is None:
-        return []
-    items: list[Target] = []
-    if outline.goal:
-        items.append(Target("goal", outline.goal))
-    items += [Target(e.id, e.text) for e in outline.hard_events]
-    items += [Target(f"beat-{i}", b) for i, b in enumerate(outline.beats, 1)]
-    for f in outline.foreshadows:
-        items.append(Target(f"{f.op}:{f.id}", f.description or f.note or f.op))
-    if outline.hook:
-        items.append(Target("hook", outline.hook))
-    items += [Target(f"setting-{i}", s.text) for i, s in enumerate(outline.new_settings, 1)]
-    if outline.entities:
-        items.append(Target("entities", "、".join(outline.entities)))
-    return items
+    """A fine outline as a flat list of citable items, with the ids of book's one constraint-id space."""
+    return [] if outline is None else [Target(i.id, i.text) for i in outline.items()]
 
 
 def build_blind_item(

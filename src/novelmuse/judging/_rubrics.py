@@ -20,11 +20,11 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..book import SCENE_TYPES as SCENE_TYPES  # the vocabulary lives with the outline (book)
 from ..errors import InputError
 from ..text import sha256_hex
 
 PROFILES = ("quality_gate", "fine_outline_replay", "writer_replay")
-SCENE_TYPES = ("battle", "character_dialogue", "turning_point", "information_reveal", "returning_character")
 HARD_BLOCKS = ("source_safety", "output_compliance", "static_contract")
 
 

@@ -260,10 +260,19 @@ def _chapter_shas(book: Book) -> dict[int, str]:
     return {n: read_chapter_file(n, p).sha256 for n, p in book.chapter_paths().items()}  # one listing
 
 
-def replay(book: Book, *, cards: CardSet | None = None, upto: int | None = None) -> MemoryState:
-    """Rebuild the memory of `book` (through chapter `upto`, default all) from its files and fact cards."""
+def replay(
+    book: Book,
+    *,
+    cards: CardSet | None = None,
+    upto: int | None = None,
+    outlines: dict[int, FineOutline] | None = None,
+) -> MemoryState:
+    """Rebuild the memory of `book` (through chapter `upto`, default all) from its files and fact cards.
+
+    `outlines` replaces the book's outline files (e.g. only those before a frozen chapter, or only those that
+    parse, for a lint that reports the others)."""
     cards = cards if cards is not None else load_cards(book)
-    outlines = load_outlines(book)
+    outlines = outlines if outlines is not None else load_outlines(book)
     shas = _chapter_shas(book)
     conn = book.db
     current = current_fact_cards(conn, shas)

@@ -7,6 +7,7 @@ from ._count import count_chars
 from ._decode import DecodedText, decode_text
 from ._hash import canonical_json, sha256_hex, sha256_json
 from ._headings import (
+    MAX_CHAPTER_NUMBER,
     ChapterPart,
     Heading,
     HeadingLine,
@@ -22,6 +23,7 @@ from ._paragraphs import Paragraph, paragraph_at, split_paragraphs
 from ._quote import QUOTE_ERROR_CODES, QuoteMatch, locate_quote
 
 __all__ = [
+    "MAX_CHAPTER_NUMBER",
     "QUOTE_ERROR_CODES",
     "ChapterPart",
     "DecodedText",
