@@ -34,4 +34,5 @@ from . import (  # noqa: E402
     _cmd_review,  # noqa: F401  muse review
     _cmd_rules,  # noqa: F401  muse rules lint, muse rules show
     _cmd_rules_normalize,  # noqa: F401  muse rules normalize
+    _cmd_writing,  # noqa: F401  muse outline show/lint/confirm, muse context
 )
