@@ -325,25 +325,12 @@ def outline_problems(outline: FineOutline) -> list[OutlineProblem]:
     without a marker."""
     out: list[OutlineProblem] = []
     v2 = outline.version == 2
-
-    def need(cond: bool, code: str, message: str, loc: tuple[int | str, ...]) -> None:
-        if not cond:
-            out.append(OutlineProblem("error" if v2 else "warning", code, message, loc))
-
     seen: dict[str, OutlineItem] = {}
     for item in outline_items(outline):
-        first = seen.get(item.id)
-        if first is not None:
-            out.append(
-                OutlineProblem(
-                    "error",
-                    "OUTLINE_DUPLICATE_ID",
-                    f"id {item.id!r} is used twice (also by the {first.kind} at line {outline.line(first.loc)})",
-                    item.loc,
-                )
-            )
-        else:
-            seen[item.id] = item
+        first = seen.setdefault(item.id, item)
+        if first is not item:
+            message = f"id {item.id!r} is used twice (also by the {first.kind} at line {outline.line(first.loc)})"
+            out.append(OutlineProblem("error", "OUTLINE_DUPLICATE_ID", message, item.loc))
     for i, f in enumerate(outline.foreshadows):
         if f.payoff_chapter is not None and f.payoff_chapter < outline.chapter:
             out.append(
@@ -354,42 +341,44 @@ def outline_problems(outline: FineOutline) -> list[OutlineProblem]:
                     ("foreshadows", i),
                 )
             )
-    for i, ev in enumerate(outline.hard_events):
-        need(
-            bool(ev.result.strip()),
-            "OUTLINE_EVENT_NO_RESULT",
-            f"hard event {ev.id} has no result",
-            ("hard_events", i),
-        )
-    for i, b in enumerate(outline.beats):
-        need(b.id is not None, "OUTLINE_ID_MISSING", f"beat {i + 1} has no id (e.g. B{i + 1})", ("beats", i))
-    for i, s in enumerate(outline.new_settings):
-        loc: tuple[int | str, ...] = ("new_settings", i)
-        need(s.id is not None, "OUTLINE_ID_MISSING", f"new setting {i + 1} has no id (e.g. S{i + 1})", loc)
-        need(s.kind is not None, "OUTLINE_SETTING_KIND", f"new setting {i + 1} has no kind", loc)
+    no_result = [("hard_events", i) for i, ev in enumerate(outline.hard_events) if not ev.result.strip()]
+    no_id = [("beats", i) for i, b in enumerate(outline.beats) if b.id is None]
+    no_id += [("new_settings", i) for i, s in enumerate(outline.new_settings) if s.id is None]
+    no_kind = [("new_settings", i) for i, s in enumerate(outline.new_settings) if s.kind is None]
     if v2:
+        for loc in no_result:
+            event = outline.hard_events[int(loc[1])].id
+            out.append(OutlineProblem("error", "OUTLINE_EVENT_NO_RESULT", f"hard event {event} has no result", loc))
+        for loc in no_id:
+            what = "beat" if loc[0] == "beats" else "new setting"
+            hint = ("B" if loc[0] == "beats" else "S") + str(int(loc[1]) + 1)
+            out.append(
+                OutlineProblem("error", "OUTLINE_ID_MISSING", f"{what} {int(loc[1]) + 1} has no id ({hint})", loc)
+            )
+        for loc in no_kind:
+            out.append(
+                OutlineProblem("error", "OUTLINE_SETTING_KIND", f"new setting {int(loc[1]) + 1} has no kind", loc)
+            )
         shaped = [("event", e.id, ("hard_events", i)) for i, e in enumerate(outline.hard_events)]
         shaped += [("beat", b.id, ("beats", i)) for i, b in enumerate(outline.beats) if b.id]
         shaped += [("setting", s.id, ("new_settings", i)) for i, s in enumerate(outline.new_settings) if s.id]
         shaped += [("anchor", t.id, ("time_anchors", i)) for i, t in enumerate(outline.time_anchors)]
         prefix = {"event": "E", "beat": "B", "setting": "S", "anchor": "T"}
-        for kind, ident, loc in shaped:
+        for kind, ident, where in shaped:
             if not _V2_ID[kind].match(ident):
-                out.append(
-                    OutlineProblem(
-                        "error",
-                        "OUTLINE_ID_SHAPE",
-                        f"{kind} id {ident!r} must be {prefix[kind]}1, {prefix[kind]}2, …",
-                        loc,
-                    )
-                )
+                message = f"{kind} id {ident!r} must be {prefix[kind]}1, {prefix[kind]}2, …"
+                out.append(OutlineProblem("error", "OUTLINE_ID_SHAPE", message, where))
     else:
+        lacks = [
+            f"{len(no_result)} hard event(s) without a result" if no_result else "",
+            f"{len(no_id)} beat(s)/setting(s) without an id" if no_id else "",
+            f"{len(no_kind)} setting(s) without a kind" if no_kind else "",
+            "no time anchors" if not outline.time_anchors else "",
+        ]
+        lacking = "; ".join(x for x in lacks if x) or "nothing else"
         out.append(
             OutlineProblem(
-                "warning",
-                "OUTLINE_VERSION_1",
-                "version-1 outline: no results, beat/setting ids or kinds, time anchors (add `version: 2`)",
-                ("chapter",),
+                "warning", "OUTLINE_VERSION_1", f"version-1 outline (add `version: 2`): {lacking}", ("chapter",)
             )
         )
     if outline.scene_type is None:
