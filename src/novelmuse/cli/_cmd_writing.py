@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
-from ..errors import EXIT_FINDINGS
-from ..reports import render_confirm, render_outline_lint, render_outline_show
+from ..errors import EXIT_FINDINGS, InputError
+from ..reports import render_confirm, render_context, render_outline_lint, render_outline_show, render_verify
 from ..text import MAX_CHAPTER_NUMBER
-from ..writing import confirm_outline, lint_outlines, show_outline
+from ..writing import ARMS, Arm, build_and_save, confirm_outline, lint_outlines, show_outline, verify_context
 from ._app import app
 from ._common import BookOpt, JsonOpt, console, emit_json, open_book
 
@@ -68,3 +68,60 @@ def outline_confirm(chapter: ChapterArg, book: BookOpt = None, json_out: JsonOpt
         )
     else:
         render_confirm(console, result)
+
+
+@app.command("context")
+def context(
+    target: Annotated[str, typer.Argument(help="The chapter number N, or `verify`.", metavar="N|verify")],
+    chapter: Annotated[
+        int | None,
+        typer.Argument(
+            help="With `verify`: the chapter to rebuild.", min=0, max=MAX_CHAPTER_NUMBER, show_default=False
+        ),
+    ] = None,
+    arm: Annotated[str, typer.Option("--arm", help="A (generic retrieval), B (card-only), C (card-located).")] = "C",
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Build chapter N's writer context and manifest (no model call): `muse context N [--arm A|B|C]`.
+
+    `muse context verify N` rebuilds it and compares with the stored manifest (exit 1 when it differs)."""
+    picked = _arm(arm)
+    b = open_book(book)
+    if target == "verify":
+        if chapter is None:
+            raise InputError("USAGE", "`muse context verify` needs a chapter number", "command line", "e.g. verify 12")
+        doc = verify_context(b, chapter, picked)
+        if json_out:
+            emit_json(doc)
+        else:
+            render_verify(console, doc)
+        if not doc.ok:
+            raise typer.Exit(EXIT_FINDINGS)
+        return
+    number = _chapter_number(target)
+    if chapter is not None:
+        raise InputError("USAGE", f"unexpected argument {chapter}", "command line", "muse context N [--arm A|B|C]")
+    built = build_and_save(b, number, picked)
+    if json_out:
+        emit_json(built)
+    else:
+        render_context(console, built)
+
+
+def _arm(value: str) -> Arm:
+    for arm in ARMS:
+        if value.strip().upper() == arm:
+            return arm
+    raise InputError("USAGE", f"--arm {value!r} is not an arm", "--arm", "use A, B or C")
+
+
+def _chapter_number(value: str) -> int:
+    if not value.isdigit() or int(value) > MAX_CHAPTER_NUMBER:
+        raise InputError(
+            "USAGE",
+            f"{value!r} is neither a chapter number (0–{MAX_CHAPTER_NUMBER}) nor `verify`",
+            "command line",
+            "muse context N, or muse context verify N",
+        )
+    return int(value)

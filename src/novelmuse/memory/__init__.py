@@ -20,6 +20,8 @@ from ._index import (
     SearchHit,
     SearchIndex,
     card_mentions,
+    indexed_chapters,
+    lexicon_sha256,
     mention_names,
     update_index,
 )
@@ -76,7 +78,9 @@ __all__ = [
     "chunk_body",
     "current_fact_cards",
     "extract_facts",
+    "indexed_chapters",
     "latest_fact_cards",
+    "lexicon_sha256",
     "lint_cards",
     "load_cards",
     "locate_items",

@@ -319,3 +319,16 @@ def card_mentions(
 def index_state(conn: sqlite3.Connection) -> dict[int, str]:
     """Chapter number → the sha256 it was last indexed at."""
     return {r[0]: r[1] for r in conn.execute("SELECT number, sha256 FROM memory_chapters")}
+
+
+def indexed_chapters(conn: sqlite3.Connection, *, before: int | None = None) -> dict[int, tuple[str, str]]:
+    """Chapter → (sha256 of the file, lexicon sha256) as last indexed, for chapters < `before` (all when None).
+
+    With `update_index` run first this is the book as it is; a frozen replay of chapter N fingerprints the
+    index by these rows only, so chapters N and later never change what chapter N's context records."""
+    sql = "SELECT number, sha256, lexicon_sha256 FROM memory_chapters"
+    args: tuple[object, ...] = ()
+    if before is not None:
+        sql += " WHERE number < ?"
+        args = (before,)
+    return {r[0]: (r[1], r[2]) for r in conn.execute(sql + " ORDER BY number", args)}

@@ -1,4 +1,4 @@
-"""Terminal renderings of `muse outline show/lint/confirm` and `muse context` (Rich)."""
+"""Terminal renderings of `muse outline show/lint/confirm` and `muse context [verify]` (Rich)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..writing import ConfirmResult, LintProblem, OutlineLintDoc, OutlineShowDoc
+from ..writing import ConfirmResult, ContextDoc, LintProblem, OutlineLintDoc, OutlineShowDoc, VerifyDoc
 
 _STATE = {
     "confirmed": "[green]confirmed[/green]",
@@ -55,3 +55,77 @@ def render_confirm(console: Console, result: ConfirmResult) -> None:
     verb = "confirmed" if result.newly_confirmed else "already confirmed"
     console.print(f"outline {c.chapter} {verb}: sha256 {c.current_sha256}")
     _problems(console, result.lint.problems)
+
+
+#: Unselected candidates and cuts listed in the terminal (all of them are in --json).
+MAX_ROWS = 12
+
+
+def render_context(console: Console, doc: ContextDoc) -> None:
+    """The built context: outline and memory inputs, blocks and budgets, the window, facts, excerpts, cuts."""
+    m = doc.manifest
+    console.print(f"context of chapter {doc.chapter} (arm {doc.arm}): manifest {doc.manifest_sha256}")
+    console.print(f"  stored at {escape(doc.manifest_path)}")
+    console.print(
+        f"outline {escape(m.outline.path)} (version {m.outline.version}, scene type {m.outline.scene_type or '-'}), "
+        f"confirmed sha256 {m.outline.sha256}; {len(m.outline.constraint_ids)} hard constraint(s)"
+    )
+    facts = f"{len(m.fact_cards)} fact card(s)"
+    if m.facts_missing:
+        facts += f", {len(m.facts_missing)} chapter(s) without one (written from the cards alone there)"
+    console.print(
+        f"memory as of chapter {doc.chapter - 1}: {len(m.cards)} card(s) concerned, {facts}; index of "
+        f"{m.index.chapters} chapter(s), fingerprint {m.index.fingerprint[:16]}…"
+    )
+    for w in m.withheld:
+        console.print(
+            f"  [yellow]withheld[/yellow] {escape(w.card_id)} {escape(w.key)}: its source is in chapter "
+            f"{w.source_chapter} (≥ {doc.chapter})"
+        )
+    table = Table(title="blocks (characters without whitespace)", show_header=True, header_style="bold")
+    for col in ("block", "kind", "budget", "used"):
+        table.add_column(col)
+    for b in m.blocks:
+        table.add_row(b.name, "protected" if b.protected else "reducible", str(b.budget), str(b.used))
+    console.print(table)
+    window = (
+        ", ".join(f"{p.chapter} ({p.kept_chars}/{p.chars})" for p in m.prior_chapters) or "none (the first chapter)"
+    )
+    console.print(f"continuous window ({len(m.prior_chapters)} chapter(s), kept/total): {window}")
+    console.print(f"facts ({len(doc.context.facts)} line(s)):")
+    for f in doc.context.facts:
+        console.print(f"  - {escape(f.text)} 〔{escape(f.basis)}〕")
+    spans = Table(title="selected raw text", show_header=True, header_style="bold")
+    for col in ("purpose", "chapter", "span", "chars", "located by"):
+        spans.add_column(col)
+    for s in m.spans:
+        spans.add_row(escape(s.purpose), str(s.chapter), f"[{s.start}:{s.end}]", str(s.chars), escape(s.located_by))
+    console.print(spans)
+    empty = [s.purpose for s in m.slots if not s.filled]
+    if empty:
+        console.print(f"slots without raw text: {escape('、'.join(empty))}")
+    for c in m.cuts[:MAX_ROWS]:
+        where = f"{c.slot} " if c.slot else ""
+        console.print(f"  cut {c.block} {escape(where)}ch.{c.chapter} [{c.start}:{c.end}] {c.chars} chars: {c.reason}")
+    if len(m.cuts) > MAX_ROWS:
+        console.print(f"  … {len(m.cuts) - MAX_ROWS} more cut(s) (--json lists all)")
+    console.print(f"{len(m.unselected)} candidate span(s) not selected (--json lists each with its reason)")
+    for u in m.unselected[:MAX_ROWS]:
+        console.print(f"  {escape(u.slot)} ch.{u.chapter} [{u.start}:{u.end}]: {escape(u.reason)}")
+
+
+def render_verify(console: Console, doc: VerifyDoc) -> None:
+    """Whether the rebuild matched the stored manifest, and where it did not."""
+    if doc.ok:
+        console.print(f"chapter {doc.chapter} (arm {doc.arm}): rebuilt manifest is identical ({doc.stored_sha256})")
+        return
+    console.print(
+        f"chapter {doc.chapter} (arm {doc.arm}): [red]differs[/red] — stored {doc.stored_sha256}, "
+        f"rebuilt {doc.rebuilt_sha256}"
+    )
+    if not doc.file_ok:
+        console.print("  the stored manifest file is missing or does not hash to its name")
+    for d in doc.differences:
+        console.print(f"  {escape(d.path)}: {escape(str(d.stored))} → {escape(str(d.rebuilt))}")
+    if doc.more_differences:
+        console.print(f"  … {doc.more_differences} more difference(s) (--json)")
