@@ -85,30 +85,34 @@ def _length(ctx: WriterContext) -> str:
     return "不限"
 
 
-def user_text(ctx: WriterContext, *, allow_requests: bool = True) -> str:
-    """The user message: the context rendered through ``write.txt``."""
+def write_fields(ctx: WriterContext, *, allow_requests: bool = True) -> dict[str, object]:
+    """Every placeholder of ``write.txt`` for a context (what a RoleTask's `fields` returns)."""
     prior = []
     for p in ctx.prior_chapters:
         head = f"—— {p.title or f'第 {p.chapter} 章'} ——"
         prior.append(head + ("\n（本章前面部分从略）" if p.omitted_before else "") + "\n" + p.text)
-    rendered = _templates()[1].render(
-        chapter=ctx.chapter,
-        title=ctx.title,
-        scene=ctx.scene or "未指定",
-        goal=ctx.goal or _NONE,
-        length=_length(ctx),
-        constraints="\n".join(f"{c.id}　{c.text}" for c in ctx.constraints) or _NONE,
-        beats="\n".join(f"{b.id}　{b.text}" for b in ctx.beats) or _NONE,
-        entities="、".join(ctx.entities) or _NONE,
-        facts="\n".join(f"- {f.text}〔{f.basis}〕" for f in ctx.facts) or _NONE,
-        prior="\n\n".join(prior) or _NONE,
-        readback=_excerpts(ctx.readback),
-        style=_excerpts(ctx.style),
-        forbidden="、".join(ctx.forbidden) or _NONE,
-        preferences="\n".join(ctx.preferences) or _NONE,
-        requests=_REQUESTS if allow_requests else "}",
-    )
-    return _strip_header(rendered)
+    return {
+        "chapter": ctx.chapter,
+        "title": ctx.title,
+        "scene": ctx.scene or "未指定",
+        "goal": ctx.goal or _NONE,
+        "length": _length(ctx),
+        "constraints": "\n".join(f"{c.id}　{c.text}" for c in ctx.constraints) or _NONE,
+        "beats": "\n".join(f"{b.id}　{b.text}" for b in ctx.beats) or _NONE,
+        "entities": "、".join(ctx.entities) or _NONE,
+        "facts": "\n".join(f"- {f.text}〔{f.basis}〕" for f in ctx.facts) or _NONE,
+        "prior": "\n\n".join(prior) or _NONE,
+        "readback": _excerpts(ctx.readback),
+        "style": _excerpts(ctx.style),
+        "forbidden": "、".join(ctx.forbidden) or _NONE,
+        "preferences": "\n".join(ctx.preferences) or _NONE,
+        "requests": _REQUESTS if allow_requests else "}",
+    }
+
+
+def user_text(ctx: WriterContext, *, allow_requests: bool = True) -> str:
+    """The user message: the context rendered through ``write.txt``."""
+    return _strip_header(_templates()[1].render(**write_fields(ctx, allow_requests=allow_requests)))
 
 
 def render_write(ctx: WriterContext, *, allow_requests: bool = True) -> RenderedWrite:
@@ -139,6 +143,7 @@ __all__ = [
     "RenderedWrite",
     "render_write",
     "user_text",
+    "write_fields",
     "write_prompt_sha256",
     "write_schema",
     "write_schema_sha256",

@@ -38,8 +38,8 @@ class DeclaredFact(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["entity", "state", "relation", "ability"]
-    text: str = Field(description="the fact, in one sentence")
-    entities: list[str] = Field(description="the characters, places or things it concerns")
+    subject: str = Field(description="the character, place or thing the fact is about")
+    statement: str = Field(description="the fact, in one sentence")
     quote: str = Field(description="verbatim from the chapter text, found exactly once")
 
 
