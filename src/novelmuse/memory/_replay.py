@@ -266,14 +266,16 @@ def replay(
     cards: CardSet | None = None,
     upto: int | None = None,
     outlines: dict[int, FineOutline] | None = None,
+    chapter_shas: dict[int, str] | None = None,
 ) -> MemoryState:
     """Rebuild the memory of `book` (through chapter `upto`, default all) from its files and fact cards.
 
     `outlines` replaces the book's outline files (e.g. only those before a frozen chapter, or only those that
-    parse, for a lint that reports the others)."""
+    parse, for a lint that reports the others); `chapter_shas` (number → sha256 of the file) the chapters
+    read from disk, for a caller that has just read them (a frozen replay passes only those before N)."""
     cards = cards if cards is not None else load_cards(book)
     outlines = outlines if outlines is not None else load_outlines(book)
-    shas = _chapter_shas(book)
+    shas = chapter_shas if chapter_shas is not None else _chapter_shas(book)
     conn = book.db
     current = current_fact_cards(conn, shas)
     latest = latest_fact_cards(conn)

@@ -12,7 +12,7 @@ Above editorial and judging, below replay.
 from ._arms import CANDIDATES_PER_SLOT, SPAN_MAX_CHARS
 from ._budget import MIN_EXCERPT_CHARS, fit_excerpts, keep_suffix, prefix_within
 from ._build import ContextBuild, build_context, ensure_same_frame, evidence_reserve
-from ._leak import check_writer_text, writer_text_leaks
+from ._leak import check_writer_text, generated_text, writer_text_leaks
 from ._manifest import ARMS, MANIFEST_SCHEMA_VERSION, Arm, Manifest
 from ._outlines import (
     Confirmation,
@@ -63,6 +63,7 @@ __all__ = [
     "ensure_same_frame",
     "evidence_reserve",
     "fit_excerpts",
+    "generated_text",
     "keep_suffix",
     "lint_outlines",
     "manifests_dir",

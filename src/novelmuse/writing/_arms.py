@@ -20,7 +20,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..book import Book, Chapter, FineOutline, read_chapter_file
+from ..book import Chapter, FineOutline
 from ..memory import CardSet, MemoryState, MentionMatcher, SearchIndex, mention_names
 from ..text import Paragraph, count_chars, split_paragraphs
 from ._plan import EntityPlan, RetrievalPlan, Slot, basis, value_word
@@ -54,21 +54,19 @@ class SlotCandidates:
 
 
 class ChapterCache:
-    """Chapter bodies and paragraphs of the chapters before N, each read at most once per build.
+    """The chapters before N (read once per build) and their paragraphs (split on first use).
 
     `readback_before` is the first chapter of the continuous window: raw text is retrieved only from the
     chapters before it (readback never spends budget on text the window already gives)."""
 
-    def __init__(self, book: Book, before: int, readback_before: int):
-        self.paths = {n: p for n, p in book.chapter_paths().items() if n < before}
+    def __init__(self, chapters: dict[int, Chapter], readback_before: int):
+        self.paths = {n: ch.path for n, ch in chapters.items()}
         self.readback_before = readback_before
-        self._chapters: dict[int, Chapter] = {}
+        self._chapters: dict[int, Chapter] = dict(chapters)
         self._paragraphs: dict[int, list[Paragraph]] = {}
         self._ends: dict[int, list[int]] = {}
 
     def chapter(self, n: int) -> Chapter:
-        if n not in self._chapters:
-            self._chapters[n] = read_chapter_file(n, self.paths[n])
         return self._chapters[n]
 
     def body(self, n: int) -> str:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from ..book import Book, FineOutline, load_outlines
+from ..book import Book, FineOutline, load_outlines, read_chapter_file
 from ..errors import FailedClosed, InputError
 from ..judging import load_rubric
 from ..memory import (
@@ -85,6 +85,7 @@ class ContextBuild:
     arm: Arm
     context: WriterContext
     manifest: Manifest
+    manifest_body: str  # the canonical JSON that `manifest_sha256` hashes (what is stored)
     manifest_sha256: str
     rendered: RenderedWrite
     plan: RetrievalPlan
@@ -321,9 +322,17 @@ def build_context(book: Book, chapter: int, *, arm: Arm = "C", search: SearchInd
     cfg = book.config.writing
     outline = require_confirmed(book, chapter)
     cards: CardSet = load_cards(book)
-    update_index(book, cards)
+    # every chapter before N, read once: its sha256 for the index and the fact cards, its text for the window and
+    # readback; chapters N and later are never read
+    chapters = {n: read_chapter_file(n, p) for n, p in book.chapter_paths().items() if n < chapter}
+    shas = {n: ch.sha256 for n, ch in chapters.items()}
+    lexicon = lexicon_sha256(cards, book.config.memory.chunk_max_chars)
     indexed = indexed_chapters(book.db, before=chapter)
-    state = replay(book, cards=cards, upto=chapter - 1, outlines=load_outlines(book, before=chapter))
+    if {n: (sha, lexicon) for n, sha in shas.items()} != indexed:
+        update_index(book, cards)  # only when a chapter before N (or the card names) changed since indexing
+        indexed = indexed_chapters(book.db, before=chapter)
+    outlines = load_outlines(book, before=chapter)
+    state = replay(book, cards=cards, upto=chapter - 1, outlines=outlines, chapter_shas=shas)
     missing = _check_fact_cards(state, chapter, cfg.fact_cards)
     plan = plan_chapter(book, outline, state)
     rules = load_book_rules(book).effective
@@ -367,9 +376,9 @@ def build_context(book: Book, chapter: int, *, arm: Arm = "C", search: SearchInd
         )
     prior_budget = cfg.context_chars - protected - retrieval - reserve
 
-    numbers = [n for n in book.chapter_paths() if n < chapter]
+    numbers = sorted(chapters)
     window = numbers[len(numbers) - cfg.prior_chapters :] if cfg.prior_chapters else []
-    cache = ChapterCache(book, chapter, window[0] if window else chapter)
+    cache = ChapterCache(chapters, window[0] if window else chapter)
     prior, prior_refs, prior_cuts, prior_used = _window(cache, window, prior_budget)
     shared = shared.model_copy(update={"prior_chapters": prior})
 
@@ -386,10 +395,10 @@ def build_context(book: Book, chapter: int, *, arm: Arm = "C", search: SearchInd
         ensure_same_frame(ctx, shared, f"chapter {chapter} arm {arm}")
 
     rendered = render_write(ctx, allow_requests=cfg.evidence_rounds > 0)
-    check_writer_text("\n".join(m.content for m in rendered.messages), cards, f"chapter {chapter} arm {arm}")
+    visible = "\n".join(m.content for m in rendered.messages)
+    check_writer_text(ctx, visible, cards, f"chapter {chapter} arm {arm}")
     rubric = load_rubric("writer_replay")
     vocab = vocabulary()
-    shas = {n: sha for n, (sha, _) in indexed.items()}
     fact_cards = current_fact_cards(book.db, shas)
     manifest = Manifest(
         chapter=chapter,
@@ -416,7 +425,7 @@ def build_context(book: Book, chapter: int, *, arm: Arm = "C", search: SearchInd
         ),
         index=IndexRef(
             fingerprint=sha256_json([[n, sha, lex] for n, (sha, lex) in indexed.items()]),
-            lexicon_sha256=lexicon_sha256(cards, book.config.memory.chunk_max_chars),
+            lexicon_sha256=lexicon,
             chapters=len(indexed),
         ),
         chapters_before=[ChapterRef(chapter=n, sha256=sha) for n, sha in shas.items()],
@@ -488,7 +497,8 @@ def build_context(book: Book, chapter: int, *, arm: Arm = "C", search: SearchInd
             f"chapter {chapter} arm {arm}",
             "this is a novelmuse bug: nothing from chapter N or later may enter chapter N's context",
         )
-    return ContextBuild(chapter, arm, ctx, manifest, manifest.sha256(), rendered, plan)
+    body = manifest.canonical()
+    return ContextBuild(chapter, arm, ctx, manifest, body, sha256_hex(body), rendered, plan)
 
 
 def _relative(book: Book, path: str) -> str:

@@ -1,10 +1,11 @@
 """The leak guard of the writer-visible text (卡只负责定位原文，writer 不读取卡语义; 隔离 Writer 看不到卡、检索
 策略或轨迹).
 
-Checked on the exact text the writer would read, before anything could be sent: no card id (unless it is
-also one of the card's names), no card file name, no path into the book's state, no strategy word of the
-reviewed vocabulary (BM25, 检索, 卡索引, arm A, …). A finding fails closed (CONTEXT_LEAK) and names the kind
-and count, never the token.
+Checked before anything could be sent. On the exact text the writer would read: no card id (unless it is
+also one of the card's names), no card file name, no path into the book's state, no sha256. On the text
+novelmuse itself adds (the template, labels, purposes, pointers — `generated_text`): no strategy word of the
+reviewed vocabulary (BM25, 检索, 卡索引, arm A, …); the author's outline and the novel's own sentences may use
+any word. A finding fails closed (CONTEXT_LEAK) and names the kind and count, never the token.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from functools import cache
 
 from ..errors import FailedClosed
 from ..memory import CardSet
+from ..roles.writer import WriterContext, render_write
 from ._vocab import vocabulary
 
 _WORDISH = re.compile(r"^[A-Za-z0-9_\-.]+$")
-_HEX64 = re.compile(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
+_HEX64 = re.compile(rb"[0-9a-f]{64}")  # scanned over the text's ASCII characters only (fast on Chinese text)
 
 
 @cache
@@ -37,23 +39,48 @@ def _count(tokens: list[str], text: str) -> int:
     return len(found) + sum(1 for t in set(tokens) if not _WORDISH.match(t) and t in text)
 
 
-def writer_text_leaks(text: str, cards: CardSet) -> dict[str, int]:
-    """Kind → how many distinct hidden tokens of that kind occur in `text` (empty: clean)."""
+def generated_text(ctx: WriterContext) -> str:
+    """What novelmuse itself adds to the writer's messages: the context rendered with every author- or
+    novel-provided text blanked (titles, outline texts, fact sentences, chapter and excerpt text, rules)."""
+    dot = "·"
+    blank = ctx.model_copy(
+        update={
+            "title": "",
+            "goal": "",
+            "entities": [],
+            "forbidden": [],
+            "preferences": [],
+            "constraints": [c.model_copy(update={"text": ""}) for c in ctx.constraints],
+            "beats": [b.model_copy(update={"text": ""}) for b in ctx.beats],
+            "facts": [f.model_copy(update={"text": ""}) for f in ctx.facts],
+            "prior_chapters": [p.model_copy(update={"title": "", "text": ""}) for p in ctx.prior_chapters],
+            "readback": [e.model_copy(update={"text": dot}) for e in ctx.readback],
+            "style": [e.model_copy(update={"text": dot}) for e in ctx.style],
+        }
+    )
+    return "\n".join(m.content for m in render_write(blank).messages)
+
+
+def writer_text_leaks(text: str, cards: CardSet, generated: str | None = None) -> dict[str, int]:
+    """Kind → how many distinct hidden tokens of that kind occur (empty: clean): card ids, card files, book
+    paths and sha256 values in `text`; strategy words in `generated` (novelmuse's own text; `text` when None)."""
     ids = [c.id for c in cards.cards.values() if c.id not in c.all_names]
     files = sorted({c.file for c in cards.cards.values()} | {c.file.rpartition("/")[2] for c in cards.cards.values()})
+    own = text if generated is None else generated
     found = {
         "card_id": _count(ids, text),
         "card_file": sum(f in text for f in files),
         "book_path": sum(p in text for p in ("cards/", "outlines/", ".muse", ".yaml")),
-        "strategy_word": sum(w in text for w in vocabulary().strategy_words),
-        "sha256": len(set(_HEX64.findall(text))),
+        "strategy_word": sum(w in own for w in vocabulary().strategy_words),
+        "sha256": len(set(_HEX64.findall(text.encode("ascii", "ignore")))),
     }
     return {k: v for k, v in found.items() if v}
 
 
-def check_writer_text(text: str, cards: CardSet, where: str) -> None:
-    """Fail closed (CONTEXT_LEAK) if the writer-visible `text` holds a card id, file name, path or strategy word."""
-    found = writer_text_leaks(text, cards)
+def check_writer_text(ctx: WriterContext, text: str, cards: CardSet, where: str) -> None:
+    """Fail closed (CONTEXT_LEAK) if the writer-visible `text` of `ctx` holds a card id, file name, path or
+    sha256, or novelmuse's own part of it a strategy word."""
+    found = writer_text_leaks(text, cards, generated_text(ctx))
     if found:
         summary = ", ".join(f"{kind}×{n}" for kind, n in sorted(found.items()))
         raise FailedClosed(

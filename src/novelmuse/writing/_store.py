@@ -37,7 +37,7 @@ def _private_dir(path: Path) -> None:
 
 def save_build(book: Book, build: ContextBuild) -> Path:
     """Store the manifest (file + store row) and record the build; returns the manifest's file."""
-    body = build.manifest.canonical()
+    body = build.manifest_body
     sha = build.manifest_sha256
     folder = manifests_dir(book)
     _private_dir(folder)
@@ -116,7 +116,7 @@ def verify_context(book: Book, chapter: int, arm: Arm = "C") -> VerifyDoc:
     rebuilt = build_context(book, chapter, arm=arm)
     differences: list[Difference] = []
     if rebuilt.manifest_sha256 != stored_sha:
-        _diff(json.loads(body), json.loads(rebuilt.manifest.canonical()), "", differences)
+        _diff(json.loads(body), json.loads(rebuilt.manifest_body), "", differences)
     return VerifyDoc(
         ok=file_ok and rebuilt.manifest_sha256 == stored_sha,
         chapter=chapter,
