@@ -4,7 +4,9 @@ freshness, budgets (protected over budget, random budgets never exceeded, monoto
 from __future__ import annotations
 
 import json
+import shutil
 import stat
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -81,6 +83,9 @@ def test_chapter_2_records_one_prior_chapter_and_chapter_1_none(small: Book) -> 
     assert one.manifest.prior_chapters == [] and one.context.prior_chapters == []
     assert one.manifest.spans == []  # nothing earlier to read back
     assert all(not e.text for e in one.context.readback + one.context.style)
+    for arm in ("A", "B"):  # generic retrieval with nothing before: no index needed, nothing retrieved
+        assert build_context(small, 1, arm=arm).manifest.spans == []  # type: ignore[arg-type]
+    assert build_context(small, 2, arm="A").manifest.frame_sha256 == two.manifest.frame_sha256
 
 
 def _fact_card(small: Book, chapter: int) -> None:
@@ -172,6 +177,24 @@ def test_manifest_is_stored_content_addressed_and_verify_rebuilds_it(muse, small
 def test_context_usage_errors(muse, small: Book, args: list[str], needle: str) -> None:
     r = muse(*args, "--book", small.root)
     assert r.exit_code == 2 and needle in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_the_sample_books_chapter_11_builds_for_every_arm(muse, tmp_path: Path) -> None:
+
+    from ..conftest import SAMPLE_BOOK
+
+    shutil.copytree(SAMPLE_BOOK, tmp_path / "s", ignore=shutil.ignore_patterns(".muse"))
+    assert muse("outline", "confirm", "11", "--book", tmp_path / "s").exit_code == 0
+    docs = {}
+    for arm in ("C", "A", "B"):
+        r = muse("context", "11", "--arm", arm, "--json", "--book", tmp_path / "s")
+        assert r.exit_code == 0, r.stderr
+        docs[arm] = json.loads(r.stdout)
+    assert docs["A"]["manifest"]["frame_sha256"] == docs["C"]["manifest"]["frame_sha256"]
+    assert docs["C"]["manifest"]["facts_missing"] == list(range(1, 11))
+    assert [p["chapter"] for p in docs["C"]["manifest"]["prior_chapters"]] == [7, 8, 9, 10]
+    facts = [f["text"] for f in docs["C"]["context"]["facts"]]
+    assert "太史慈：本章新登场" in facts and any(f.startswith("伏笔「F-weapons」") for f in facts)
 
 
 def test_terminal_output_names_blocks_window_facts_and_spans(muse, small: Book) -> None:

@@ -248,9 +248,10 @@ class CardLocator:
 class SearchLocator:
     """Arm A: generic BM25 retrieval (alias-aware tokens; statistics of the chapters before N only)."""
 
-    def __init__(self, cache: ChapterCache, index: SearchIndex, outline: FineOutline):
+    def __init__(self, cache: ChapterCache, index: Callable[[], SearchIndex], outline: FineOutline):
         self.cache = cache
-        self.index = index
+        self._open = index
+        self._index: SearchIndex | None = None
         self.outline = outline
 
     def query(self, slot: Slot) -> str:
@@ -276,10 +277,12 @@ class SearchLocator:
     def locate(self, slot: Slot) -> SlotCandidates:
         """The k best chunks for the slot's query among the chapters before the window, cut like any candidate."""
         text = self.query(slot).strip()
-        if not text or self.cache.readback_before <= 0:
-            return SlotCandidates([])
         before = self.cache.readback_before
-        hits = self.index.search(text, before=before, k=CANDIDATES_PER_SLOT, isolated=True)
+        if not text or not any(n < before for n in self.cache.paths):
+            return SlotCandidates([])  # nothing before the window: the index is not even opened
+        if self._index is None:
+            self._index = self._open()
+        hits = self._index.search(text, before=before, k=CANDIDATES_PER_SLOT, isolated=True)
         return SlotCandidates(
             _unique([self.cache.span(h.chapter, h.start, f"search rank {h.rank} score {h.score:.4f}") for h in hits])
         )

@@ -389,7 +389,8 @@ def build_context(book: Book, chapter: int, *, arm: Arm = "C", search: SearchInd
         if arm == "C":
             locate = CardLocator(cache, cards).locate
         else:
-            locate = SearchLocator(cache, search or SearchIndex(book, cards), outline).locate
+            index = search
+            locate = SearchLocator(cache, lambda: index or SearchIndex(book, cards), outline).locate
         got = _fill(plan, locate, cache, retrieval)
         ctx = shared.model_copy(update={"readback": got.readback, "style": got.style})
         ensure_same_frame(ctx, shared, f"chapter {chapter} arm {arm}")
