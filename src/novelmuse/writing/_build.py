@@ -398,9 +398,8 @@ def build_context(book: Book, chapter: int, *, arm: Arm = "C", search: SearchInd
     rendered = render_write(ctx, allow_requests=cfg.evidence_rounds > 0)
     visible = "\n".join(m.content for m in rendered.messages)
     check_writer_text(ctx, visible, cards, f"chapter {chapter} arm {arm}")
-    rubric = load_rubric("writer_replay")
-    vocab = vocabulary()
     fact_cards = current_fact_cards(book.db, shas)
+    cards_used, withheld, entities, foreshadows = _plan_refs(plan)
     manifest = Manifest(
         chapter=chapter,
         arm=arm,
@@ -412,18 +411,7 @@ def build_context(book: Book, chapter: int, *, arm: Arm = "C", search: SearchInd
             constraint_ids=outline.constraint_ids(),
         ),
         config=cfg.model_dump(),
-        hashes=Hashes(
-            rules_sha256=rules.sha256,
-            prompt_sha256=write_prompt_sha256(),
-            schema_sha256=write_schema_sha256(cfg.evidence_rounds > 0),
-            final_schema_sha256=write_schema_sha256(False),
-            context_schema=CONTEXT_SCHEMA_VERSION,
-            rubric_id=rubric.id,
-            rubric_version=rubric.version,
-            rubric_sha256=rubric.sha256,
-            status_vocabulary_sha256=STATUS_VOCABULARY.sha256,
-            context_vocabulary_sha256=vocab.sha256,
-        ),
+        hashes=_hashes(rules.sha256, cfg.evidence_rounds > 0),
         index=IndexRef(
             fingerprint=sha256_json([[n, sha, lex] for n, (sha, lex) in indexed.items()]),
             lexicon_sha256=lexicon,
@@ -435,43 +423,10 @@ def build_context(book: Book, chapter: int, *, arm: Arm = "C", search: SearchInd
             for n, fc in sorted(fact_cards.items())
         ],
         facts_missing=missing,
-        cards=[
-            CardRef(
-                card_id=e.card.id,
-                file=e.card.file,
-                state_sha256=sha256_json(
-                    [[f.key, f.text, f.since, Pointer.of(f.source).model_dump()] for f in e.facts]
-                    + [[w.key, w.since, w.source_chapter] for w in e.withheld]
-                ),
-            )
-            for e in plan.entities
-            if e.card is not None
-        ],
-        withheld=[
-            WithheldRef(card_id=w.card_id, key=w.key, since=w.since, source_chapter=w.source_chapter)
-            for w in plan.withheld
-        ],
-        entities=[
-            PlanEntity(
-                name=e.name,
-                card_id=e.card.id if e.card else None,
-                last_seen=e.last_seen,
-                last_changed=e.last_changed.since if e.last_changed else None,
-                dead=e.dead,
-                declared=e.declared,
-            )
-            for e in plan.entities
-        ],
-        foreshadows=[
-            PlanForeshadow(
-                op=f.op,
-                id=f.id,
-                planted_chapter=f.planted_chapter,
-                payoff_chapter=f.payoff_chapter,
-                pointer=Pointer.of(f.source),
-            )
-            for f in plan.foreshadows
-        ],
+        cards=cards_used,
+        withheld=withheld,
+        entities=entities,
+        foreshadows=foreshadows,
         facts=fact_refs,
         blocks=[
             Block(name="outline", protected=True, budget=outline_used, used=outline_used),
@@ -500,6 +455,67 @@ def build_context(book: Book, chapter: int, *, arm: Arm = "C", search: SearchInd
         )
     body = manifest.canonical()
     return ContextBuild(chapter, arm, ctx, manifest, body, sha256_hex(body), rendered, plan)
+
+
+def _hashes(rules_sha256: str, allow_requests: bool) -> Hashes:
+    """The hashes of every reviewed artefact the context depends on."""
+    rubric = load_rubric("writer_replay")
+    return Hashes(
+        rules_sha256=rules_sha256,
+        prompt_sha256=write_prompt_sha256(),
+        schema_sha256=write_schema_sha256(allow_requests),
+        final_schema_sha256=write_schema_sha256(False),
+        context_schema=CONTEXT_SCHEMA_VERSION,
+        rubric_id=rubric.id,
+        rubric_version=rubric.version,
+        rubric_sha256=rubric.sha256,
+        status_vocabulary_sha256=STATUS_VOCABULARY.sha256,
+        context_vocabulary_sha256=vocabulary().sha256,
+    )
+
+
+def _plan_refs(
+    plan: RetrievalPlan,
+) -> tuple[list[CardRef], list[WithheldRef], list[PlanEntity], list[PlanForeshadow]]:
+    """The plan as manifest entries: each card by the hash of its state as of N−1, withheld values, the
+    entities and the foreshadows with their pointers."""
+    cards = [
+        CardRef(
+            card_id=e.card.id,
+            file=e.card.file,
+            state_sha256=sha256_json(
+                [[f.key, f.text, f.since, Pointer.of(f.source).model_dump()] for f in e.facts]
+                + [[w.key, w.since, w.source_chapter] for w in e.withheld]
+            ),
+        )
+        for e in plan.entities
+        if e.card is not None
+    ]
+    withheld = [
+        WithheldRef(card_id=w.card_id, key=w.key, since=w.since, source_chapter=w.source_chapter) for w in plan.withheld
+    ]
+    entities = [
+        PlanEntity(
+            name=e.name,
+            card_id=e.card.id if e.card else None,
+            last_seen=e.last_seen,
+            last_changed=e.last_changed.since if e.last_changed else None,
+            dead=e.dead,
+            declared=e.declared,
+        )
+        for e in plan.entities
+    ]
+    foreshadows = [
+        PlanForeshadow(
+            op=f.op,
+            id=f.id,
+            planted_chapter=f.planted_chapter,
+            payoff_chapter=f.payoff_chapter,
+            pointer=Pointer.of(f.source),
+        )
+        for f in plan.foreshadows
+    ]
+    return cards, withheld, entities, foreshadows
 
 
 def _relative(book: Book, path: str) -> str:

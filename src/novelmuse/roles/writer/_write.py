@@ -135,17 +135,3 @@ def render_write(ctx: WriterContext, *, allow_requests: bool = True) -> Rendered
 def writer_visible_text(ctx: WriterContext, *, allow_requests: bool = True) -> str:
     """Everything the writer would read for `ctx`, as one string (for leak checks)."""
     return "\n".join(m.content for m in render_write(ctx, allow_requests=allow_requests).messages)
-
-
-__all__ = [
-    "SCENE_WORDS",
-    "TASK",
-    "RenderedWrite",
-    "render_write",
-    "user_text",
-    "write_fields",
-    "write_prompt_sha256",
-    "write_schema",
-    "write_schema_sha256",
-    "writer_visible_text",
-]
