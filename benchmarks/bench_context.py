@@ -139,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         m = doc.manifest
         print(
             f"chapter {CHAPTER}: {len(m.spans)} excerpt(s), {len(m.facts)} fact line(s), window "
-            f"{[p.chapter for p in m.prior_chapters]}, manifest {doc.manifest_sha256[:16]}…; naive found {hits} mentions"
+            f"{[p.chapter for p in m.prior_chapters]}, manifest {doc.manifest_sha256[:16]}…; "
+            f"naive found {hits} mentions"
         )
         p_ours, p_naive = _p95(ours), _p95(naive)
         print(f"context + manifest (arm C), p95 of {args.runs}: {_ms(p_ours)}  (median {_ms(statistics.median(ours))})")

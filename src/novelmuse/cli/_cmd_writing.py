@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from ..errors import EXIT_FINDINGS, InputError
 from ..reports import render_confirm, render_context, render_outline_lint, render_outline_show, render_verify
 from ..text import MAX_CHAPTER_NUMBER
 from ..writing import ARMS, Arm, build_and_save, confirm_outline, lint_outlines, show_outline, verify_context
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, open_book
+from ._common import BookOpt, JsonOpt, console, emit_json, err_console, open_book
 
 outline_app = typer.Typer(
     help="Fine outlines (细纲): show with constraint ids, lint against cards and ledger, confirm.",
@@ -91,7 +94,8 @@ def context(
     if target == "verify":
         if chapter is None:
             raise InputError("USAGE", "`muse context verify` needs a chapter number", "command line", "e.g. verify 12")
-        doc = verify_context(b, chapter, picked)
+        with _indexing() as progress:
+            doc = verify_context(b, chapter, picked, progress=progress)
         if json_out:
             emit_json(doc)
         else:
@@ -102,11 +106,33 @@ def context(
     number = _chapter_number(target)
     if chapter is not None:
         raise InputError("USAGE", f"unexpected argument {chapter}", "command line", "muse context N [--arm A|B|C]")
-    built = build_and_save(b, number, picked)
+    with _indexing() as progress:
+        built = build_and_save(b, number, picked, progress=progress)
     if json_out:
         emit_json(built)
     else:
         render_context(console, built)
+
+
+@contextmanager
+def _indexing() -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr while chapters before N are (re-)indexed; nothing when the index is current."""
+    with Progress(
+        TextColumn("indexing chapters"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    ) as bar:
+        task: list[TaskID] = []
+
+        def progress(done: int, total: int) -> None:
+            if not task:
+                task.append(bar.add_task("index", total=total))
+            bar.update(task[0], completed=done)
+
+        yield progress
 
 
 def _arm(value: str) -> Arm:

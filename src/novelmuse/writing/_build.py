@@ -316,9 +316,17 @@ def _card_only(plan: RetrievalPlan, state: MemoryState, budget: int) -> _Retriev
     return out
 
 
-def build_context(book: Book, chapter: int, *, arm: Arm = "C", search: SearchIndex | None = None) -> ContextBuild:
+def build_context(
+    book: Book,
+    chapter: int,
+    *,
+    arm: Arm = "C",
+    search: SearchIndex | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ContextBuild:
     """Build chapter `chapter`'s WriterContext and manifest for `arm` (C: card-located readback, the default;
-    A: generic retrieval; B: card-only, diagnostic). `search` reuses an open index for arm A."""
+    A: generic retrieval; B: card-only, diagnostic). `search` reuses an open index for arm A; `progress(done,
+    total)` reports indexing when chapters before N changed since the index was built."""
     cfg = book.config.writing
     outline = require_confirmed(book, chapter)
     cards: CardSet = load_cards(book)
@@ -329,7 +337,7 @@ def build_context(book: Book, chapter: int, *, arm: Arm = "C", search: SearchInd
     lexicon = lexicon_sha256(cards, book.config.memory.chunk_max_chars)
     indexed = indexed_chapters(book.db, before=chapter)
     if {n: (sha, lexicon) for n, sha in shas.items()} != indexed:
-        update_index(book, cards)  # only when a chapter before N (or the card names) changed since indexing
+        update_index(book, cards, progress=progress)  # only when a chapter before N or a card name changed
         indexed = indexed_chapters(book.db, before=chapter)
     outlines = load_outlines(book, before=chapter)
     state = replay(book, cards=cards, upto=chapter - 1, outlines=outlines, chapter_shas=shas)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +90,9 @@ def _diff(a: Any, b: Any, path: str, out: list[Difference]) -> None:
         out.append(Difference(path=path, stored=a, rebuilt=b))
 
 
-def verify_context(book: Book, chapter: int, arm: Arm = "C") -> VerifyDoc:
+def verify_context(
+    book: Book, chapter: int, arm: Arm = "C", *, progress: Callable[[int, int], None] | None = None
+) -> VerifyDoc:
     """Rebuild chapter `chapter`'s context for `arm` and compare it with the newest recorded build
     (CONTEXT_NOT_BUILT, exit 2, when there is none)."""
     row = book.db.execute(
@@ -113,7 +116,7 @@ def verify_context(book: Book, chapter: int, arm: Arm = "C") -> VerifyDoc:
         and not path.is_symlink()
         and path.read_bytes() == body.encode("utf-8")
     )
-    rebuilt = build_context(book, chapter, arm=arm)
+    rebuilt = build_context(book, chapter, arm=arm, progress=progress)
     differences: list[Difference] = []
     if rebuilt.manifest_sha256 != stored_sha:
         _diff(json.loads(body), json.loads(rebuilt.manifest_body), "", differences)
@@ -142,9 +145,11 @@ class ContextDoc(BaseModel):
     context: WriterContext
 
 
-def build_and_save(book: Book, chapter: int, arm: Arm = "C") -> ContextDoc:
+def build_and_save(
+    book: Book, chapter: int, arm: Arm = "C", *, progress: Callable[[int, int], None] | None = None
+) -> ContextDoc:
     """Build chapter `chapter`'s context for `arm`, store its manifest, and return both (`muse context N`)."""
-    build = build_context(book, chapter, arm=arm)
+    build = build_context(book, chapter, arm=arm, progress=progress)
     path = save_build(book, build)
     return ContextDoc(
         chapter=chapter,
