@@ -131,26 +131,26 @@ class CardLocator:
 
     def _mentions(self, e: EntityPlan, accept: Accept, *, last_only: bool = False) -> SlotCandidates:
         """Walk the entity's mentions from the most recent back (chapters before the window), keeping the spans
-        `accept` approves, until CANDIDATES_PER_SLOT are found; the mentions left are counted."""
+        `accept` approves, until CANDIDATES_PER_SLOT are found; the mentions not looked at are counted. With
+        `last_only`, only each chapter's last mention is a candidate."""
         k = CANDIDATES_PER_SLOT
-        usable = [cm for cm in reversed(e.mentions) if cm.chapter < self.cache.readback_before]
-        in_window = sum(cm.count for cm in e.mentions if cm.chapter >= self.cache.readback_before)
+        before = self.cache.readback_before
         found: list[Candidate] = []
-        examined = 0
-        for cm in usable:
-            if len(found) >= k:
-                break
-            examined += 1
-            for start, end, name in reversed(cm.offsets[-1:] if last_only else cm.offsets):
+        in_window = rest = 0
+        for cm in reversed(e.mentions):
+            offsets = cm.offsets[-1:] if last_only else cm.offsets
+            if cm.chapter >= before:
+                in_window += len(offsets)
+                continue
+            for i, (start, end, name) in enumerate(reversed(offsets)):
+                if len(found) >= k:
+                    rest += len(offsets) - i
+                    break
                 label = accept(cm.chapter, start, end)
                 if label:
-                    found = _unique(
-                        [*found, self.cache.span(cm.chapter, start, f"{label} {name} ch.{cm.chapter}@{start}")]
-                    )
-                if len(found) >= k:
-                    break
-        rest = sum(cm.count for cm in usable[examined:])
-        return SlotCandidates(found[:k], rest, in_window)
+                    span = self.cache.span(cm.chapter, start, f"{label} {name} ch.{cm.chapter}@{start}")
+                    found = _unique([*found, span])
+        return SlotCandidates(found, rest, in_window)
 
     def _speaks(self, chapter: int, end: int) -> bool:
         return vocabulary().speech.match(self.cache.body(chapter), end) is not None
@@ -168,13 +168,15 @@ class CardLocator:
             (f for f in e.facts if keys(f.key) and f.source.chapter is not None and f.source.start is not None),
             key=lambda f: (-f.since, f.key),
         )
-        cands = [
-            self.cache.span(f.source.chapter, f.source.start, f"{f.key} source {f.source.describe()}")
-            for f in located
-            if f.source.chapter is not None and f.source.start is not None
-        ]
+        spans = _unique(
+            [
+                self.cache.span(f.source.chapter, f.source.start, f"{f.key} source {f.source.describe()}")
+                for f in located
+                if f.source.chapter is not None and f.source.start is not None
+            ]
+        )
         in_window = sum(1 for f in located if (f.source.chapter or 0) >= self.cache.readback_before)
-        return SlotCandidates(_unique(cands)[:CANDIDATES_PER_SLOT], 0, in_window)
+        return SlotCandidates(spans[:CANDIDATES_PER_SLOT], max(0, len(spans) - CANDIDATES_PER_SLOT), in_window)
 
     def locate(self, slot: Slot) -> SlotCandidates:
         """The candidates of one slot (best first)."""
@@ -203,8 +205,9 @@ class CardLocator:
             return "beside an ability value" if p is not None and any(v in p.text for v in values) else ""
 
         more = self._mentions(e, beside_value) if values else SlotCandidates([])
-        cands = _unique([*sourced.candidates, *more.candidates])[:CANDIDATES_PER_SLOT]
-        return SlotCandidates(cands, more.unexamined, sourced.in_window + more.in_window)
+        cands = _unique([*sourced.candidates, *more.candidates])
+        left = sourced.unexamined + more.unexamined + max(0, len(cands) - CANDIDATES_PER_SLOT)
+        return SlotCandidates(cands[:CANDIDATES_PER_SLOT], left, sourced.in_window + more.in_window)
 
     def _hooks(self) -> SlotCandidates:
         numbers = sorted(self.cache.paths, reverse=True)
