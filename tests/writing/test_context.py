@@ -293,15 +293,19 @@ def test_keep_suffix_is_the_longest_fitting_suffix(counts: list[int], budget: in
 _chars = st.text(alphabet="甲乙丙丁。， \n\u3000", max_size=40)
 
 
-@given(st.lists(_chars, max_size=8), st.integers(0, 200), st.integers(0, 200))
+@given(
+    st.lists(st.text(alphabet="甲乙丙丁。， \n\u3000", max_size=120), max_size=8),
+    st.integers(0, 400),
+    st.integers(0, 400),
+)
 def test_fit_excerpts_never_exceeds_its_budget_and_is_monotone(texts: list[str], b1: int, b2: int) -> None:
     lo, hi = sorted((b1, b2))
     kept_lo, kept_hi = fit_excerpts(texts, lo), fit_excerpts(texts, hi)
     for kept, budget in ((kept_lo, lo), (kept_hi, hi)):
         assert sum(count_chars(t[:k]) for t, k in zip(texts, kept, strict=True)) <= budget
         trimmed = [i for i, (t, k) in enumerate(zip(texts, kept, strict=True)) if 0 < k < len(t)]
-        assert len(trimmed) <= 1  # at most one excerpt is trimmed: the first that did not fit
-        assert all(count_chars(texts[i][: kept[i]]) >= 1 for i in trimmed) or not trimmed
+        assert len(trimmed) <= 1  # at most one excerpt is trimmed: the first that did not fit …
+        assert all(count_chars(texts[i][: kept[i]]) >= MIN_EXCERPT_CHARS for i in trimmed)  # … never to a crumb
     assert all(a <= b for a, b in zip(kept_lo, kept_hi, strict=True))  # monotone
 
 
@@ -310,4 +314,3 @@ def test_prefix_within_counts_like_count_chars(text: str, budget: int) -> None:
     cut = prefix_within(text, budget)
     assert count_chars(text[:cut]) <= budget
     assert cut == len(text) or count_chars(text[: cut + 1]) > budget
-    assert MIN_EXCERPT_CHARS == 40

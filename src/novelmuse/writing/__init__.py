@@ -9,7 +9,6 @@ WriterContext and its manifest, the A/B/C arms of replay.
 Above editorial and judging, below replay.
 """
 
-from ._arms import CANDIDATES_PER_SLOT, SPAN_MAX_CHARS
 from ._budget import MIN_EXCERPT_CHARS, fit_excerpts, keep_suffix, prefix_within
 from ._build import ContextBuild, build_context, ensure_same_frame, evidence_reserve
 from ._leak import check_writer_text, generated_text, writer_text_leaks
@@ -34,10 +33,8 @@ from ._store import ContextDoc, Difference, VerifyDoc, build_and_save, manifests
 
 __all__ = [
     "ARMS",
-    "CANDIDATES_PER_SLOT",
     "MANIFEST_SCHEMA_VERSION",
     "MIN_EXCERPT_CHARS",
-    "SPAN_MAX_CHARS",
     "Arm",
     "ConfirmResult",
     "Confirmation",

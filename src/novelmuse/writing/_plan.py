@@ -44,7 +44,6 @@ HOOK_SLOTS = 2
 class Fact:
     """One value or relation of an entity as of N−1: the neutral line the writer reads, and its source."""
 
-    card_id: str
     key: str  # "attr:status", "rel:结义兄弟:liu-bei"
     text: str
     since: int
@@ -108,7 +107,6 @@ class Slot:
     purpose: str
     entity: EntityPlan | None = None
     foreshadow: ForeshadowPlan | None = None
-    rank: int = 0  # the n-th slot of its kind for one entity (hooks: 0, 1)
 
 
 @dataclass
@@ -159,14 +157,14 @@ def _facts(card: Card, state: MemoryState, cards: CardSet, chapter: int) -> tupl
             continue
         label = vocab.attribute_words.get(attr, attr)
         text = f"{card.name}的{label}：{value_word(v.value, attr, cards)}（自第{v.since}章起）"
-        facts.append(Fact(card.id, key, text, v.since, v.source, str(v.value)))
+        facts.append(Fact(key, text, v.since, v.source, str(v.value)))
     for r in sorted(cs.relations, key=lambda r: (r.type, r.target)):
         key = f"rel:{r.type}:{r.target}"
         if r.source.chapter is not None and r.source.chapter >= chapter:
             withheld.append(Withheld(card.id, key, r.since, r.source.chapter))
             continue
         other = cards.cards[r.target].name if r.target in cards.cards else r.target
-        facts.append(Fact(card.id, key, f"{card.name}与{other}：{r.type}（自第{r.since}章起）", r.since, r.source, ""))
+        facts.append(Fact(key, f"{card.name}与{other}：{r.type}（自第{r.since}章起）", r.since, r.source, ""))
     return facts, withheld
 
 
@@ -257,5 +255,5 @@ def _slots(entities: list[EntityPlan], foreshadows: list[ForeshadowPlan]) -> lis
         assert e.card is not None
         if any(f.key.removeprefix("attr:").lower() in vocab.ability_attributes for f in e.facts):
             slots.append(Slot(f"ability:{e.card.id}", "ability", "style", f"{e.name}的能力表现", entity=e))
-    slots += [Slot(f"hook:{i + 1}", "hook", "style", f"章末钩子（{i + 1}）", rank=i) for i in range(HOOK_SLOTS)]
+    slots += [Slot(f"hook:{i + 1}", "hook", "style", f"章末钩子（{i + 1}）") for i in range(HOOK_SLOTS)]
     return slots
