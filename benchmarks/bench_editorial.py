@@ -29,10 +29,10 @@ import yaml
 
 from novelmuse.book import find_book
 from novelmuse.editorial import review_chapters
-from novelmuse.editorial._calls import prompt
 from novelmuse.llm import ModelSession
-from novelmuse.roles.editor import DIMENSIONS, EditorReport
-from novelmuse.roles.reviewer import ConsistencyReport
+from novelmuse.memory import MemoryContext
+from novelmuse.roles import editor, reviewer
+from novelmuse.roles.editor import DIMENSIONS
 from novelmuse.text import locate_quote, sha256_hex, split_chapters
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,22 +82,16 @@ def make_book(root: Path, n: int) -> list[str]:
 
 
 async def bare_calls(root: Path, n: int) -> None:
-    """The baseline: the same reviewer and editor calls, straight through ModelSession."""
+    """The baseline: the same reviewer and editor tasks (rendered, with their quote contracts), straight through
+    ModelSession."""
     book = find_book(root)
-    rp, ep = prompt("reviewer", "input"), prompt("editor", "input")
-    session = ModelSession.open(book, run_kind="bench")
-    try:
+    no_memory = MemoryContext(False, "bench")
+    async with ModelSession.open(book, run_kind="bench") as session:
         for number in range(1, n + 1):
             text = book.read_chapter(number).body
-            common = {"chapter": number, "title": "", "chapter_text": text}
-            rmsg = rp.messages(
-                {}, {**common, "prev_chapter": number - 1, "card_states": "", "foreshadows": "", "previous_ending": ""}
-            )
-            await session.call(role="reviewer", schema=ConsistencyReport, messages=rmsg, prompt_sha256=rp.sha256)
-            emsg = ep.messages({}, {**common, "style": "", "fatigue": "", "foreshadow_note": ""})
-            await session.call(role="editor", schema=EditorReport, messages=emsg, prompt_sha256=ep.sha256)
-    finally:
-        await session.aclose()
+            await session.call(reviewer.REVIEW.render(reviewer.ReviewRequest(number, "", text, no_memory)))
+            request = editor.EditorRequest(number, "", text, "", [], False, 3)
+            await session.call(editor.REVIEW.render(request))
 
 
 def timed(fn: object) -> float:

@@ -46,6 +46,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from corpus import CACHE as CORPUS  # noqa: E402  (vendored, decompressed into corpus/.cache)
 
+from _calls import task_call  # noqa: E402  (benchmarks/, the script's own folder)
+
 
 def chapters(n: int) -> list[str]:
     text = (CORPUS / "sanguo_yanyi.txt").read_text(encoding="utf-8")
@@ -117,7 +119,7 @@ class Tiny(BaseModel):
 async def bare_calls(book: Book, n: int) -> None:
     async with ModelSession.open(book, run_kind="bench") as session:
         for _ in range(n):
-            await session.call(role="judge", schema=Tiny, messages=[Message(role="user", content="ok?")])
+            await session.call(task_call(role="judge", schema=Tiny, messages=[Message(role="user", content="ok?")]))
 
 
 def bench_panel(panels: int, tmp: Path) -> None:

@@ -35,6 +35,7 @@ from novelmuse.book import Book, find_book
 from novelmuse.llm import Message, ModelSession, Provider, ProviderRequest, ProviderResponse, Violation
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _calls import task_call
 from _loopback import BenchServer
 
 TEXT = "话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，楚、汉分争，又并入于汉。" * 20
@@ -102,12 +103,12 @@ async def overhead(book: Book, n: int) -> tuple[float, float, float]:
         timed = Timed(session.provider("p"))
         session._providers["p"] = timed
         for _ in range(3):  # warm up: imports, SDK client, first transactions
-            await session.call(role="reviewer", schema=Review, messages=messages(), contracts=[quotes_found])
+            await session.call(task_call(role="reviewer", schema=Review, messages=messages(), contracts=[quotes_found]))
         timed.inside = 0.0
         c0 = time.process_time()
         t0 = time.perf_counter()
         for _ in range(n):
-            await session.call(role="reviewer", schema=Review, messages=messages(), contracts=[quotes_found])
+            await session.call(task_call(role="reviewer", schema=Review, messages=messages(), contracts=[quotes_found]))
         total = time.perf_counter() - t0
         cpu = time.process_time() - c0
     return total / n * 1000, (total - timed.inside) / n * 1000, cpu / n * 1000
@@ -117,15 +118,15 @@ async def timed_calls(book: Book, n: int, concurrent: bool, rounds: int = 1) -> 
     """Wall seconds of `rounds` batches of n calls (the first concurrent batch also opens n connections)."""
     out: list[float] = []
     async with ModelSession.open(book, run_kind="bench") as session:
-        await session.call(role="reviewer", schema=Review, messages=messages())  # warm the client
+        await session.call(task_call(role="reviewer", schema=Review, messages=messages()))  # warm the client
         for _ in range(rounds):
             t0 = time.perf_counter()
             if concurrent:
-                calls = (session.call(role="reviewer", schema=Review, messages=messages()) for _ in range(n))
+                calls = (session.call(task_call(role="reviewer", schema=Review, messages=messages())) for _ in range(n))
                 await asyncio.gather(*calls)
             else:
                 for _ in range(n):
-                    await session.call(role="reviewer", schema=Review, messages=messages())
+                    await session.call(task_call(role="reviewer", schema=Review, messages=messages()))
             out.append(time.perf_counter() - t0)
     return out
 

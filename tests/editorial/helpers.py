@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from novelmuse.llm import Vault
 from novelmuse.roles.editor import DIMENSIONS
 from novelmuse.text import locate_quote, split_paragraphs
 
@@ -125,20 +126,17 @@ def as_json(stdout: str) -> dict[str, Any]:
     return doc
 
 
-def vault_requests(root: Path) -> list[list[dict[str, str]]]:
-    """The message lists of every raw request in the vault (requests carry `messages`; responses do not)."""
-    out = []
-    for p in sorted((root / ".muse" / "vault" / "raw").rglob("*")):
-        if p.is_file():
-            try:
-                doc = json.loads(p.read_text(encoding="utf-8"))
-            except ValueError:
-                continue
-            if isinstance(doc, dict) and "messages" in doc:
-                out.append(doc["messages"])
-    return out
-
-
-def requests_of(root: Path, system_marker: str) -> list[list[dict[str, str]]]:
-    """The requests whose system message contains `system_marker` (e.g. 'novelmuse writer role')."""
-    return [m for m in vault_requests(root) if m and m[0]["role"] == "system" and system_marker in m[0]["content"]]
+def requests_of(root: Path, role: str) -> list[list[dict[str, str]]]:
+    """The message lists of every request sent for `role`, in the order they were sent (from the receipts, whose
+    request sha256 names the exact request in the raw vault)."""
+    shas = [
+        row[0]
+        for row in db_rows(
+            root, "SELECT request_sha256 FROM receipts WHERE role = ? AND outcome != 'refused' ORDER BY id", role
+        )
+    ]
+    vault = Vault(root / ".muse" / "vault")
+    try:
+        return [json.loads(vault.read(sha))["messages"] for sha in shas]
+    finally:
+        vault.close()

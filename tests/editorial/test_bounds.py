@@ -8,8 +8,7 @@ layer itself is exercised by the CLI tests over the scripted provider and the lo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,12 +17,13 @@ from pydantic import BaseModel
 from novelmuse.book import ReviewConfig
 from novelmuse.editorial import RuleView, chapter_status, run_loop
 from novelmuse.editorial._calls import Caller
-from novelmuse.editorial._memory_ctx import MemoryContext
 from novelmuse.editorial._state import LoopState
-from novelmuse.llm import Message
+from novelmuse.llm import TaskCall
+from novelmuse.memory import MemoryContext
 from novelmuse.roles.editor import DIMENSIONS
 from novelmuse.text import split_paragraphs
 
+T = TypeVar("T", bound=BaseModel)
 BODY = "".join(f"　　第{i}段,这里有独一无二的句子编号{i}号。\n" for i in range(12))
 QUOTES = [f"独一无二的句子编号{i}号" for i in range(12)]
 
@@ -39,13 +39,12 @@ class QueueCaller(Caller):
     def configured(self, role: str) -> bool:
         return True
 
-    async def call(  # type: ignore[override]
-        self, role: str, schema: type[BaseModel], messages: list[Message], contracts: Sequence[Any], prompt_sha256: str
-    ) -> tuple[BaseModel, str]:
+    async def call(self, task: TaskCall[T]) -> tuple[T, str]:
+        role = task.role
         self.calls.append(role)
-        key = f"writer:{schema.__name__}" if role == "writer" else role
-        value = schema.model_validate(self.answers[key].pop(0))
-        for contract in contracts:
+        key = f"writer:{task.schema.__name__}" if role == "writer" else role
+        value = task.schema.model_validate(self.answers[key].pop(0))
+        for contract in task.contracts:
             assert contract(value) == [], (role, contract(value))
         return value, f"call-{len(self.calls)}"
 

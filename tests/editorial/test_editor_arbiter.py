@@ -89,7 +89,7 @@ def test_rewrite_then_rereview_still_below_asks_arbiter_once_and_respects_rewrit
     ]
     assert db_rows(book, "SELECT round, decision, reason FROM arbiter_decisions") == [(0, "keep_rewriting", "分数在涨")]
     # the arbiter saw every review report and the rewrite's paragraph diff
-    (arbiter,) = requests_of(book, "novelmuse arbiter role")
+    (arbiter,) = requests_of(book, "arbiter")
     task = arbiter[1]["content"]
     first_para = split_paragraphs(body)[0].text.strip()
     assert f"-{first_para}" in task and f"+甲{first_para}" in task
@@ -244,7 +244,7 @@ def test_editor_rereview_gets_the_fatigue_of_the_rewritten_text(tmp_path: Path, 
     )
     r = muse("review", "1", "--book", book, "--json")
     assert r.exit_code == 0, r.stderr
-    first, second = (m[1]["content"] for m in requests_of(book, "novelmuse editor role"))
+    first, second = (m[1]["content"] for m in requests_of(book, "editor"))
     assert f"{phrase}:{body.count(phrase)} 次(上限 1)" in first
     assert phrase not in second.split("【伏笔健康】")[0] and "(无超限)" in second
     # the record keeps what the rules found in the author's original
@@ -304,5 +304,5 @@ def test_polish_paragraph_bound_comes_from_config(tmp_path: Path, muse) -> None:
     ch = as_json(r.stdout)["chapters"][0]
     assert ch["repairs"][0]["kind"] == "polish" and ch["repairs"][0]["paragraphs"] == [3]
     assert ch["usage"]["by_role"]["writer"]["attempts"] == 2  # two paragraphs broke the bound of 1: corrected
-    first, _ = requests_of(book, "novelmuse writer role")
+    first, _ = requests_of(book, "writer")
     assert "最多 1 段" in first[1]["content"]

@@ -87,7 +87,7 @@ def test_unchanged_chapter_gets_its_fact_card_bound_to_the_file_and_receipt(tmp_
     # memory now holds the chapter's facts, and chapter 2 was reviewed with them (memory reloaded in the run)
     book = find_book(root)
     assert [a.id for a in replay(book).active_foreshadows(1).items] == ["F-tianshu"]
-    (reviewer_2,) = [m for m in requests_of(root, "novelmuse reviewer role") if "【第 2 章" in m[1]["content"]]
+    (reviewer_2,) = [m for m in requests_of(root, "reviewer") if "【第 2 章" in m[1]["content"]]
     assert "F-tianshu" in reviewer_2[1]["content"]
     # a rerun resumes both chapters and extracts nothing again (their fact cards are current)
     r = muse("review", "--range", "1-2", "--book", root, "--json")

@@ -122,8 +122,8 @@ def test_reviewer_and_editor_each_see_the_whole_current_text_and_the_editor_its_
     )
     r = muse("review", "1", "--book", book, "--json")
     assert r.exit_code == 0, r.stderr
-    reviewer = [_user_text(m) for m in requests_of(book, "novelmuse reviewer role")]
-    editor = [m for m in requests_of(book, "novelmuse editor role")]
+    reviewer = [_user_text(m) for m in requests_of(book, "reviewer")]
+    editor = [m for m in requests_of(book, "editor")]
     assert len(reviewer) == 2 and len(editor) == 1
     first, second = sorted(reviewer, key=lambda t: "修补后的新句子" in t)
     for i, p in enumerate(paras):  # the first review: every paragraph of the original, verbatim
@@ -147,4 +147,4 @@ def test_reviewer_and_editor_each_see_the_whole_current_text_and_the_editor_its_
 
 
 def reviewer_system(book: Path) -> str:
-    return requests_of(book, "novelmuse reviewer role")[0][0]["content"]
+    return requests_of(book, "reviewer")[0][0]["content"]

@@ -293,7 +293,7 @@ def test_forbidden_phrase_rewrites_only_its_paragraphs(tmp_path: Path, muse) -> 
     assert changed == [line_of[i] for i in targets]
     # the writer got the preferences verbatim, and the contract's correction (2 requests in one call)
     assert receipts_by_role(book)["writer"] == 2
-    writer = requests_of(book, "novelmuse writer role")
+    writer = requests_of(book, "writer")
     assert len(writer) == 2
     assert "多对话,快节奏" in writer[0][0]["content"] and phrase in writer[0][0]["content"]
     assert f"需要重写的段落编号:{'、'.join(map(str, targets))}" in writer[0][1]["content"]

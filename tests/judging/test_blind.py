@@ -16,7 +16,7 @@ from novelmuse.judging import (
     blind_order,
     build_blind_item,
     candidate_ids,
-    judge_messages,
+    judge_call,
     load_rubric,
     quote_hints,
 )
@@ -110,7 +110,8 @@ def test_repetitive_text_yields_no_non_unique_hint() -> None:
 
 def test_messages_carry_no_arm_name_and_render_the_policy() -> None:
     item = build_blind_item(item_id="i", seed="s", rubric=load_rubric("quality_gate"), candidates=corpus_candidates(3))
-    messages, prompt_sha = judge_messages(item.blind)
+    call = judge_call(item.blind)
+    messages, prompt_sha = call.messages, call.ref.prompt_sha256
     assert len(prompt_sha) == 64 and [m.role for m in messages] == ["system", "user"]
     assert "$" not in messages[0].content and "1 到 5" in messages[0].content
     LeakGuard(arm_names=["A", "B", "C"], strategy_names=["card-evidence"]).check([m.content for m in messages], "test")

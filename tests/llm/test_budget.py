@@ -23,6 +23,7 @@ from novelmuse.llm import (
 )
 from novelmuse.llm._budget import MESSAGE_OVERHEAD_TOKENS
 
+from .calls import task_call
 from .conftest import FakeProvider, ok_response
 
 
@@ -94,7 +95,7 @@ def call_once(book: Any, **open_kw: Any) -> tuple[Any, ModelSession]:
     async def go() -> tuple[Any, ModelSession]:
         async with ModelSession.open(book, run_kind="test", **open_kw) as session:
             try:
-                return await session.call(role="writer", schema=Out, messages=MESSAGES), session
+                return await session.call(task_call(role="writer", schema=Out, messages=MESSAGES)), session
             except ModelCallFailed as exc:
                 return exc, session
 
@@ -109,7 +110,7 @@ def call_in_sequence(book: Any, n: int, **open_kw: Any) -> list[Any]:
         async with ModelSession.open(book, run_kind="test", **open_kw) as session:
             for _ in range(n):
                 try:
-                    out.append(await session.call(role="writer", schema=Out, messages=MESSAGES))
+                    out.append(await session.call(task_call(role="writer", schema=Out, messages=MESSAGES)))
                 except ModelCallFailed as exc:
                     out.append(exc)
         return out
@@ -166,7 +167,7 @@ def test_concurrent_calls_reserve_atomically(make_book: Any) -> None:
 
     async def go() -> list[Any]:
         async with ModelSession.open(book, run_kind="test", providers={"s": fake}) as session:
-            calls = [session.call(role="writer", schema=Out, messages=MESSAGES) for _ in range(3)]
+            calls = [session.call(task_call(role="writer", schema=Out, messages=MESSAGES)) for _ in range(3)]
             return list(await asyncio.gather(*calls, return_exceptions=True))
 
     results = asyncio.run(go())

@@ -43,6 +43,7 @@ from novelmuse.llm._sandbox import (
     wrap_command,
 )
 from novelmuse.llm._types import ProviderError, ProviderRequest
+from tests.llm.calls import task_call
 
 FAKE_SOURCE = Path(__file__).with_name("fake_claude.py")
 MODEL = "claude-sonnet-4-5-20250929"
@@ -646,11 +647,16 @@ def call_verdict(book: Book) -> tuple[StructuredResult[Verdict] | ModelCallFaile
         async with ModelSession.open(book, run_kind="test") as session:
             try:
                 result: StructuredResult[Verdict] | ModelCallFailed = await session.call(
-                    role="reviewer",
-                    schema=Verdict,
-                    messages=[Message(role="system", content="审稿。"), Message(role="user", content=PROMPT_MARKER)],
-                    contracts=[needs_note],
-                    prompt_sha256="a" * 64,
+                    task_call(
+                        role="reviewer",
+                        schema=Verdict,
+                        messages=[
+                            Message(role="system", content="审稿。"),
+                            Message(role="user", content=PROMPT_MARKER),
+                        ],
+                        contracts=[needs_note],
+                        prompt_sha256="a" * 64,
+                    )
                 )
             except ModelCallFailed as exc:
                 result = exc

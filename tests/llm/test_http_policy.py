@@ -19,6 +19,7 @@ from novelmuse.book import find_book
 from novelmuse.llm import Message, ModelCallFailed, ModelSession, StructuredResult, Violation, list_receipts
 from novelmuse.store import connect
 
+from .calls import task_call
 from .loopback import Kind, LoopbackServer, Reply
 
 KEY = "sk-policy-test-KEY-9f8e7d6c5b4a"
@@ -88,11 +89,13 @@ def call_once(root: Path) -> Outcome:
         async with ModelSession.open(book, run_kind="test") as session:
             try:
                 out.result = await session.call(
-                    "reviewer",
-                    Quote,
-                    [Message(role="system", content="引用原文。"), Message(role="user", content=TEXT)],
-                    contracts=[quote_found],
-                    prompt_sha256="0" * 64,
+                    task_call(
+                        "reviewer",
+                        Quote,
+                        [Message(role="system", content="引用原文。"), Message(role="user", content=TEXT)],
+                        contracts=[quote_found],
+                        prompt_sha256="0" * 64,
+                    )
                 )
             except ModelCallFailed as exc:
                 out.error = exc
@@ -359,7 +362,7 @@ def test_the_per_provider_concurrency_limit_holds_on_the_wire(
     async def go() -> list[StructuredResult[Quote]]:
         async with ModelSession.open(book, run_kind="test") as session:
             messages = [Message(role="user", content=TEXT)]
-            calls = (session.call("reviewer", Quote, messages, contracts=[quote_found]) for _ in range(8))
+            calls = (session.call(task_call("reviewer", Quote, messages, contracts=[quote_found])) for _ in range(8))
             return await asyncio.gather(*calls)
 
     results = asyncio.run(go())

@@ -29,6 +29,7 @@ from novelmuse.llm import (
 )
 from novelmuse.llm._provider_scripted import ScriptedProvider
 
+from .calls import task_call
 from .conftest import FakeProvider, ok_response
 
 TEXT = "话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。"
@@ -66,7 +67,7 @@ def run_call(
         session = ModelSession.open(book, run_kind="test", **open_kw)
         try:
             result: StructuredResult[Review] | ModelCallFailed = await session.call(
-                role=role, schema=Review, messages=MESSAGES, contracts=contracts, prompt_sha256="p" * 64
+                task_call(role=role, schema=Review, messages=MESSAGES, contracts=contracts, prompt_sha256="p" * 64)
             )
         except ModelCallFailed as exc:
             result = exc
@@ -272,7 +273,7 @@ def test_not_configured(make_book: Any) -> None:
         async with ModelSession.open(book, run_kind="test") as session:
             assert not session.is_configured("reviewer")
             with pytest.raises(NotConfigured) as info:
-                await session.call(role="reviewer", schema=Review, messages=MESSAGES)
+                await session.call(task_call(role="reviewer", schema=Review, messages=MESSAGES))
             assert info.value.code == "MODEL_NOT_CONFIGURED" and info.value.exit_code == 2
 
     asyncio.run(go())
@@ -338,7 +339,7 @@ def test_concurrency_limit_is_honoured(make_book: Any) -> None:
 
     async def go() -> list[StructuredResult[Review]]:
         async with ModelSession.open(book, run_kind="test", providers={"s": fake}) as session:
-            calls = [session.call(role="reviewer", schema=Review, messages=MESSAGES) for _ in range(8)]
+            calls = [session.call(task_call(role="reviewer", schema=Review, messages=MESSAGES)) for _ in range(8)]
             return list(await asyncio.gather(*calls))
 
     results = asyncio.run(go())
@@ -353,7 +354,9 @@ def test_concurrent_calls_all_run_in_parallel_up_to_the_limit(make_book: Any) ->
 
     async def go() -> None:
         async with ModelSession.open(book, run_kind="test", providers={"s": fake}) as session:
-            await asyncio.gather(*(session.call(role="reviewer", schema=Review, messages=MESSAGES) for _ in range(20)))
+            await asyncio.gather(
+                *(session.call(task_call(role="reviewer", schema=Review, messages=MESSAGES)) for _ in range(20))
+            )
 
     asyncio.run(go())
     assert fake.max_in_flight == 20
@@ -366,7 +369,7 @@ def test_cancellation_is_recorded_and_propagates(make_book: Any) -> None:
     async def go() -> str:
         async with ModelSession.open(book, run_kind="test", providers={"s": fake}) as session:
             with pytest.raises(asyncio.TimeoutError):
-                await asyncio.wait_for(session.call(role="reviewer", schema=Review, messages=MESSAGES), 0.1)
+                await asyncio.wait_for(session.call(task_call(role="reviewer", schema=Review, messages=MESSAGES)), 0.1)
             return session.run_id
 
     run_id = asyncio.run(go())
@@ -383,7 +386,7 @@ def test_message_list_must_not_be_empty(make_book: Any) -> None:
 
     async def go() -> None:
         async with ModelSession.open(book, run_kind="test") as session:
-            await session.call(role="reviewer", schema=Review, messages=[])
+            await session.call(task_call(role="reviewer", schema=Review, messages=[]))
 
     with pytest.raises(InputError) as info:
         asyncio.run(go())
@@ -411,7 +414,9 @@ def test_two_sessions_of_one_book_share_the_provider_limit(make_book: Any) -> No
 
     async def one_session() -> None:
         async with ModelSession.open(book, run_kind="test", providers={"s": fake}) as session:
-            await asyncio.gather(*(session.call(role="reviewer", schema=Review, messages=MESSAGES) for _ in range(4)))
+            await asyncio.gather(
+                *(session.call(task_call(role="reviewer", schema=Review, messages=MESSAGES)) for _ in range(4))
+            )
 
     async def go() -> None:
         await asyncio.gather(one_session(), one_session())

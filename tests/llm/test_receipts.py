@@ -36,6 +36,7 @@ from novelmuse.llm._prices import PriceTable
 from novelmuse.text import canonical_json, sha256_hex, sha256_json
 
 from ..conftest import muse_subprocess
+from .calls import task_call
 from .conftest import FakeProvider, ok_response
 
 
@@ -54,7 +55,11 @@ def call_all(book: Book, roles: list[str], **open_kw: Any) -> tuple[list[Any], s
         async with ModelSession.open(book, run_kind="test", **open_kw) as session:
             for role in roles:
                 try:
-                    out.append(await session.call(role=role, schema=Verdict, messages=MESSAGES, prompt_sha256="a" * 64))
+                    out.append(
+                        await session.call(
+                            task_call(role=role, schema=Verdict, messages=MESSAGES, prompt_sha256="a" * 64)
+                        )
+                    )
                 except ModelCallFailed as exc:
                     out.append(exc)
             return out, session.run_id
@@ -236,9 +241,11 @@ def test_a_crashed_session_is_recovered_by_the_next(make_book: Any) -> None:
         import asyncio, sys
         from pathlib import Path
         sys.path.insert(0, {str(root / "src")!r})
+        sys.path.insert(0, {str(root)!r})
         from pydantic import BaseModel
         from novelmuse.book import find_book
         from novelmuse.llm import Message, ModelSession
+        from tests.llm.calls import task_call
 
         class Verdict(BaseModel):
             verdict: str
@@ -247,7 +254,7 @@ def test_a_crashed_session_is_recovered_by_the_next(make_book: Any) -> None:
         async def go():
             session = ModelSession.open(find_book(Path({str(book.root)!r})), run_kind="doomed")
             print(session.run_id, flush=True)
-            await session.call(role="judge", schema=Verdict, messages=[Message(role="user", content="x")])
+            await session.call(task_call(role="judge", schema=Verdict, messages=[Message(role="user", content="x")]))
 
         asyncio.run(go())
         """
@@ -293,7 +300,7 @@ def test_an_unrecordable_receipt_fails_the_call_closed(make_book: Any) -> None:
             session.conn.execute(
                 "CREATE TEMP TRIGGER refuse BEFORE INSERT ON receipts BEGIN SELECT RAISE(ABORT, 'disk full'); END"
             )
-            await session.call(role="judge", schema=Verdict, messages=MESSAGES)
+            await session.call(task_call(role="judge", schema=Verdict, messages=MESSAGES))
 
     with pytest.raises(FailedClosed) as info:
         asyncio.run(go())

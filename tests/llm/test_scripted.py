@@ -13,6 +13,7 @@ from novelmuse.book import ScriptedProviderConfig
 from novelmuse.errors import InputError
 from novelmuse.llm import Message, ProviderError, ProviderRequest
 from novelmuse.llm._provider_scripted import ScriptedProvider
+from tests.llm.calls import task_call
 
 
 def provider(tmp_path: Path, script: Any, *, raw: str | None = None, name: str = "s.yaml") -> ScriptedProvider:
@@ -172,7 +173,7 @@ def test_missing_script_surfaces_as_input_error(make_book: Any) -> None:
 
     async def go() -> None:
         async with ModelSession.open(book, run_kind="t") as session:
-            await session.call(role="judge", schema=X, messages=[Message(role="user", content="x")])
+            await session.call(task_call(role="judge", schema=X, messages=[Message(role="user", content="x")]))
 
     with pytest.raises(InputError) as info:
         asyncio.run(go())

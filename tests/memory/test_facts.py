@@ -14,8 +14,8 @@ import yaml
 
 from novelmuse.book import Book, find_book
 from novelmuse.errors import FailedClosed
-from novelmuse.llm import ModelSession
-from novelmuse.memory import active_foreshadows, extract_facts, replay, store_fact_card
+from novelmuse.llm import Message, ModelSession
+from novelmuse.memory import CardSet, active_foreshadows, extract_facts, replay, store_fact_card
 from novelmuse.roles.extractor import FactCardOutput
 
 from .conftest import BOOK_TOML, write_book
@@ -349,7 +349,11 @@ def test_facts_extract_without_a_model_is_a_usage_error(muse, small_book: Book) 
 
 
 def test_extractor_prompt_is_deterministic_and_names_cards_and_cap(tmp_path: Path) -> None:
-    from novelmuse.memory import build_messages, load_cards
+    from novelmuse.memory import extract_request, load_cards
+    from novelmuse.roles.extractor import EXTRACT
+
+    def build_messages(book: Book, n: int, cards: CardSet) -> tuple[Message, ...]:
+        return EXTRACT.render(extract_request(book, n, cards)).messages
 
     book = write_book(tmp_path / "b", chapters=2)
     _outlines(

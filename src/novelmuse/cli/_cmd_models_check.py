@@ -6,8 +6,9 @@ import asyncio
 
 import typer
 
-from ..llm._models_check import check_models
+from ..llm import ModelsCheckReport, ModelSession
 from ..reports._models_check import render_models_check
+from ..roles.common import check_models
 from ._app import app
 from ._common import BookOpt, JsonOpt, console, emit_json, open_book
 
@@ -27,7 +28,13 @@ def models_check(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     Exit 0 when every configured role passed (unconfigured roles are reported as skipped), 2 for a
     configuration error, 3 when a role's call failed closed.
     """
-    report = asyncio.run(check_models(open_book(book)))
+    b = open_book(book)
+
+    async def run() -> ModelsCheckReport:
+        async with ModelSession.open(b, run_kind="models-check") as session:
+            return await check_models(b, session)
+
+    report = asyncio.run(run())
     if json_out:
         emit_json(report)
     else:

@@ -5,8 +5,8 @@ preferences → writer prompt). A finalised chapter whose file is the finalised 
 (the `facts` step, extractor role). Every step ends as exactly one `StepOutcome`.
 """
 
+from ..memory import MemoryContext, memory_context, previous_ending
 from ._loop import chapter_status, open_issue_count, run_loop
-from ._memory_ctx import MemoryContext, memory_context, previous_ending
 from ._models import (
     SCHEMA_VERSION,
     ArbiterOut,

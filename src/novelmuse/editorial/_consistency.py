@@ -8,74 +8,33 @@ call budget, else the step fails closed); its offsets are stored.
 
 from __future__ import annotations
 
-from ..llm import ModelCallFailed, Violation
-from ..roles.reviewer import ConsistencyReport
-from ..text import NormalizedText, locate_quote, paragraph_at, sha256_hex, split_paragraphs
-from ._calls import Caller, Contract, failed_closed, normalized, prompt
+from ..llm import ModelCallFailed
+from ..roles import chapter_quote
+from ..roles.reviewer import REVIEW, ReviewRequest
+from ..roles.writer import REPAIR, RepairRequest
+from ..text import paragraph_at, sha256_hex, split_paragraphs
+from ._calls import Caller, failed_closed
 from ._models import ConsistencyRound, IssueOut
 from ._outcomes import NO_MODEL, StepOutcome
 from ._repair import targeted_rewrite
 from ._state import LoopState
 
-QUOTE_MIN_CHARS = 4
 BLOCKING = frozenset({"critical", "major"})
-
-
-def quote_contract(body: str) -> Contract:
-    """Every issue quotes the chapter verbatim, found exactly once (after normalisation)."""
-    norm = normalized(body)
-
-    def check(report: ConsistencyReport) -> list[Violation]:
-        found = (quote_violation(norm, issue.quote, f"issues[{i}].quote") for i, issue in enumerate(report.issues))
-        return [v for v in found if v is not None]
-
-    return check
-
-
-def quote_violation(norm: NormalizedText, quote: str, field: str) -> Violation | None:
-    """The contract violation of one model-given quote (None when it is found exactly once in the chapter); the
-    detail, for the correction message only, names the field and says what a valid quote is."""
-    m = locate_quote(norm, quote, min_chars=QUOTE_MIN_CHARS)
-    if not m.error_code:
-        return None
-    return Violation(
-        code=m.error_code,
-        detail=f"{field} 「{quote[:60]}」: {m.status} — copy one sentence verbatim (≥{QUOTE_MIN_CHARS} characters) "
-        "that occurs exactly once in the chapter",
-    )
-
-
-def _join(lines: list[str], empty: str) -> str:
-    return "\n".join(lines) if lines else empty
 
 
 async def review_round(state: LoopState, caller: Caller, round_no: int, step: str) -> ConsistencyRound | None:
     """One reviewer call on the current text; None when it failed closed (recorded as error)."""
-    p = prompt("reviewer", "input")
-    mem = state.memory
-    missing = f"(无:{mem.note})"
-    fields: dict[str, object] = {
-        "chapter": state.chapter,
-        "prev_chapter": max(state.chapter - 1, 0),
-        "title": state.title,
-        "card_states": _join(mem.card_states, missing if not mem.available else "(无)"),
-        "foreshadows": _join(mem.foreshadows, missing if not mem.available else "(无)"),
-        "previous_ending": mem.previous_ending or "(无:没有上一章)",
-        "chapter_text": state.text,
-    }
+    request = ReviewRequest(chapter=state.chapter, title=state.title, chapter_text=state.text, memory=state.memory)
     try:
-        report, _ = await caller.call(
-            "reviewer", ConsistencyReport, p.messages({}, fields), [quote_contract(state.text)], p.sha256
-        )
+        report, _ = await caller.call(REVIEW.render(request))
     except ModelCallFailed as exc:
         state.error_code = exc.code
         state.add(StepOutcome.error(step, exc.code, failed_closed("the reviewer's answer", exc)))
         return None
     paragraphs = split_paragraphs(state.text)
-    norm = normalized(state.text)
     issues: list[IssueOut] = []
     for issue in report.issues:
-        m = locate_quote(norm, issue.quote, min_chars=QUOTE_MIN_CHARS)  # ok: the contract held
+        m = chapter_quote(state.text, issue.quote)  # ok: the contract held
         issues.append(
             IssueOut(
                 severity=issue.severity,
@@ -117,14 +76,6 @@ def _issue_paragraphs(state: LoopState, rnd: ConsistencyRound) -> list[int]:
     return sorted(out)
 
 
-def _report_text(rnd: ConsistencyRound) -> str:
-    lines = []
-    for n, i in enumerate(x for x in rnd.issues if x.severity in BLOCKING):
-        lines.append(f"{n + 1}. [{i.severity}/{i.type}] 第{i.paragraph}段「{i.quote}」")
-        lines.append(f"   问题:{i.explanation}\n   建议:{i.fix_hint}")
-    return "\n".join(lines)
-
-
 async def consistency_loop(state: LoopState, caller: Caller) -> None:
     """Review → (critical/major) → repair → re-review, bounded by `review.repair_rounds`/`rereview_rounds`."""
     if not caller.configured("reviewer"):
@@ -137,15 +88,10 @@ async def consistency_loop(state: LoopState, caller: Caller) -> None:
         if not last.blocking:
             break
         targets = _issue_paragraphs(state, last)
+        blocking = [i for i in last.issues if i.severity in BLOCKING]
+        request = RepairRequest(state.chapter, state.text, state.rules, targets, blocking)
         out = await targeted_rewrite(
-            state,
-            caller,
-            step="repair",
-            kind="consistency_repair",
-            task="repair",
-            required=set(targets),
-            allowed=set(targets),
-            task_fields={"indices": "、".join(map(str, targets)), "report": _report_text(last)},
+            state, caller, step="repair", kind="consistency_repair", task=REPAIR, request=request
         )
         if out.status != "passed" or r >= state.config.rereview_rounds:
             break  # not repaired, or repaired without a re-review: the issues stay open (unverified)

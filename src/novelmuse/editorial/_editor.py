@@ -12,71 +12,43 @@ dimensions that mean something there.
 
 from __future__ import annotations
 
-from ..llm import ModelCallFailed, Violation
-from ..roles.editor import FORESHADOW_DIM, EditorReport
-from ..roles.writer import ChapterRewrite
-from ..text import locate_quote, sha256_hex, split_paragraphs
-from ._calls import Caller, Contract, failed_closed, normalized, prompt
-from ._consistency import QUOTE_MIN_CHARS, quote_violation
+from ..llm import ModelCallFailed
+from ..roles import chapter_quote
+from ..roles.editor import FORESHADOW_DIM, REVIEW, EditorRequest
+from ..roles.writer import POLISH, REWRITE, PolishRequest, RewriteRequest
+from ..text import sha256_hex, split_paragraphs
+from ._calls import Caller, failed_closed
 from ._models import DimOut, EditorRound
 from ._outcomes import NO_MODEL, StepOutcome
-from ._repair import targeted_rewrite, writer_system_fields
-from ._rules_step import fatigue_hits, forbidden_in
+from ._repair import targeted_rewrite
+from ._rules_step import fatigue_hits
 from ._state import LoopState
 from ._verdict import compute_verdict
 
 
-def evidence_contract(body: str, neutral_foreshadow: bool) -> Contract:
-    """Each dimension's evidence is found exactly once in the chapter (empty allowed only for a neutral 伏笔健康)."""
-    norm = normalized(body)
-
-    def check(report: EditorReport) -> list[Violation]:
-        found: list[Violation] = []
-        for name, dim in report.dims.by_name().items():
-            if neutral_foreshadow and name == FORESHADOW_DIM and not dim.evidence.strip():
-                continue
-            violation = quote_violation(norm, dim.evidence, f"dims.{name}.evidence")
-            if violation is not None:
-                found.append(violation)
-        return found
-
-    return check
-
-
 async def editor_round(state: LoopState, caller: Caller, round_no: int, step: str) -> EditorRound | None:
     """One editor call on the current text; None when it failed closed (recorded as error)."""
-    p = prompt("editor", "input")
     neutral = state.neutral_foreshadow
-    # counted on the text being judged (a rewrite or repair may have changed it since the rules step)
-    hits = fatigue_hits(state.text, state.rules)
-    fatigue = "\n".join(f"{f.phrase}:{f.actual} 次(上限 {f.limit})" for f in hits) or "(无超限)"
-    note = (
-        f"本章是本书前 {state.config.neutral_foreshadow_chapters} 章之一:伏笔尚未展开,伏笔健康可给中性分,"
-        "evidence 可为空字符串;该维不计入裁决。"
-        if neutral
-        else "正常评分,须引用原文举证。"
+    request = EditorRequest(
+        chapter=state.chapter,
+        title=state.title,
+        chapter_text=state.text,
+        preferences=state.rules.preferences,
+        # counted on the text being judged (a rewrite or repair may have changed it since the rules step)
+        fatigue=[(f.phrase, f.actual, f.limit) for f in fatigue_hits(state.text, state.rules)],
+        neutral_foreshadow=neutral,
+        neutral_chapters=state.config.neutral_foreshadow_chapters,
     )
-    fields: dict[str, object] = {
-        "chapter": state.chapter,
-        "title": state.title,
-        "style": state.rules.preferences.strip() or "(作者没有写文风要求)",
-        "fatigue": fatigue,
-        "foreshadow_note": note,
-        "chapter_text": state.text,
-    }
     try:
-        report, call_id = await caller.call(
-            "editor", EditorReport, p.messages({}, fields), [evidence_contract(state.text, neutral)], p.sha256
-        )
+        report, call_id = await caller.call(REVIEW.render(request))
     except ModelCallFailed as exc:
         state.error_code = exc.code
         state.add(StepOutcome.error(step, exc.code, failed_closed("the editor's answer", exc)))
         return None
-    norm = normalized(state.text)
     dims: list[DimOut] = []
     for name, dim in report.dims.by_name().items():
         is_neutral = neutral and name == FORESHADOW_DIM
-        m = locate_quote(norm, dim.evidence, min_chars=QUOTE_MIN_CHARS)
+        m = chapter_quote(state.text, dim.evidence)
         dims.append(
             DimOut(
                 name=name,
@@ -110,46 +82,12 @@ async def editor_round(state: LoopState, caller: Caller, round_no: int, step: st
     return rnd
 
 
-def rewrite_contract(state: LoopState) -> Contract:
-    """A whole-chapter rewrite: not empty, several paragraphs if the original had several, no forbidden phrase."""
-    min_paragraphs = 2 if len(split_paragraphs(state.text)) >= 2 else 1
-
-    def check(out: ChapterRewrite) -> list[Violation]:
-        found: list[Violation] = []
-        if len(split_paragraphs(out.text)) < min_paragraphs:
-            found.append(Violation(code="CONTRACT_REWRITE_EMPTY", detail="the rewritten chapter has no paragraphs"))
-        bad = forbidden_in(out.text, state.rules)
-        if bad:
-            found.append(Violation(code="CONTRACT_FORBIDDEN_PHRASE", detail=f"contains forbidden: {'、'.join(bad)}"))
-        return found
-
-    return check
-
-
-def _editor_report_text(rnd: EditorRound) -> str:
-    dims = "\n".join(f"- {d.name}: {d.score}" + (" (中性)" if d.neutral else f"「{d.evidence}」") for d in rnd.dims)
-    notes = "\n".join(f"- {n}" for n in rnd.notes) or "(无)"
-    return f"overall {rnd.overall},裁决 {rnd.computed_verdict}\n{dims}\n意见:\n{notes}"
-
-
 async def rewrite(state: LoopState, caller: Caller, rnd: EditorRound) -> StepOutcome:
     """The writer rewrites the whole chapter from the editor's report (verdict `rewrite`)."""
     if not caller.configured("writer"):
         return state.add(StepOutcome.skipped("rewrite", NO_MODEL))
-    p = prompt("writer", "rewrite")
-    fields: dict[str, object] = {
-        "chapter": state.chapter,
-        "report": _editor_report_text(rnd),
-        "chapter_text": state.text,
-    }
     try:
-        value, _ = await caller.call(
-            "writer",
-            ChapterRewrite,
-            p.messages(writer_system_fields(state.rules), fields),
-            [rewrite_contract(state)],
-            p.sha256,
-        )
+        value, _ = await caller.call(REWRITE.render(RewriteRequest(state.chapter, state.text, state.rules, rnd)))
     except ModelCallFailed as exc:
         state.error_code = exc.code
         return state.add(StepOutcome.error("rewrite", exc.code, failed_closed("the writer's rewrite", exc)))
@@ -160,17 +98,5 @@ async def rewrite(state: LoopState, caller: Caller, rnd: EditorRound) -> StepOut
 
 async def polish(state: LoopState, caller: Caller, rnd: EditorRound) -> StepOutcome:
     """Targeted polish of at most `review.polish_max_paragraphs` paragraphs chosen by the writer from the notes."""
-    count = len(split_paragraphs(state.text))
-    most = state.config.polish_max_paragraphs
-    return await targeted_rewrite(
-        state,
-        caller,
-        step="polish",
-        kind="polish",
-        task="polish",
-        required=set(),
-        allowed=set(range(count)),
-        min_count=1,
-        max_count=most,
-        task_fields={"notes": _editor_report_text(rnd), "max_paragraphs": most},
-    )
+    request = PolishRequest(state.chapter, state.text, state.rules, rnd, state.config.polish_max_paragraphs)
+    return await targeted_rewrite(state, caller, step="polish", kind="polish", task=POLISH, request=request)

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 
 from pydantic import ValidationError
 
 from ..book import Book
 from ..errors import InputError, MuseError
+from ..llm import TaskRef
+from ..roles import current_ref
 from ..store import put_texts, transaction, utc_now
 from ..text import sha256_hex
 from ._models import ChapterReview
@@ -24,16 +27,18 @@ def save_review(
     state: LoopState | None,
     *,
     run_id: str | None,
+    tasks: Sequence[TaskRef],
     started_at: str,
     revision_text: str | None,
 ) -> None:
-    """Write one review record and everything it holds in a single transaction."""
+    """Write one review record and everything it holds in a single transaction (`tasks`: the role tasks its
+    calls used, part of its resume key)."""
     ended = utc_now()
     with transaction(conn):
         conn.execute(
             "INSERT INTO review_records (id, run_id, chapter, chapter_sha256, config_sha256, status, error_code,"
             " result_sha256, revision_id, open_issues, input_tokens, output_tokens, cost, cost_known, report_json,"
-            " started_at, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " started_at, ended_at, tasks_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 doc.record_id,
                 run_id,
@@ -52,6 +57,7 @@ def save_review(
                 doc.model_dump_json(),
                 started_at,
                 ended,
+                json.dumps([asdict(t) for t in tasks]),
             ),
         )
         if state is not None:  # the texts the stored offsets index into (shown by `muse report`)
@@ -177,21 +183,29 @@ def record_facts(conn: sqlite3.Connection, doc: ChapterReview, step: str = "fact
         )
 
 
+def _tasks_unchanged(tasks_json: str) -> bool:
+    """Whether every role task a review used is still exactly the same (same version, templates and schema)."""
+    return all(current_ref(t["role"], t["task"]) == TaskRef(**t) for t in json.loads(tasks_json))
+
+
 def find_current_review(
     conn: sqlite3.Connection, chapter: int, file_sha256: str, config_sha256: str
 ) -> ChapterReview | None:
-    """The latest complete review of this exact file under this exact configuration (for resume).
+    """The latest complete review of this exact file under this exact configuration and unchanged role tasks
+    (for resume).
 
-    A review matches when it reviewed these bytes, or when its revision was applied and produced them.
+    A review matches when it reviewed these bytes, or when its revision was applied and produced them, and every
+    role task its calls used is unchanged (a prompt edit redoes only the reviews that rendered that prompt).
     Reviews that ended in `error`, or whose stored document has another shape, never match: they are redone.
     """
-    row = conn.execute(
-        "SELECT r.report_json FROM review_records r LEFT JOIN revisions v ON v.id = r.revision_id"
+    rows = conn.execute(
+        "SELECT r.report_json, r.tasks_json FROM review_records r LEFT JOIN revisions v ON v.id = r.revision_id"
         " WHERE r.chapter = ? AND r.config_sha256 = ? AND r.status != 'error'"
         " AND (r.chapter_sha256 = ? OR (v.applied_at IS NOT NULL AND r.result_sha256 = ?))"
-        " ORDER BY r.ended_at DESC, r.id DESC LIMIT 1",
+        " ORDER BY r.ended_at DESC, r.id DESC",
         (chapter, config_sha256, file_sha256, file_sha256),
-    ).fetchone()
+    )
+    row = next((r for r in rows if _tasks_unchanged(r[1])), None)
     if row is None:
         return None
     try:

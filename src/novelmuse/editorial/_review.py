@@ -1,8 +1,11 @@
 """`review_chapter`: run the loop on one chapter, keep the original, store the record and the revision.
 
-The review record is bound to the sha256 of the file it reviewed and to a configuration hash (review
-bounds, call policy, role targets, prompt templates, rule set, memory context): a later run with the
-same file and configuration finds it and does not review again (resume).
+The review record is bound to the sha256 of the file it reviewed, to a configuration hash (review bounds, call
+policy, role targets, rule set, memory context) and to the role tasks its calls used (role, task, version,
+prompt and schema sha256, as the run recorded them): a later run with the same file and configuration, whose
+tasks are all unchanged, finds it and does not review again (resume). A prompt edit thus invalidates only the
+reviews whose calls rendered that prompt — tuning the writer's rewrite prompt leaves alone every review that
+never rewrote.
 """
 
 from __future__ import annotations
@@ -11,15 +14,13 @@ from collections.abc import Iterable
 
 from ..book import Book, Chapter, atomic_write_bytes
 from ..llm import ModelSession, list_receipts
-from ..memory import MemoryState, current_fact_cards
-from ..roles import load_prompt
+from ..memory import MemoryContext, MemoryState, current_fact_cards, memory_context
 from ..store import new_id, utc_now
 from ..text import sha256_hex, sha256_json
 from ._calls import Caller
 from ._facts_step import STEP as FACTS_STEP
 from ._facts_step import facts_step
 from ._loop import chapter_status, open_issue_count, run_loop
-from ._memory_ctx import MemoryContext, memory_context
 from ._models import (
     ChapterReview,
     Disagreements,
@@ -34,25 +35,13 @@ from ._revisions import apply_revision, base_path, revision_bytes, revision_path
 from ._rules_step import RuleView, fatigue_hits, forbidden_hits, load_rule_view
 from ._state import LoopState
 
-LOOP_VERSION = 1
-_TEMPLATES = (
-    ("reviewer", "system"),
-    ("reviewer", "input"),
-    ("editor", "system"),
-    ("editor", "input"),
-    ("arbiter", "system"),
-    ("arbiter", "input"),
-    ("writer", "system"),
-    ("writer", "paragraphs"),
-    ("writer", "repair"),
-    ("writer", "polish"),
-    ("writer", "rewrite"),
-)
-_ROLES = ("reviewer", "editor", "writer", "arbiter")
+LOOP_VERSION = 2  # 2: the prompts left the configuration hash for the recorded task refs
+REVIEW_ROLES = ("reviewer", "editor", "writer", "arbiter")
 
 
 def config_sha256(book: Book, rules: RuleView, memory: MemoryContext, *, editor: bool = True) -> str:
-    """Everything that decides what a review does, hashed: the resume key beside the chapter sha256."""
+    """Everything but the prompts that decides what a review does, hashed: with the chapter's sha256 and the
+    recorded task refs, the resume key."""
     cfg = book.config
     return sha256_json(
         {
@@ -60,8 +49,7 @@ def config_sha256(book: Book, rules: RuleView, memory: MemoryContext, *, editor:
             "editor": editor,
             "review": cfg.review.model_dump(),
             "calls": cfg.calls.model_dump(),
-            "roles": {r: list(t) if (t := cfg.role_target(r)) else None for r in _ROLES},
-            "prompts": {f"{r}/{n}": load_prompt(r, n).sha256 for r, n in _TEMPLATES},
+            "roles": {r: list(t) if (t := cfg.role_target(r)) else None for r in REVIEW_ROLES},
             "rules": rules.sha256,
             "memory": [memory.available, memory.card_states, memory.foreshadows, memory.previous_ending],
         }
@@ -113,7 +101,8 @@ async def review_chapter(
 
     With `apply`, a revision is written over the author's file (only if unchanged since it was read).
     Then the `facts` step extracts the fact card when the file on disk is the finalised text.
-    With `resume`, a record of the same file bytes and configuration is returned instead (resumed=True).
+    With `resume`, a record of the same file bytes and configuration whose role tasks are unchanged is returned
+    instead (resumed=True).
     `rules` and `memory_state` let a run over many chapters load them once; `editor=False` leaves
     the (optional, costly) 7-dimension editor out.
     """
@@ -200,6 +189,7 @@ async def review_chapter(
         doc,
         state,
         run_id=run_id,
+        tasks=caller.tasks,
         started_at=started,
         revision_text=new_bytes.decode("utf-8") if changed else None,
     )

@@ -55,11 +55,6 @@ def fatigue_hits(body: str, rules: RuleView) -> list[FatigueHit]:
     return out
 
 
-def forbidden_in(text: str, rules: RuleView) -> list[str]:
-    """The forbidden phrases occurring in `text` (used by the writer's contracts)."""
-    return [p for p in rules.forbidden if p in text]
-
-
 def rule_view(effective: EffectiveRuleSet) -> RuleView:
     """The loop's view of the rules engine's effective set (defaults + rules.txt); same sha256."""
     return RuleView(

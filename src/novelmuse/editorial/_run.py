@@ -9,11 +9,11 @@ from pydantic import BaseModel, ConfigDict
 
 from ..book import Book
 from ..llm import ModelSession
+from ..memory import story_memory
 from ._facts_step import STEP as FACTS_STEP
-from ._memory_ctx import load_memory
 from ._models import SCHEMA_VERSION, ChapterReview, Disagreements
 from ._outcomes import StepOutcome
-from ._review import _ROLES, review_chapter
+from ._review import REVIEW_ROLES, review_chapter
 from ._rules_step import load_rule_view
 
 
@@ -106,9 +106,9 @@ async def review_chapters(
     reviewed again (they come back with `resumed: true`).
     """
     rules = load_rule_view(book)
-    memory = load_memory(book)
+    memory = story_memory(book)
     session: ModelSession | None = None
-    if any(book.config.role_target(r) for r in _ROLES):
+    if any(book.config.role_target(r) for r in REVIEW_ROLES):
         session = ModelSession.open(book, run_kind="review")
     reviews: list[ChapterReview] = []
     try:
@@ -127,7 +127,7 @@ async def review_chapters(
                 and session is not None
                 and doc.facts.run_id == session.run_id
             ):
-                memory = load_memory(book)  # the next chapter is reviewed with this chapter's facts
+                memory = story_memory(book)  # the next chapter is reviewed with this chapter's facts
     except (KeyboardInterrupt, asyncio.CancelledError):
         if session is not None:  # the chapters already recorded stay recorded; a rerun resumes after them
             await session.aclose("interrupted")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..book import ReviewConfig
+from ..memory import MemoryContext
 from ..text import sha256_hex
-from ._memory_ctx import MemoryContext
 from ._models import ArbiterOut, ConsistencyRound, EditorRound, FatigueHit, RepairOut
 from ._outcomes import StepOutcome
 from ._rules_step import RuleView

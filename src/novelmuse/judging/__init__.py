@@ -16,7 +16,7 @@ from ._blind import (
     blind_order,
     build_blind_item,
     candidate_ids,
-    judge_messages,
+    judge_call,
     quote_hints,
 )
 from ._contract import ArrayCounts, ContractResult, Finding, check_report
@@ -98,8 +98,8 @@ __all__ = [
     "combine_three",
     "combine_two",
     "disagreements",
+    "judge_call",
     "judge_item",
-    "judge_messages",
     "krippendorff_alpha_interval",
     "lesson_key",
     "list_rubrics",

@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..book import FineOutline
 from ..errors import InputError
-from ..llm import Message
-from ..roles import load_prompt
-from ..roles.judge import EVIDENCE_TYPES
+from ..llm import Contract, TaskCall
+from ..roles.judge import EVIDENCE_TYPES, JudgeReport, ScoreRequest
+from ..roles.judge import TASKS as JUDGE_TASKS
 from ..text import canonical_json, locate_quote, normalize_for_match, normalize_quote, sha256_hex, sha256_json
 from ._rubrics import SCENE_TYPES, Rubric
 
@@ -356,18 +356,19 @@ def build_blind_item(
     )
 
 
-def judge_messages(blind: BlindInput) -> tuple[list[Message], str]:
-    """The messages one fresh judge gets for `blind` (in its order) and the prompt template's sha256."""
-    template = load_prompt("judge", blind.policy.profile)
-    system = template.render(
-        scale_min=_num(blind.policy.scale.min),
-        scale_max=_num(blind.policy.scale.max),
-        scale_step=_num(blind.policy.scale.step),
-        quote_min_chars=blind.policy.quoteMinChars,
+def judge_call(blind: BlindInput, contract: Contract[JudgeReport] | None = None) -> TaskCall[JudgeReport]:
+    """The call one fresh judge makes for `blind` (in its order): the profile's judge task, rendered.
+
+    `contract` checks the report against this input; without it the call is only for looking at the messages
+    (the leak check), never for sending.
+    """
+    policy = blind.policy
+    request = ScoreRequest(
+        blind_json=blind.model_dump_json(indent=1),
+        scale_min=policy.scale.min,
+        scale_max=policy.scale.max,
+        scale_step=policy.scale.step,
+        quote_min_chars=policy.quoteMinChars,
+        contract=contract,
     )
-    user = "盲评输入 (blind input, JSON):\n" + blind.model_dump_json(indent=1)
-    return [Message(role="system", content=system), Message(role="user", content=user)], template.sha256
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else str(x)
+    return JUDGE_TASKS[policy.profile].render(request)

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ..llm import Message, ModelCallFailed, ModelSession, Receipt, Violation
+from ..llm import ModelCallFailed, ModelSession, Receipt, Violation
 from ..roles.judge import JudgeReport
 from ..store import new_id
 from ..text import count_chars, sha256_json
 from ._arith import combine_three, combine_two, disagreements
-from ._blind import BlindInput, BlindItem, judge_messages
+from ._blind import BlindInput, BlindItem, judge_call
 from ._contract import ContractResult, check_report
 from ._leak import LeakGuard
 from ._reports import (
@@ -72,8 +72,8 @@ class JudgeRecord:
         return {(v.candidateId, v.targetId): v.verdict for v in self.report.verdicts}
 
 
-#: One judge: (slot, blind input in that judge's order, the exact messages, prompt sha256) → record.
-JudgeFn = Callable[[int, BlindInput, list[Message], str], Awaitable[JudgeRecord]]
+#: One judge: (slot, the blind input in that judge's order) → its record.
+JudgeFn = Callable[[int, BlindInput], Awaitable[JudgeRecord]]
 
 
 def session_judge(session: ModelSession, rubric: Rubric, guard: LeakGuard | None = None) -> JudgeFn:
@@ -85,23 +85,17 @@ def session_judge(session: ModelSession, rubric: Rubric, guard: LeakGuard | None
     breaks the contract too (a report shows only random candidate ids before unblinding).
     """
 
-    async def judge(slot: int, blind: BlindInput, messages: list[Message], prompt_sha256: str) -> JudgeRecord:
+    async def judge(slot: int, blind: BlindInput) -> JudgeRecord:
         checked: list[ContractResult] = []
 
         def contract(report: JudgeReport) -> list[Violation]:
             checked.append(check_report(report, blind, rubric, guard=guard))
             return [Violation(code=f.code, detail=f.detail) for f in checked[-1].findings]
 
-        record = JudgeRecord(slot=slot, blind=blind, prompt_sha256=prompt_sha256)
+        call = judge_call(blind, contract)
+        record = JudgeRecord(slot=slot, blind=blind, prompt_sha256=call.ref.prompt_sha256)
         try:
-            result = await session.call(
-                role=JUDGE_ROLE,
-                schema=JudgeReport,
-                messages=messages,
-                contracts=[contract],
-                prompt_sha256=prompt_sha256,
-                schema_name="judge_report",
-            )
+            result = await session.call(call)
         except ModelCallFailed as exc:
             record.error_code = exc.code
             record.diagnostics = {**exc.diagnostics, "slot": slot}
@@ -190,18 +184,15 @@ async def run_panel(
     blind = item.blind
     orders = panel_orders(blind.candidate_ids)
     inputs = {slot: blind.in_order(order) for slot, order in orders.items()}
-    rendered = {slot: judge_messages(inp) for slot, inp in inputs.items()}
     guard.check(
-        [m.content for messages, _ in rendered.values() for m in messages],
-        f"blind input of {blind.itemRef}",
+        [m.content for inp in inputs.values() for m in judge_call(inp).messages], f"blind input of {blind.itemRef}"
     )
     records: list[JudgeRecord] = []
 
     async def run(slot: int) -> JudgeRecord:
-        messages, prompt_sha = rendered[slot]
         if on_judge is not None:
             on_judge(slot, "running")
-        rec = await judge(slot, inputs[slot], messages, prompt_sha)
+        rec = await judge(slot, inputs[slot])
         records.append(rec)
         if on_judge is not None:
             on_judge(slot, "ok" if rec.ok else rec.error_code or "failed")

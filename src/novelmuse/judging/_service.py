@@ -18,7 +18,7 @@ from ..errors import InputError, MuseError
 from ..llm import ModelSession
 from ..store import new_id, put_texts, transaction, utc_now
 from ._adjudicate import GateDecision, HardBlockState, adjudicate_quality_gate
-from ._blind import BlindItem, Candidate, SealedArmMap, Target, build_blind_item, judge_messages
+from ._blind import BlindItem, Candidate, SealedArmMap, Target, build_blind_item, judge_call
 from ._leak import LeakGuard
 from ._lessons import build_lessons, register_lessons
 from ._panel import JUDGE_ROLE, JudgeFn, JudgeRecord, panel_orders, run_panel, session_judge
@@ -74,8 +74,7 @@ def check_item_leaks(item: BlindItem, guard: LeakGuard) -> None:
     """Leak-check every input any judge of this item could see (all three orders); raises JUDGE_INPUT_LEAK."""
     texts: list[str] = []
     for order in panel_orders(item.blind.candidate_ids).values():
-        messages, _ = judge_messages(item.blind.in_order(order))
-        texts += [m.content for m in messages]
+        texts += [m.content for m in judge_call(item.blind.in_order(order)).messages]
     guard.check(texts, f"blind input of {item.blind.itemRef}")
 
 

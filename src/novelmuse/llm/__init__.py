@@ -1,29 +1,64 @@
 """The model layer: structured calls to roles under a fail-closed policy, with receipts, vault and budgets.
 
-Services reach models only through `ModelSession` (by role and output schema); they never import a
-provider. See `_policy` for the call policy, `_receipts` for what is recorded, `_vault` for the raw
-vault, `_budget` for limits and the token estimator, `_provider_scripted` for the scripted format.
+Services reach models only through `ModelSession.call(task_call)`, where the `TaskCall` was rendered by a role
+task in `roles/`; they never import a provider and never build a message. See `_policy` for the call policy,
+`_receipts` for what is recorded, `_vault` for the raw vault, `_budget` for limits and the token estimator,
+`_provider_scripted` for the scripted format.
 """
 
 from ._budget import RunBudget, estimate_input_tokens
-from ._policy import Contract, ModelCallFailed, NotConfigured, StructuredResult, Violation
+from ._models_check import (
+    NO_MODEL,
+    ConfigIssue,
+    ModelsCheckReport,
+    RoleCheck,
+    failure_hint,
+    role_config_issue,
+    validate_model_config,
+)
+from ._policy import ModelCallFailed, NotConfigured, StructuredResult
 from ._prices import PriceTable
 from ._providers import create_provider
-from ._receipts import CallRecord, CostLine, CostSummary, Receipt, cost_summary, list_calls, list_receipts, require_run
-from ._schema import schema_sha256, strict_json_schema
+from ._receipts import (
+    CallRecord,
+    CostLine,
+    CostSummary,
+    Receipt,
+    cost_summary,
+    list_calls,
+    list_receipts,
+    require_run,
+    tasks_used,
+)
+from ._schema import model_schema_sha256, schema_sha256, strict_json_schema
 from ._session import ModelSession, recover_vault, run_is_running
-from ._types import Finish, Message, Provider, ProviderError, ProviderRequest, ProviderResponse, Usage
+from ._task import Correction, TaskCall, TaskRef
+from ._types import (
+    Contract,
+    Finish,
+    Message,
+    Provider,
+    ProviderError,
+    ProviderRequest,
+    ProviderResponse,
+    Usage,
+    Violation,
+)
 from ._vault import RecoveryReport, Vault, VaultError, check_object_name
 
 __all__ = [
+    "NO_MODEL",
     "CallRecord",
+    "ConfigIssue",
     "Contract",
+    "Correction",
     "CostLine",
     "CostSummary",
     "Finish",
     "Message",
     "ModelCallFailed",
     "ModelSession",
+    "ModelsCheckReport",
     "NotConfigured",
     "PriceTable",
     "Provider",
@@ -32,8 +67,11 @@ __all__ = [
     "ProviderResponse",
     "Receipt",
     "RecoveryReport",
+    "RoleCheck",
     "RunBudget",
     "StructuredResult",
+    "TaskCall",
+    "TaskRef",
     "Usage",
     "Vault",
     "VaultError",
@@ -42,11 +80,16 @@ __all__ = [
     "cost_summary",
     "create_provider",
     "estimate_input_tokens",
+    "failure_hint",
     "list_calls",
     "list_receipts",
+    "model_schema_sha256",
     "recover_vault",
     "require_run",
+    "role_config_issue",
     "run_is_running",
     "schema_sha256",
     "strict_json_schema",
+    "tasks_used",
+    "validate_model_config",
 ]

@@ -1,6 +1,8 @@
-"""`muse models check`: validate the model configuration, then send one tiny structured call per role.
+"""`muse models check`'s model-layer part: the configuration checks, each role's outcome, the report document.
 
-Configuration checks (no request is sent for a role whose configuration is wrong):
+The probe itself (one tiny structured call per configured role) is the `common` role's task and the check is
+run by `roles.common.check_models`. Configuration checks (no request is sent for a role whose configuration
+is wrong):
 
 * every provider a role uses: its key variable is set (openai, anthropic, claude-cli: `MODEL_KEY_MISSING`),
   a claude-cli binary matches its pinned path and sha256 (`MODEL_CLI_PIN_MISMATCH`; the version is probed by
@@ -10,36 +12,23 @@ Configuration checks (no request is sent for a role whose configuration is wrong
   unpriced models under a budget, so this would fail every call);
 * providers no role uses are checked too, but their problems are warnings.
 
-Then each configured role gets one logical call through the normal fail-closed policy (receipts, vault, budget,
-bounded attempts), all roles concurrently. The schema is `{"ok": true, "echo": "muse-<role>"}` and its contract
-requires exactly those values, so a role passes only when the endpoint returned a schema-valid object that
-follows the instruction. Each role ends as exactly one of: `passed`; `error` with a code (a config problem or a
-call that failed closed); `skipped` with the reason `no model configured` — never reported as ok.
-
-Exit code: 2 when any configuration error was found, else 3 when any role's call failed closed, else 0.
+Each role ends as exactly one of: `passed`; `error` with a code (a config problem or a call that failed
+closed); `skipped` with the reason `no model configured` — never reported as ok.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-import time
-from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
-from string import Template
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import urlparse
 
 from pydantic import BaseModel
 
 from ..book import ROLE_NAMES, Book, ProviderConfig
-from ..errors import EXIT_BAD_INPUT, EXIT_FAILED_CLOSED, EXIT_OK, MuseError
-from ..text import sha256_hex
-from ._policy import ModelCallFailed, Violation
+from ._policy import ModelCallFailed
 from ._prices import PriceTable
-from ._session import ModelSession
-from ._types import Message, ProviderError
+from ._types import ProviderError
 
 NO_MODEL = "no model configured"
 
@@ -81,38 +70,6 @@ class ModelsCheckReport(BaseModel):
     run_id: str | None
     issues: list[ConfigIssue]
     roles: list[RoleCheck]
-
-
-class CheckReply(BaseModel):
-    """The tiny structured output every role is asked for."""
-
-    ok: bool
-    echo: str
-
-
-def expected_echo(role: str) -> str:
-    """What a role's check must echo back (deterministic, so scripted providers can answer it)."""
-    return f"muse-{role}"
-
-
-def _prompt() -> tuple[str, str]:
-    text = (resources.files("novelmuse.llm") / "data" / "models_check.txt").read_text(encoding="utf-8")
-    body = "\n".join(line for line in text.splitlines() if not line.startswith("# version:"))
-    return body, sha256_hex(text)
-
-
-def _contract(role: str) -> list[Callable[[CheckReply], list[Violation]]]:
-    echo = expected_echo(role)
-
-    def check(reply: CheckReply) -> list[Violation]:
-        found: list[Violation] = []
-        if reply.ok is not True:
-            found.append(Violation("CHECK_NOT_OK", 'the field "ok" must be true'))
-        if reply.echo != echo:
-            found.append(Violation("CHECK_ECHO_MISMATCH", f'the field "echo" must be exactly "{echo}"'))
-        return found
-
-    return [check]
 
 
 def _provider_issues(name: str, config: ProviderConfig, book_root: Path) -> list[tuple[str, str, str]]:
@@ -174,7 +131,8 @@ def validate_model_config(book: Book) -> list[ConfigIssue]:
     return issues
 
 
-def _role_issue(book: Book, role: str, issues: list[ConfigIssue]) -> ConfigIssue | None:
+def role_config_issue(book: Book, role: str, issues: list[ConfigIssue]) -> ConfigIssue | None:
+    """The first configuration error that concerns `role` (its provider or its model's price): no call is sent."""
     target = book.config.role_target(role)
     if target is None:
         return None
@@ -203,93 +161,3 @@ def failure_hint(exc: ModelCallFailed, config: ProviderConfig) -> str | None:
     if exc.code == "MODEL_USAGE_MISSING":
         return "the endpoint reports no token usage, so the cost cannot be accounted; novelmuse will not use it"
     return None
-
-
-async def _check_role(session: ModelSession, role: str) -> RoleCheck:
-    provider, model = session.target(role) or ("", "")
-    kind = session.book.config.providers[provider].kind
-    body, sha = _prompt()
-    text = Template(body).substitute(role=role, echo=expected_echo(role))
-    start = time.monotonic()
-
-    def ended(**fields: Any) -> RoleCheck:
-        return RoleCheck(role=role, provider=provider, kind=kind, model=model, **fields)
-
-    try:
-        result = await session.call(
-            role,
-            CheckReply,
-            [Message(role="user", content=text)],
-            contracts=_contract(role),
-            prompt_sha256=sha,
-            max_output_tokens=64,
-            schema_name="models_check",
-        )
-    except ModelCallFailed as exc:
-        return ended(
-            outcome="error",
-            code=exc.code,
-            reason=exc.what,
-            hint=failure_hint(exc, session.book.config.providers[provider]),
-            attempts=len(exc.receipts),
-            latency_ms=round((time.monotonic() - start) * 1000),
-            call_id=exc.call_id or None,
-        )
-    except MuseError as exc:
-        return ended(outcome="error", code=exc.code, reason=exc.what)
-    return ended(
-        outcome="passed",
-        attempts=result.attempts,
-        input_tokens=result.input_tokens,
-        output_tokens=result.output_tokens,
-        cost=result.cost,
-        latency_ms=round((time.monotonic() - start) * 1000),
-        call_id=result.call_id,
-    )
-
-
-async def check_models(book: Book) -> ModelsCheckReport:
-    """Validate the model configuration and check every configured role with one tiny call."""
-    issues = validate_model_config(book)
-    roles: dict[str, RoleCheck] = {}
-    to_call: list[str] = []
-    for role in ROLE_NAMES:
-        target = book.config.role_target(role)
-        if target is None:
-            roles[role] = RoleCheck(role=role, provider=None, kind=None, model=None, outcome="skipped", reason=NO_MODEL)
-            continue
-        provider, model = target
-        kind = book.config.providers[provider].kind
-        issue = _role_issue(book, role, issues)
-        if issue is not None:
-            roles[role] = RoleCheck(
-                role=role,
-                provider=provider,
-                kind=kind,
-                model=model,
-                outcome="error",
-                code=issue.code,
-                reason=issue.what,
-            )
-        else:
-            to_call.append(role)
-    run_id: str | None = None
-    if to_call:
-        async with ModelSession.open(book, run_kind="models-check") as session:
-            run_id = session.run_id
-            for check in await asyncio.gather(*(_check_role(session, role) for role in to_call)):
-                roles[check.role] = check
-    ordered = [roles[r] for r in ROLE_NAMES]
-    if any(i.severity == "error" for i in issues):
-        exit_code = EXIT_BAD_INPUT
-    elif any(r.outcome == "error" for r in ordered):
-        exit_code = EXIT_FAILED_CLOSED
-    else:
-        exit_code = EXIT_OK
-    if exit_code != EXIT_OK:
-        status: Literal["passed", "error", "skipped"] = "error"
-    elif any(r.outcome == "passed" for r in ordered):
-        status = "passed"
-    else:
-        status = "skipped"
-    return ModelsCheckReport(status=status, exit_code=exit_code, run_id=run_id, issues=issues, roles=ordered)

@@ -28,13 +28,10 @@ import asyncio
 import contextlib
 import json
 import sqlite3
-import string
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
-from importlib import resources
 from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -46,29 +43,16 @@ from ._budget import Reservation, RunBudget, estimate_input_tokens
 from ._prices import PriceTable
 from ._receipts import CallEnd, CallStart, Outcome, Receipt, end_call, write_receipt
 from ._schema import cached_strict_schema
-from ._types import Message, Provider, ProviderError, ProviderRequest, ProviderResponse, Usage
+from ._task import TaskCall, TaskRef
+from ._types import Contract, Provider, ProviderError, ProviderRequest, ProviderResponse, Usage, Violation
 from ._vault import Lease, Vault, VaultError
 
 T = TypeVar("T", bound=BaseModel)
 
 
-@dataclass(frozen=True)
-class Violation:
-    """A contract check's finding: a stable code and a detail.
-
-    The detail goes into the correction message (and so the raw vault) only — never into receipts or
-    diagnostics, which keep codes and counts.
-    """
-
-    code: str
-    detail: str = ""
-
-
-Contract = Callable[[T], list[Violation]]
-
-
 class ModelCallFailed(FailedClosed):
-    """A logical call failed closed (exit 3): `.code`, `.diagnostics` (codes and counts), `.receipts`."""
+    """A logical call failed closed (exit 3): `.code`, `.diagnostics` (codes and counts), `.receipts`, and `.tasks`
+    (the role tasks the call rendered: its own, and the correction when one was sent)."""
 
     def __init__(
         self,
@@ -80,11 +64,13 @@ class ModelCallFailed(FailedClosed):
         diagnostics: dict[str, Any] | None = None,
         receipts: Sequence[Receipt] = (),
         call_id: str = "",
+        tasks: Sequence[TaskRef] = (),
     ):
         super().__init__(code, what, where, fix)
         self.diagnostics: dict[str, Any] = diagnostics or {}
         self.receipts: list[Receipt] = list(receipts)
         self.call_id = call_id
+        self.tasks: list[TaskRef] = list(tasks)
 
 
 class NotConfigured(InputError):
@@ -102,7 +88,8 @@ class NotConfigured(InputError):
 
 @dataclass
 class StructuredResult(Generic[T]):
-    """An accepted structured output and the receipts of every attempt that led to it."""
+    """An accepted structured output, the receipts of every attempt that led to it, and the role tasks it used
+    (its own, and the correction when one was sent)."""
 
     value: T
     receipts: list[Receipt]
@@ -111,6 +98,7 @@ class StructuredResult(Generic[T]):
     output_tokens: int
     cost: float | None  # None when any attempt's cost is unknown
     output_sha256: str = ""
+    tasks: list[TaskRef] = field(default_factory=list)
 
     @property
     def attempts(self) -> int:
@@ -135,24 +123,6 @@ class _Judgement:
     violations: list[Violation] = field(default_factory=list)
     detail_counts: dict[str, int] = field(default_factory=dict)
     value: BaseModel | None = None
-
-
-@cache
-def _correction_template() -> tuple[str, str]:
-    text = (resources.files("novelmuse.llm") / "data" / "correction.txt").read_text(encoding="utf-8")
-    body = "\n".join(line for line in text.splitlines() if not line.startswith("# version:"))
-    return body, sha256_hex(text)
-
-
-def correction_template_sha256() -> str:
-    """The sha256 of `llm/data/correction.txt` (recorded in each run's configuration)."""
-    return _correction_template()[1]
-
-
-def correction_message(reasons: Sequence[str]) -> str:
-    """The user message that asks for a corrected draft, listing the exact reasons."""
-    body, _ = _correction_template()
-    return string.Template(body).substitute(reasons="\n".join(f"- {r}" for r in reasons))
 
 
 def _strip_fence(text: str) -> str:
@@ -227,7 +197,6 @@ class CallContext:
 
     conn: sqlite3.Connection
     run_id: str
-    role: str
     provider: Provider
     model: str
     semaphore: asyncio.Semaphore
@@ -239,50 +208,67 @@ class CallContext:
     timeout_s: float
 
 
-async def run_call(
-    ctx: CallContext,
-    schema: type[T],
-    messages: Sequence[Message],
-    contracts: Sequence[Contract[T]],
-    prompt_sha256: str | None,
-    schema_name: str | None = None,
-) -> StructuredResult[T]:
-    """Run one logical call under the policy; return the accepted value or raise ModelCallFailed."""
-    if not messages:
-        raise InputError("MODEL_NO_MESSAGES", "a model call needs at least one message", f"role {ctx.role}")
-    json_schema, s_sha = cached_strict_schema(schema)  # shared read-only: providers copy before changing it
-    name = schema_name or schema.__name__
-    call_id = new_id("call_")
-    provider = ctx.provider
-    call_start: CallStart | None = CallStart(  # inserted with the first receipt (one transaction)
-        call_id=call_id,
-        run_id=ctx.run_id,
-        role=ctx.role,
-        provider=provider.name,
-        provider_kind=provider.kind,
-        requested_model=ctx.model,
-        schema_name=name,
-        schema_sha256=s_sha,
-        prompt_sha256=prompt_sha256,
-        started_at=utc_now(),
-    )
-    receipts: list[Receipt] = []
-    codes: Counter[str] = Counter()
-    violation_counts: Counter[str] = Counter()
-    detail_counts: Counter[str] = Counter()
-    history: list[Message] = list(messages)
+@dataclass
+class _Sent:
+    """What one sent attempt got: a response or a classified error, the raw response's sha256, the latency."""
 
-    def diagnostics(bound_reached: bool) -> dict[str, Any]:
+    response: ProviderResponse | None
+    error: ProviderError | None
+    response_sha256: str
+    latency_ms: float
+
+
+class _Attempts:
+    """The record of one logical call: a receipt per attempt, the call's row, and its failure-safe diagnostics.
+
+    The call's row and the run's first use of its task go in with the first receipt; the task refs queued with
+    `uses` (the correction) with the next one. `failed` ends the call row and returns the exception to raise.
+    """
+
+    def __init__(self, ctx: CallContext, call: TaskCall[Any], call_id: str, schema_sha256: str):
+        self.ctx = ctx
+        self.call_id = call_id
+        self.role = call.role
+        self.prompt_sha256 = call.ref.prompt_sha256
+        self.schema_sha256 = schema_sha256
+        self.receipts: list[Receipt] = []
+        self.codes: Counter[str] = Counter()
+        self.violations: Counter[str] = Counter()
+        self.counts: Counter[str] = Counter()
+        self._start: CallStart | None = CallStart(
+            call_id=call_id,
+            run_id=ctx.run_id,
+            role=call.role,
+            provider=ctx.provider.name,
+            provider_kind=ctx.provider.kind,
+            requested_model=ctx.model,
+            schema_name=call.wire_schema_name,
+            schema_sha256=schema_sha256,
+            prompt_sha256=call.ref.prompt_sha256,
+            started_at=utc_now(),
+        )
+        self._unwritten: list[TaskRef] = [call.ref]  # not yet in run_tasks
+        self.tasks: list[TaskRef] = [call.ref]  # every task the call used
+
+    def uses(self, ref: TaskRef) -> None:
+        """Record the call's (and the run's) use of `ref`, with the next receipt."""
+        if ref not in self.tasks:
+            self.tasks.append(ref)
+            self._unwritten.append(ref)
+
+    def diagnostics(self, bound_reached: bool) -> dict[str, Any]:
+        """Codes and counts only (never content): what a receipt-reader may see of the whole call."""
         return {
-            "attempts": len(receipts),
-            "max_attempts": ctx.max_attempts,
-            "codes": dict(sorted(codes.items())),
-            "violations": dict(sorted(violation_counts.items())),
-            "counts": dict(sorted(detail_counts.items())),
+            "attempts": len(self.receipts),
+            "max_attempts": self.ctx.max_attempts,
+            "codes": dict(sorted(self.codes.items())),
+            "violations": dict(sorted(self.violations.items())),
+            "counts": dict(sorted(self.counts.items())),
             "bound_reached": bound_reached,
         }
 
-    def receipt(
+    def record(
+        self,
         attempt: int,
         outcome: Outcome,
         code: str | None,
@@ -296,26 +282,27 @@ async def run_call(
         diag: dict[str, Any] | None = None,
         accepted_sha: str | None = None,
     ) -> Receipt:
-        nonlocal call_start
+        """Write the receipt of one attempt (and, for the accepted one, the call's outcome in the same transaction)."""
+        ctx = self.ctx
         usage = response.usage if response is not None else None
         if outcome == "refused":  # never sent: nothing used, a known zero cost
             usage, cost = Usage(0, 0), 0.0
         rec = Receipt(
             id=new_id("rcpt_"),
-            call_id=call_id,
+            call_id=self.call_id,
             attempt=attempt,
             run_id=ctx.run_id,
-            role=ctx.role,
-            provider=provider.name,
-            provider_kind=provider.kind,
+            role=self.role,
+            provider=ctx.provider.name,
+            provider_kind=ctx.provider.kind,
             requested_model=ctx.model,
             resolved_model=response.resolved_model if response is not None else None,
             outcome=outcome,
             error_code=code,
             request_sha256=request_sha,
             response_sha256=response_sha,
-            prompt_sha256=prompt_sha256,
-            schema_sha256=s_sha,
+            prompt_sha256=self.prompt_sha256,
+            schema_sha256=self.schema_sha256,
             input_tokens=usage.input_tokens if usage else None,
             output_tokens=usage.output_tokens if usage else None,
             cache_read_tokens=usage.cache_read_tokens if usage else None,
@@ -328,189 +315,226 @@ async def run_call(
             sandbox=response.sandbox if response is not None else None,
             diagnostics=diag or {},
         )
-        receipts.append(rec)
+        self.receipts.append(rec)
         if code:
-            codes[code] += 1
+            self.codes[code] += 1
         end = None
-        if accepted_sha is not None:  # the accepted attempt: the call's outcome goes in the same transaction
-            end = CallEnd("ok", None, len(receipts), rec.id, accepted_sha, diagnostics(False), rec.ended_at)
-        write_receipt(ctx.conn, rec, start=call_start, end=end)
-        call_start = None
+        if accepted_sha is not None:
+            end = CallEnd("ok", None, len(self.receipts), rec.id, accepted_sha, self.diagnostics(False), rec.ended_at)
+        write_receipt(ctx.conn, rec, start=self._start, end=end, tasks=self._unwritten)
+        self._start, self._unwritten = None, []
         return rec
 
-    def fail(code: str, what: str, fix: str, *, bound_reached: bool = False) -> ModelCallFailed:
-        diag = diagnostics(bound_reached)
-        end_call(ctx.conn, call_id, CallEnd("failed", code, len(receipts), None, None, diag, utc_now()))
+    def failed(self, code: str, what: str, fix: str, *, bound_reached: bool = False) -> ModelCallFailed:
+        """End the call's row as failed; the exception to raise (with the receipts and the diagnostics)."""
+        diag = self.diagnostics(bound_reached)
+        end_call(self.ctx.conn, self.call_id, CallEnd("failed", code, len(self.receipts), None, None, diag, utc_now()))
         return ModelCallFailed(
             code,
             what,
-            f"role {ctx.role} ({provider.name}:{ctx.model}), call {call_id}",
+            f"role {self.role} ({self.ctx.provider.name}:{self.ctx.model}), call {self.call_id}",
             fix,
             diagnostics=diag,
-            receipts=receipts,
-            call_id=call_id,
+            receipts=self.receipts,
+            call_id=self.call_id,
+            tasks=self.tasks,
         )
 
+
+async def run_call(ctx: CallContext, call: TaskCall[T]) -> StructuredResult[T]:
+    """Run one logical call under the policy; return the accepted value or raise ModelCallFailed.
+
+    Each attempt ends in exactly one of: refused (raise), a provider error (resend or raise), accepted
+    (return), or a rejected draft (correct or raise) — see the module docstring.
+    """
+    if not call.messages:
+        raise InputError("MODEL_NO_MESSAGES", "a model call needs at least one message", f"role {call.role}")
+    json_schema, schema_sha = cached_strict_schema(call.schema)  # shared read-only: providers copy before changing it
+    record = _Attempts(ctx, call, new_id("call_"), schema_sha)
+    messages = call.messages
     for attempt in range(1, ctx.max_attempts + 1):
         request = ProviderRequest(
-            provider=provider.name,
+            provider=ctx.provider.name,
             model=ctx.model,
-            messages=list(history),
-            schema_name=name,
+            messages=list(messages),
+            schema_name=call.wire_schema_name,
             json_schema=json_schema,
             max_output_tokens=ctx.max_output_tokens,
             timeout_s=ctx.timeout_s,
-            role=ctx.role,
+            role=call.role,
         )
         request_bytes = canonical_json(request.canonical()).encode("utf-8")
         request_sha = sha256_hex(request_bytes)
         started = utc_now()
         if ctx.budget.has_limits and ctx.prices.price(ctx.model) is None:
-            receipt(attempt, "refused", "MODEL_COST_UNKNOWN", request_sha, started)
-            raise fail(
+            record.record(attempt, "refused", "MODEL_COST_UNKNOWN", request_sha, started)
+            raise record.failed(
                 "MODEL_COST_UNKNOWN",
                 f"model {ctx.model!r} has no price, so its cost is unknown while the run has a budget",
                 f'add [prices."{ctx.model}"] input/output per million tokens to book.toml, or remove [budget]',
             )
-        async with ctx.semaphore:
-            est_in = estimate_input_tokens(request)
-            worst_cost = ctx.prices.worst_case_cost(ctx.model, est_in, ctx.max_output_tokens)
-            reservation = ctx.budget.reserve(est_in + ctx.max_output_tokens, worst_cost)
-            if isinstance(reservation, str):
-                receipt(attempt, "refused", "BUDGET_EXCEEDED", request_sha, started)
-                raise fail(
-                    "BUDGET_EXCEEDED",
-                    f"the request was not sent: {reservation}",
-                    "raise the [budget] limits in book.toml or run on fewer chapters",
-                )
-            remaining = ctx.budget.remaining_s()
-            if remaining is not None and remaining < request.timeout_s:
-                request = replace(request, timeout_s=max(remaining, 0.001))
-            try:
-                lease = ctx.vault.lease(call_id, attempt, ctx.run_id)
-            except VaultError as exc:
-                ctx.budget.settle(reservation, 0, 0.0)
-                receipt(attempt, "refused", exc.code, request_sha, started)
-                raise fail(exc.code, f"the raw vault refused the lease: {exc.what}", exc.fix) from exc
-            try:
-                response, error, response_sha, latency = await _send_attempt(
-                    ctx, lease, request, request_bytes, reservation, attempt, request_sha, started, receipt, fail
-                )
-            finally:
-                lease.close()
-
-        if error is not None:
-            # a failed request whose cost is known was not billed (0); otherwise the worst case stays spent
-            err_cost = 0.0 if error.cost_known and ctx.prices.price(ctx.model) is not None else None
-            ctx.budget.settle(reservation, 0 if error.cost_known else None, err_cost)
-            diag: dict[str, Any] = {"status": error.status} if error.status is not None else {}
-            receipt(
-                attempt,
-                "failed",
-                error.code,
-                request_sha,
-                started,
-                response_sha=response_sha,
-                cost=err_cost,
-                latency_ms=latency,
-                diag=diag,
-            )
+        sent = await _send_attempt(ctx, record, request, request_bytes, attempt, request_sha, started)
+        if isinstance(sent, ModelCallFailed):  # refused before sending (budget, vault), or the vault lost the response
+            raise sent
+        if sent.error is not None:
+            error = sent.error
+            if error.transient and error.cost_known and attempt < ctx.max_attempts:
+                continue  # resend the same input
             if error.transient and error.cost_known:
-                if attempt < ctx.max_attempts:
-                    continue  # resend the same input
-                raise fail(
+                raise record.failed(
                     error.code,
                     f"transient provider errors until the bound of {ctx.max_attempts} requests",
                     "retry later; check the provider's status",
                     bound_reached=True,
                 )
             # the provider's message is novelmuse's own text (status, path, pin): never a body, content or key
-            raise fail(error.code, f"the provider failed ({error}); not retried", _fix_for(error.code))
-
-        assert response is not None
-        usage = response.usage
-        cost = ctx.prices.cost(response.resolved_model or ctx.model, usage)
-        tokens = (
-            None
-            if usage is None
-            else usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-        )
-        ctx.budget.settle(reservation, tokens, cost)
+            raise record.failed(error.code, f"the provider failed ({error}); not retried", _fix_for(error.code))
+        assert sent.response is not None
+        response = sent.response
+        cost = ctx.prices.cost(response.resolved_model or ctx.model, response.usage)
         try:
-            judgement = judge_response(response, ctx.model, schema, contracts, ctx.max_output_tokens)
+            judgement = judge_response(response, ctx.model, call.schema, call.contracts, ctx.max_output_tokens)
         except Exception:
-            receipt(
+            record.record(
                 attempt, "failed", "CONTRACT_ERROR", request_sha, started,
-                response=response, response_sha=response_sha, cost=cost, latency_ms=latency,
+                response=response, response_sha=sent.response_sha256, cost=cost, latency_ms=sent.latency_ms,
             )  # fmt: skip
-            fail("CONTRACT_ERROR", "a contract check raised an exception", "this is a bug in novelmuse")
+            record.failed("CONTRACT_ERROR", "a contract check raised an exception", "this is a bug in novelmuse")
             raise
         if judgement.action == "accept":
             assert judgement.value is not None
             value: T = judgement.value  # type: ignore[assignment]
             out_sha = sha256_json(value.model_dump(mode="json"))
-            receipt(
-                attempt, "ok", None, request_sha, started,
-                response=response, response_sha=response_sha, cost=cost, latency_ms=latency, accepted_sha=out_sha,
+            record.record(
+                attempt, "ok", None, request_sha, started, response=response, response_sha=sent.response_sha256,
+                cost=cost, latency_ms=sent.latency_ms, accepted_sha=out_sha,
             )  # fmt: skip
-            costs = [r.cost for r in receipts]
-            return StructuredResult(
-                value=value,
-                receipts=list(receipts),
-                call_id=call_id,
-                input_tokens=sum(r.input_tokens or 0 for r in receipts),
-                output_tokens=sum(r.output_tokens or 0 for r in receipts),
-                cost=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
-                output_sha256=out_sha,
-            )
+            return _result(value, record, out_sha)
         vcounts = Counter(v.code for v in judgement.violations)
-        violation_counts.update(vcounts)
-        detail_counts.update(judgement.detail_counts)
-        diag = {"violations": dict(sorted(vcounts.items()))} if vcounts else {}
+        record.violations.update(vcounts)
+        record.counts.update(judgement.detail_counts)
+        diag: dict[str, Any] = {"violations": dict(sorted(vcounts.items()))} if vcounts else {}
         diag.update(judgement.detail_counts)
         assert judgement.code is not None
-        receipt(
-            attempt, "failed", judgement.code, request_sha, started,
-            response=response, response_sha=response_sha, cost=cost, latency_ms=latency, diag=diag,
+        record.record(
+            attempt, "failed", judgement.code, request_sha, started, response=response,
+            response_sha=sent.response_sha256, cost=cost, latency_ms=sent.latency_ms, diag=diag,
         )  # fmt: skip
         if judgement.action == "stop":
-            raise fail(judgement.code, f"the model's response was not acceptable ({judgement.code}); not retried",
-                       _fix_for(judgement.code))  # fmt: skip
-        if attempt < ctx.max_attempts:
-            history = [
-                *messages,
-                Message(role="assistant", content=judgement.draft),
-                Message(role="user", content=correction_message(judgement.reasons)),
-            ]
-            continue
-        raise fail(
-            judgement.code,
-            f"the output still failed its checks after {ctx.max_attempts} requests",
-            "see `muse calls` for the attempts; the raw drafts are in .muse/vault",
-            bound_reached=True,
-        )
-    raise AssertionError("unreachable: the attempt loop always returns or raises")
+            what = f"the model's response was not acceptable ({judgement.code}); not retried"
+            raise record.failed(judgement.code, what, _fix_for(judgement.code))
+        if attempt == ctx.max_attempts:
+            raise record.failed(
+                judgement.code,
+                f"the output still failed its checks after {ctx.max_attempts} requests",
+                "see `muse calls` for the attempts; the raw drafts are in .muse/vault",
+                bound_reached=True,
+            )
+        # correct: the original messages, the latest draft and the exact reasons (the input does not grow per round)
+        messages = (*call.messages, *call.correction.messages(judgement.draft, judgement.reasons))
+        record.uses(call.correction.ref)
+    raise AssertionError("unreachable: the last attempt always returns or raises")
+
+
+def _result(value: T, record: _Attempts, output_sha256: str) -> StructuredResult[T]:
+    receipts = record.receipts
+    costs = [r.cost for r in receipts]
+    return StructuredResult(
+        value=value,
+        receipts=list(receipts),
+        call_id=record.call_id,
+        input_tokens=sum(r.input_tokens or 0 for r in receipts),
+        output_tokens=sum(r.output_tokens or 0 for r in receipts),
+        cost=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
+        output_sha256=output_sha256,
+        tasks=list(record.tasks),
+    )
 
 
 async def _send_attempt(
     ctx: CallContext,
-    lease: Lease,
+    record: _Attempts,
     request: ProviderRequest,
     request_bytes: bytes,
-    reservation: Reservation,
     attempt: int,
     request_sha: str,
     started: str,
-    receipt: Callable[..., Receipt],
-    fail: Callable[..., ModelCallFailed],
-) -> tuple[ProviderResponse | None, ProviderError | None, str, float]:
-    """Vault the request, send it once, vault the raw response: (response, error, response sha, latency ms)."""
+) -> _Sent | ModelCallFailed:
+    """Reserve the budget, vault the request, send it once, vault the raw response, settle the budget.
+
+    A provider error's receipt is written here. A refusal (budget, vault) is recorded here and returned as the
+    failure for the loop to raise.
+    """
+    async with ctx.semaphore:
+        est_in = estimate_input_tokens(request)
+        worst_cost = ctx.prices.worst_case_cost(ctx.model, est_in, ctx.max_output_tokens)
+        reservation = ctx.budget.reserve(est_in + ctx.max_output_tokens, worst_cost)
+        if isinstance(reservation, str):
+            record.record(attempt, "refused", "BUDGET_EXCEEDED", request_sha, started)
+            return record.failed(
+                "BUDGET_EXCEEDED",
+                f"the request was not sent: {reservation}",
+                "raise the [budget] limits in book.toml or run on fewer chapters",
+            )
+        remaining = ctx.budget.remaining_s()
+        if remaining is not None and remaining < request.timeout_s:
+            request = replace(request, timeout_s=max(remaining, 0.001))
+        try:
+            lease = ctx.vault.lease(record.call_id, attempt, ctx.run_id)
+        except VaultError as exc:
+            ctx.budget.settle(reservation, 0, 0.0)
+            record.record(attempt, "refused", exc.code, request_sha, started)
+            return _caused(record.failed(exc.code, f"the raw vault refused the lease: {exc.what}", exc.fix), exc)
+        try:
+            sending = (request, request_bytes, request_sha)
+            sent = await _exchange(ctx, record, lease, sending, reservation, attempt, started)
+        finally:
+            lease.close()
+    if isinstance(sent, ModelCallFailed):
+        return sent
+    if sent.error is not None:
+        error = sent.error
+        # a failed request whose cost is known was not billed (0); otherwise the worst case stays spent
+        err_cost = 0.0 if error.cost_known and ctx.prices.price(ctx.model) is not None else None
+        ctx.budget.settle(reservation, 0 if error.cost_known else None, err_cost)
+        diag: dict[str, Any] = {"status": error.status} if error.status is not None else {}
+        record.record(
+            attempt, "failed", error.code, request_sha, started,
+            response_sha=sent.response_sha256, cost=err_cost, latency_ms=sent.latency_ms, diag=diag,
+        )  # fmt: skip
+        return sent
+    assert sent.response is not None
+    usage = sent.response.usage
+    cost = ctx.prices.cost(sent.response.resolved_model or ctx.model, usage)
+    tokens = (
+        None
+        if usage is None
+        else usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+    )
+    ctx.budget.settle(reservation, tokens, cost)
+    return sent
+
+
+async def _exchange(
+    ctx: CallContext,
+    record: _Attempts,
+    lease: Lease,
+    sending: tuple[ProviderRequest, bytes, str],
+    reservation: Reservation,
+    attempt: int,
+    started: str,
+) -> _Sent | ModelCallFailed:
+    """Vault the request, send it once, vault the raw response (a vault refusal is recorded and returned).
+
+    `sending`: the request, its canonical bytes (what the vault keeps) and their sha256.
+    """
+    request, request_bytes, request_sha = sending
     try:
         lease.put(request_bytes)
     except VaultError as exc:
         ctx.budget.settle(reservation, 0, 0.0)
-        receipt(attempt, "refused", exc.code, request_sha, started)
-        raise fail(exc.code, f"the raw vault refused the request: {exc.what}", exc.fix) from exc
+        record.record(attempt, "refused", exc.code, request_sha, started)
+        return _caused(record.failed(exc.code, f"the raw vault refused the request: {exc.what}", exc.fix), exc)
     t0 = time.perf_counter()
     response: ProviderResponse | None = None
     error: ProviderError | None = None
@@ -523,8 +547,8 @@ async def _send_attempt(
         ctx.budget.settle(reservation, None, None)
         with contextlib.suppress(VaultError):
             lease.complete()
-        receipt(attempt, "failed", "MODEL_CANCELLED", request_sha, started, latency_ms=latency)
-        fail("MODEL_CANCELLED", "the call was cancelled", "")
+        record.record(attempt, "failed", "MODEL_CANCELLED", request_sha, started, latency_ms=latency)
+        record.failed("MODEL_CANCELLED", "the call was cancelled", "")
         raise
     except Exception as exc:  # an unclassified provider failure: never retried
         error = ProviderError("MODEL_PROVIDER_ERROR", type(exc).__name__, transient=False, cost_known=False)
@@ -535,9 +559,14 @@ async def _send_attempt(
         lease.complete()
     except VaultError as exc:
         ctx.budget.settle(reservation, None, None)
-        receipt(attempt, "failed", exc.code, request_sha, started, latency_ms=latency)
-        raise fail(exc.code, f"the raw vault refused the response: {exc.what}", exc.fix) from exc
-    return response, error, response_sha, latency
+        record.record(attempt, "failed", exc.code, request_sha, started, latency_ms=latency)
+        return _caused(record.failed(exc.code, f"the raw vault refused the response: {exc.what}", exc.fix), exc)
+    return _Sent(response, error, response_sha, latency)
+
+
+def _caused(failure: ModelCallFailed, cause: BaseException) -> ModelCallFailed:
+    failure.__cause__ = cause
+    return failure
 
 
 _FIXES = {

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from ..errors import FailedClosed, InputError
 from ..store import transaction
+from ._task import TaskRef
 
 Outcome = Literal["ok", "failed", "refused"]
 
@@ -125,9 +127,15 @@ def _update_call(conn: sqlite3.Connection, call_id: str, end: CallEnd) -> None:
 
 
 def write_receipt(
-    conn: sqlite3.Connection, receipt: Receipt, *, start: CallStart | None = None, end: CallEnd | None = None
+    conn: sqlite3.Connection,
+    receipt: Receipt,
+    *,
+    start: CallStart | None = None,
+    end: CallEnd | None = None,
+    tasks: Sequence[TaskRef] = (),
 ) -> None:
-    """Insert one receipt in its own transaction (with its call's row on the first, its outcome on the last)."""
+    """Insert one receipt in its own transaction (with its call's row on the first, its outcome on the last,
+    and the run's first use of each of `tasks`)."""
     values = [getattr(receipt, c) for c in _COLUMNS[:-1]]
     values.append(json.dumps(receipt.diagnostics, sort_keys=True))
     placeholders = ", ".join("?" for _ in _COLUMNS)
@@ -135,11 +143,29 @@ def write_receipt(
         with transaction(conn):
             if start is not None:
                 _insert_call(conn, start)
+            for ref in tasks:
+                conn.execute(
+                    "INSERT OR IGNORE INTO run_tasks (run_id, role, task, version, prompt_sha256, schema_sha256,"
+                    " first_used_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        receipt.run_id,
+                        ref.role,
+                        ref.task,
+                        ref.version,
+                        ref.prompt_sha256,
+                        ref.schema_sha256,
+                        receipt.started_at,
+                    ),
+                )
             conn.execute(f"INSERT INTO receipts ({', '.join(_COLUMNS)}) VALUES ({placeholders})", values)
             if end is not None:
                 _update_call(conn, receipt.call_id, end)
     except sqlite3.Error as exc:
         raise _store_failed(exc) from exc
+
+
+def _ref_row(ref: TaskRef) -> tuple[str, str, int, str, str]:
+    return ref.role, ref.task, ref.version, ref.prompt_sha256, ref.schema_sha256
 
 
 def end_call(conn: sqlite3.Connection, call_id: str, end: CallEnd) -> None:
@@ -307,3 +333,12 @@ def cost_summary(conn: sqlite3.Connection, run_id: str | None = None) -> CostSum
         by_role=[_line(row[10], row) for row in roles],
         by_run=[_line(row[10], row, {"kind": row[11], "status": row[12], "started_at": row[13]}) for row in runs],
     )
+
+
+def tasks_used(conn: sqlite3.Connection, run_id: str) -> list[TaskRef]:
+    """The role tasks a run used, each once, in the order of their first use."""
+    rows = conn.execute(
+        "SELECT role, task, version, prompt_sha256, schema_sha256 FROM run_tasks WHERE run_id = ? ORDER BY rowid",
+        (run_id,),
+    )
+    return [TaskRef(*row) for row in rows]

@@ -72,3 +72,8 @@ def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
 def schema_sha256(schema: dict[str, Any]) -> str:
     """The sha256 recorded in receipts for an output schema."""
     return sha256_json(schema)
+
+
+def model_schema_sha256(model: type[BaseModel]) -> str:
+    """The sha256 of a model's strict schema: what receipts and task refs record as `schema_sha256`."""
+    return cached_strict_schema(model)[1]

@@ -1,12 +1,13 @@
 """ModelSession: one run's access to models — config, providers, budget, concurrency, vault, receipts.
 
-    async with ModelSession.open(book, run_kind="review") as session:
+    async with ModelSession.open(book, run_kind="review") as session:     # an entry point (CLI command)
         if session.is_configured("reviewer"):
-            result = await session.call(role="reviewer", schema=Review, messages=[...],
-                                        contracts=[quotes_found], prompt_sha256=template.sha256)
+            result = await session.call(roles.reviewer.REVIEW.render(request))   # services: a TaskCall
 
-Opening a session creates a `runs` row (or joins an existing run id), runs the vault recovery
-pass, and pins the price table. Providers are built lazily per provider name; each provider's
+Entry points alone open sessions; services get one passed in, so one budget and one deadline cover the
+whole command. Opening is free; the run starts at the first call (or `start()`): that creates a `runs` row
+(or joins an existing run id), runs the vault recovery pass and pins the price table. Every task a call used
+is recorded in `run_tasks` (`tasks_used()`). Providers are built lazily per provider name; each provider's
 `asyncio.Semaphore(max_concurrency)` is shared by all sessions of the book in the same event loop.
 The session uses its own SQLite connection, so a caller's open transaction never interleaves with
 receipt writes.
@@ -18,7 +19,8 @@ import asyncio
 import json
 import sqlite3
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
@@ -27,10 +29,12 @@ from pydantic import BaseModel
 from ..book import Book
 from ..store import connect, new_id, transaction, utc_now
 from ._budget import RunBudget
-from ._policy import CallContext, Contract, NotConfigured, StructuredResult, correction_template_sha256, run_call
+from ._policy import CallContext, NotConfigured, StructuredResult, run_call
 from ._prices import PriceTable
 from ._providers import create_provider
-from ._types import Message, Provider
+from ._receipts import tasks_used
+from ._task import TaskCall, TaskRef
+from ._types import Provider
 from ._vault import RecoveryReport, Vault
 
 T = TypeVar("T", bound=BaseModel)
@@ -81,20 +85,39 @@ def recover_vault(book: Book, conn: sqlite3.Connection | None = None) -> Recover
             db.close()
 
 
-class ModelSession:
-    """The model layer's entry point for one run (see the module docstring)."""
+@dataclass
+class _Run:
+    """What a started run holds: its own connection, the pinned prices, the vault, the recovery report."""
 
-    def __init__(self, book: Book, run_id: str, conn: sqlite3.Connection, *, owns_run: bool, run_kind: str):
+    conn: sqlite3.Connection
+    prices: PriceTable
+    vault: Vault
+    recovery: RecoveryReport
+
+
+class ModelSession:
+    """One run's access to models (see the module docstring).
+
+    Opening a session costs nothing and writes nothing: the run starts — its row, the vault recovery pass,
+    the pinned price table — at the first call or at `start()`, so a command that ends up needing no model
+    leaves no run behind. The budget and its deadline count from the opening: they cover the whole command.
+    """
+
+    def __init__(
+        self,
+        book: Book,
+        run_kind: str,
+        *,
+        run_id: str | None = None,
+        providers: Mapping[str, Provider] | None = None,
+    ):
         self.book = book
-        self.run_id = run_id
+        self.run_id = run_id or new_id("run_")
         self.run_kind = run_kind
-        self.conn = conn
-        self.owns_run = owns_run
-        self.prices = PriceTable.load(book.config.prices)
-        self.budget = RunBudget(book.config.budget)
-        self.vault = Vault(book.vault_dir)
-        self.recovery = RecoveryReport()
-        self._providers: dict[str, Provider] = {}
+        self.owns_run = True
+        self._budget = RunBudget(book.config.budget)
+        self._providers: dict[str, Provider] = dict(providers or {})
+        self._run: _Run | None = None
         self._failed = False
         self._closed = False
 
@@ -107,46 +130,84 @@ class ModelSession:
         run_id: str | None = None,
         providers: Mapping[str, Provider] | None = None,
     ) -> ModelSession:
-        """Open a session: create (or join) the run row, recover the vault, pin prices and budget.
+        """Open a session for one command's run (called by entry points only: CLI commands, replay's orchestrator).
 
-        Joining an existing `run_id` carries the run's spent tokens and cost (from its receipts) into
-        this session's budget; the deadline counts from this session's start. `providers` injects
-        ready provider objects by provider name (tests use it for exact transport behaviours); the
-        others are built from the configuration on first use.
+        `run_id` joins an existing run when it starts (its spent tokens and cost, from its receipts, count
+        against this session's budget). `providers` injects ready provider objects by provider name (tests use
+        it for exact transport behaviours); the others are built from the configuration on first use.
         """
-        conn = connect(book.db_path)
-        owns = True
-        rid = run_id or new_id("run_")
-        existing = conn.execute("SELECT status FROM runs WHERE id = ?", (rid,)).fetchone()
-        session: ModelSession
-        if existing is not None:
-            owns = False
-            session = cls(book, rid, conn, owns_run=owns, run_kind=run_kind)
-            row = conn.execute(
-                "SELECT COALESCE(SUM(COALESCE(input_tokens,0)+COALESCE(output_tokens,0)+COALESCE(cache_read_tokens,0)"
-                "+COALESCE(cache_write_tokens,0)),0), COALESCE(SUM(cost),0), "
-                "SUM(CASE WHEN cost IS NULL AND outcome != 'refused' THEN 1 ELSE 0 END) FROM receipts WHERE run_id = ?",
-                (rid,),
-            ).fetchone()
-            session.budget.spent_tokens = int(row[0])
-            session.budget.spent_cost = float(row[1])
-            session.budget.cost_unknown = bool(row[2])
-        else:
-            session = cls(book, rid, conn, owns_run=owns, run_kind=run_kind)
-            with transaction(conn):
-                conn.execute(
-                    "INSERT INTO runs (id, kind, started_at, status, config_json) VALUES (?, ?, ?, 'running', ?)",
-                    (rid, run_kind, utc_now(), json.dumps(session._run_config(), sort_keys=True, ensure_ascii=False)),
-                )
-        session._providers.update(providers or {})
+        return cls(book, run_kind, run_id=run_id, providers=providers)
+
+    @property
+    def started(self) -> bool:
+        """Whether the run has started (its row exists)."""
+        return self._run is not None
+
+    def start(self) -> ModelSession:
+        """Start the run now (idempotent): create or join its row, recover the vault, pin the prices.
+
+        A service calls it when the run must exist before its first model call (e.g. rows that name the run).
+        """
+        if self._run is not None:
+            return self
+        if self._closed:
+            raise RuntimeError("ModelSession is closed")
+        prices = PriceTable.load(self.book.config.prices)
+        conn = connect(self.book.db_path)
         try:
-            session.recovery = recover_vault(book, conn)
+            existing = conn.execute("SELECT status FROM runs WHERE id = ?", (self.run_id,)).fetchone()
+            if existing is not None:
+                self.owns_run = False
+                row = conn.execute(
+                    "SELECT COALESCE(SUM(COALESCE(input_tokens,0)+COALESCE(output_tokens,0)"
+                    "+COALESCE(cache_read_tokens,0)+COALESCE(cache_write_tokens,0)),0), COALESCE(SUM(cost),0), "
+                    "SUM(CASE WHEN cost IS NULL AND outcome != 'refused' THEN 1 ELSE 0 END) FROM receipts"
+                    " WHERE run_id = ?",
+                    (self.run_id,),
+                ).fetchone()
+                self._budget.spent_tokens = int(row[0])
+                self._budget.spent_cost = float(row[1])
+                self._budget.cost_unknown = bool(row[2])
+            else:
+                config = json.dumps(self._run_config(prices), sort_keys=True, ensure_ascii=False)
+                with transaction(conn):
+                    conn.execute(
+                        "INSERT INTO runs (id, kind, started_at, status, config_json) VALUES (?, ?, ?, 'running', ?)",
+                        (self.run_id, self.run_kind, utc_now(), config),
+                    )
+            recovery = recover_vault(self.book, conn)
         except Exception:
             conn.close()
             raise
-        return session
+        self._run = _Run(conn, prices, Vault(self.book.vault_dir), recovery)
+        return self
 
-    def _run_config(self) -> dict[str, Any]:
+    def _started(self) -> _Run:
+        return self.start()._run  # type: ignore[return-value]
+
+    @property
+    def budget(self) -> RunBudget:
+        """The run's budget: limits, deadline (counted from the opening) and spend, a joined run's included
+        (starts the run)."""
+        self.start()
+        return self._budget
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The run's own connection (starts the run)."""
+        return self._started().conn
+
+    @property
+    def prices(self) -> PriceTable:
+        """The price table pinned for the run (starts the run)."""
+        return self._started().prices
+
+    @property
+    def recovery(self) -> RecoveryReport:
+        """What the vault recovery pass at the run's start found (starts the run)."""
+        return self._started().recovery
+
+    def _run_config(self, prices: PriceTable) -> dict[str, Any]:
         cfg = self.book.config
         return {
             "run_kind": self.run_kind,
@@ -155,8 +216,7 @@ class ModelSession:
             "max_attempts": cfg.calls.max_attempts,
             "max_output_tokens": cfg.calls.max_output_tokens,
             "budget": cfg.budget.model_dump(),
-            "price_table": {"version": self.prices.version, "sha256": self.prices.sha256},
-            "correction_template_sha256": correction_template_sha256(),
+            "price_table": {"version": prices.version, "sha256": prices.sha256},
         }
 
     def target(self, role: str) -> tuple[str, str] | None:
@@ -186,48 +246,46 @@ class ModelSession:
             per_loop[key] = asyncio.Semaphore(max(1, provider.max_concurrency))
         return per_loop[key]
 
-    async def call(
-        self,
-        role: str,
-        schema: type[T],
-        messages: Sequence[Message],
-        contracts: Sequence[Contract[T]] = (),
-        prompt_sha256: str | None = None,
-        *,
-        max_output_tokens: int | None = None,
-        schema_name: str | None = None,
-    ) -> StructuredResult[T]:
-        """One logical call under the fail-closed policy; raises ModelCallFailed or NotConfigured."""
+    async def call(self, task: TaskCall[T]) -> StructuredResult[T]:
+        """One logical call under the fail-closed policy; raises ModelCallFailed or NotConfigured.
+
+        The run records `task.ref` (and the correction's ref when a correction is sent) in `run_tasks`.
+        """
         if self._closed:
             raise RuntimeError("ModelSession is closed")
-        target = self.target(role)
+        target = self.target(task.role)
         if target is None:
-            raise NotConfigured(role)
+            raise NotConfigured(task.role)
+        run = self._started()
         provider_name, model = target
         provider = self.provider(provider_name)
         config = self.book.config.providers[provider_name]
         ctx = CallContext(
-            conn=self.conn,
+            conn=run.conn,
             run_id=self.run_id,
-            role=role,
             provider=provider,
             model=model,
             semaphore=self._semaphore(provider_name, provider),
-            budget=self.budget,
-            prices=self.prices,
-            vault=self.vault,
+            budget=self._budget,
+            prices=run.prices,
+            vault=run.vault,
             max_attempts=self.book.config.calls.max_attempts,
-            max_output_tokens=max_output_tokens or self.book.config.calls.max_output_tokens,
+            max_output_tokens=task.max_output_tokens or self.book.config.calls.max_output_tokens,
             timeout_s=config.timeout_s,
         )
         try:
-            return await run_call(ctx, schema, messages, contracts, prompt_sha256, schema_name)
+            return await run_call(ctx, task)
         except BaseException:
             self._failed = True
             raise
 
+    def tasks_used(self) -> list[TaskRef]:
+        """The role tasks this run has used so far, each once, in the order of their first use."""
+        return tasks_used(self._run.conn, self.run_id) if self._run is not None else []
+
     async def aclose(self, status: RunStatus | None = None) -> None:
-        """Close providers and end the run row (ok, or failed when a call failed; `status` overrides)."""
+        """Close providers and end the run row, if the run started (ok, or failed when a call failed; `status`
+        overrides)."""
         if self._closed:
             return
         self._closed = True
@@ -235,14 +293,16 @@ class ModelSession:
             for provider in self._providers.values():
                 await provider.aclose()
         finally:
-            if self.owns_run:
-                final = status or ("failed" if self._failed else "ok")
-                with transaction(self.conn):
-                    self.conn.execute(
-                        "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?", (final, utc_now(), self.run_id)
-                    )
-            self.vault.close()
-            self.conn.close()
+            run = self._run
+            if run is not None:
+                if self.owns_run:
+                    final = status or ("failed" if self._failed else "ok")
+                    with transaction(run.conn):
+                        run.conn.execute(
+                            "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?", (final, utc_now(), self.run_id)
+                        )
+                run.vault.close()
+                run.conn.close()
 
     async def __aenter__(self) -> ModelSession:
         return self

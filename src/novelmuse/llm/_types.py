@@ -8,12 +8,30 @@ policy (retry, correction, budget, receipts, vault) lives above them in `_policy
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 Finish = Literal["stop", "length", "filtered", "tool_use", "error", "other"]
+T = TypeVar("T", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A contract check's finding: a stable code and a detail.
+
+    The detail goes into the correction message (and so the raw vault) only — never into receipts or
+    diagnostics, which keep codes and counts.
+    """
+
+    code: str
+    detail: str = ""
+
+
+#: A deterministic check of a schema-valid output; its violations are sent back as a correction.
+Contract = Callable[[T], list[Violation]]
 
 
 class Message(BaseModel):

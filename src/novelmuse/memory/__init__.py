@@ -5,13 +5,24 @@
   foreshadow ledger (`active_foreshadows`), validated fact cards; rebuilt from files + recorded fact cards.
 - `store_fact_card` / `validate_fact_card` / `current_fact_cards`: fact cards bound to chapter sha256 and receipt.
 - `update_index`, `SearchIndex`, `card_mentions`: persisted, incremental BM25 and mention indexes.
-- `extract_facts(session, book, n)`: the extractor role → stored, validated fact card; `sync(book)`.
+- `memory_context` / `extraction_context`: the story so far as the reviewer / extractor are told it (with
+  source pointers) — built here only.
+- `extract_facts(session, book, n)`: the extractor role → stored, validated fact card; `sync(book, session)`.
 """
 
 from ._asof import CardIndex, CardState, RelationAt, Source, ValueAt
 from ._cards import Card, CardFile, CardProblem, CardSet, lint_cards, load_cards
 from ._chunks import Chunk, chunk_body
-from ._extract import FactCardResult, build_messages, extract_facts
+from ._context import (
+    ContextLine,
+    ExtractionContext,
+    MemoryContext,
+    extraction_context,
+    memory_context,
+    previous_ending,
+    story_memory,
+)
+from ._extract import FactCardResult, extract_facts, extract_request
 from ._facts import FactCard, current_fact_cards, latest_fact_cards, locate_items, store_fact_card
 from ._index import (
     ChapterMentions,
@@ -53,12 +64,15 @@ __all__ = [
     "CardState",
     "ChapterMentions",
     "Chunk",
+    "ContextLine",
+    "ExtractionContext",
     "FactCard",
     "FactCardResult",
     "FactValidation",
     "Foreshadow",
     "IndexUpdate",
     "Ledger",
+    "MemoryContext",
     "MemoryProblem",
     "MemoryState",
     "Mention",
@@ -73,21 +87,25 @@ __all__ = [
     "Tokenizer",
     "ValueAt",
     "active_foreshadows",
-    "build_messages",
     "card_mentions",
     "chunk_body",
     "current_fact_cards",
     "extract_facts",
+    "extract_request",
+    "extraction_context",
     "indexed_chapters",
     "latest_fact_cards",
     "lexicon_sha256",
     "lint_cards",
     "load_cards",
     "locate_items",
+    "memory_context",
     "mention_names",
     "naive_mentions",
+    "previous_ending",
     "replay",
     "store_fact_card",
+    "story_memory",
     "sync",
     "update_index",
     "validate_fact_card",

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..llm._models_check import ModelsCheckReport, RoleCheck
+from ..llm import ModelsCheckReport, RoleCheck
 
 _STYLE = {"passed": "green", "error": "bold red", "skipped": "yellow"}
 

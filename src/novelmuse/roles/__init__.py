@@ -1,9 +1,14 @@
-"""One folder per LLM role: prompt template files + output schema + contract checks.
+"""One folder per LLM role: prompt template files + output schema + contract checks, as role tasks.
 
-Roles: writer, reviewer, editor, arbiter, extractor, normalizer, detector, judge. Services import a
-role's schema and prompt from here and call the model only through `llm`.
+Roles: writer, reviewer, editor, arbiter, extractor, normalizer, detector, judge (and `common`: the
+models-check probe and the correction message every role's calls share). Each folder declares its tasks
+(`RoleTask`): a task renders a typed request into a `llm.TaskCall` — every message sent to a model is built
+here — and reports its `TaskRef` (role, task, version, prompt and schema sha256) without rendering. Template
+files are pinned in ``roles/prompts.yaml`` (PROMPT_HASH_MISMATCH when edited without a version bump).
 """
 
-from ._prompts import PromptTemplate, load_prompt
+from ._quotes import QUOTE_MIN_CHARS, chapter_quote
+from ._task import RoleTask, Template, correction
+from ._tasks import all_tasks, current_ref
 
-__all__ = ["PromptTemplate", "load_prompt"]
+__all__ = ["QUOTE_MIN_CHARS", "RoleTask", "Template", "all_tasks", "chapter_quote", "correction", "current_ref"]

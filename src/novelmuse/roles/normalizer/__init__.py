@@ -1,15 +1,19 @@
-"""The normalizer role: rules.txt lines the parser could not read → structured rules (seed 004, second layer)."""
+"""The normalizer role: rules.txt lines the parser could not read → structured rules (seed 004, second layer) —
+task `NORMALIZE`, and the `muse rules normalize` step that uses it."""
 
 from ._contract import MAX_LIMIT, normalizer_contract, render_rule, round_trips
 from ._normalize import LineOut, NormalizeReport, RuleOut, apply_proposals, normalize_rules, run_normalize
+from ._tasks import NORMALIZE, NormalizeRequest
 from .schema import RULE_KINDS, LineProposal, NormalizerOutput, ProposedRule
 
 __all__ = [
     "MAX_LIMIT",
+    "NORMALIZE",
     "RULE_KINDS",
     "LineOut",
     "LineProposal",
     "NormalizeReport",
+    "NormalizeRequest",
     "NormalizerOutput",
     "ProposedRule",
     "RuleOut",

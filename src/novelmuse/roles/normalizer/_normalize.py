@@ -21,20 +21,18 @@ answer, which the report shows.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
 from ...book import Book, atomic_write_bytes
 from ...errors import InputError
-from ...llm import Message, ModelSession, StructuredResult
+from ...llm import ModelSession, StructuredResult
 from ...rules import RuleSet, UnparsedLine, decode_rules, parse_rules
-from ...text import sha256_hex, sha256_json
-from .._prompts import load_prompt
-from ._contract import normalizer_contract, render_rule
+from ...text import sha256_hex
+from ._contract import render_rule
+from ._tasks import NORMALIZE, NormalizeRequest
 from .schema import NormalizerOutput, ProposedRule, RuleKind
 
 ROLE = "normalizer"
@@ -107,19 +105,6 @@ def _load_pending(book: Book) -> _Pending | None:
         return None
 
 
-@dataclass(frozen=True)
-class _Prompt:
-    system_text: str
-    input_text: str
-    sha256: str
-
-
-def _prompt(lines: Sequence[UnparsedLine]) -> _Prompt:
-    system, task = load_prompt(ROLE, "system"), load_prompt(ROLE, "input")
-    payload = json.dumps([{"line": u.line, "text": u.text} for u in lines], ensure_ascii=False, indent=1)
-    return _Prompt(system.render(), task.render(lines_json=payload), sha256_json([system.sha256, task.sha256]))
-
-
 async def normalize_rules(
     session: ModelSession, unparsed: Sequence[UnparsedLine]
 ) -> StructuredResult[NormalizerOutput]:
@@ -127,14 +112,7 @@ async def normalize_rules(
 
     Raises `ModelCallFailed` (fail closed) when no valid proposal came within the call's bound.
     """
-    prompt = _prompt(unparsed)
-    return await session.call(
-        role=ROLE,
-        schema=NormalizerOutput,
-        messages=[Message(role="system", content=prompt.system_text), Message(role="user", content=prompt.input_text)],
-        contracts=[normalizer_contract({u.line: u.text for u in unparsed})],
-        prompt_sha256=prompt.sha256,
-    )
+    return await session.call(NORMALIZE.render(NormalizeRequest(unparsed)))
 
 
 def _present(rules: RuleSet, rule: ProposedRule) -> bool:
@@ -212,7 +190,7 @@ async def run_normalize(book: Book, *, write: bool) -> NormalizeReport:
     target = book.config.role_target(ROLE)
     if target is None:
         return report.model_copy(update={"skip_reason": "no model configured"})
-    binding = {"rules_sha256": sha, "prompt_sha256": _prompt(rules.unparsed).sha256, "target": ":".join(target)}
+    binding = {"rules_sha256": sha, "prompt_sha256": NORMALIZE.ref.prompt_sha256, "target": ":".join(target)}
     pending = _load_pending(book) if write else None
     if pending is not None and pending.model_dump(include=set(binding)) == binding:
         proposals = pending.proposals  # what the author reviewed: applied as shown, no new call

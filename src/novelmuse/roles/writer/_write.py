@@ -1,19 +1,21 @@
 """The writer role's "write" task: the messages for one chapter, a pure function of its WriterContext.
 
-`render_write(ctx)` returns the messages as data plus the hashes a manifest records (prompt templates,
-output schema, the messages themselves). Nothing else reaches the writer: no tool, no session, no card.
+Two role tasks share the templates (write_system.txt, write.txt): `WRITE` may ask for more evidence
+(`ChapterDraft` with `evidence_requests`), `WRITE_FINAL` — the last round — may not (`FinalChapterDraft`).
+`render_write(ctx)` returns the rendered call plus the hashes a manifest records (prompt templates, output
+schema, the messages themselves). Nothing else reaches the writer: no tool, no session, no card.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
 
 from pydantic import BaseModel
 
-from ...llm import Message, schema_sha256, strict_json_schema
+from ...llm import Message, TaskCall
 from ...text import sha256_json
-from .._prompts import PromptTemplate, load_prompt
+from .._task import RoleTask
 from .context import Excerpt, WriterContext
 from .schema import ChapterDraft, FinalChapterDraft
 
@@ -32,19 +34,16 @@ _REQUESTS = (
 _NONE = "（无）"
 
 
-def _templates() -> tuple[PromptTemplate, PromptTemplate]:
-    return load_prompt("writer", "write_system"), load_prompt("writer", "write")
+@dataclass(frozen=True)
+class WriteRequest:
+    """Write chapter `context.chapter` from its WriterContext."""
 
-
-def _strip_header(text: str) -> str:
-    """A template's text without its ``# version`` header line (the header is for people, not models)."""
-    return text.partition("\n")[2] if text.startswith("# version") else text
+    context: WriterContext
 
 
 def write_prompt_sha256() -> str:
     """The sha256 of the write task's two prompt templates together (what receipts and manifests record)."""
-    system, user = _templates()
-    return sha256_json({"system": system.sha256, "user": user.sha256})
+    return WRITE.ref.prompt_sha256
 
 
 def write_schema(allow_requests: bool) -> type[BaseModel]:
@@ -52,16 +51,16 @@ def write_schema(allow_requests: bool) -> type[BaseModel]:
     return ChapterDraft if allow_requests else FinalChapterDraft
 
 
-@cache
 def write_schema_sha256(allow_requests: bool) -> str:
     """The sha256 of the strict JSON schema the write task sends."""
-    return schema_sha256(strict_json_schema(write_schema(allow_requests)))
+    return (WRITE if allow_requests else WRITE_FINAL).ref.schema_sha256
 
 
 @dataclass(frozen=True)
 class RenderedWrite:
-    """The write task's messages for one context, and the hashes that pin them."""
+    """The write task's call for one context (what a session sends), and the hashes that pin it."""
 
+    call: TaskCall[ChapterDraft] | TaskCall[FinalChapterDraft]
     messages: tuple[Message, ...]
     prompt_sha256: str
     schema: type[BaseModel]
@@ -110,25 +109,35 @@ def write_fields(ctx: WriterContext, *, allow_requests: bool = True) -> dict[str
     }
 
 
+def _fields(allow_requests: bool) -> Callable[[WriteRequest], Mapping[str, object]]:
+    return lambda r: write_fields(r.context, allow_requests=allow_requests)
+
+
+_SYSTEM, _USER = ("writer/write_system.txt",), ("writer/write.txt",)
+WRITE: RoleTask[WriteRequest, ChapterDraft] = RoleTask(
+    role="writer", name="write", schema=ChapterDraft, system=_SYSTEM, user=_USER, fields=_fields(True)
+)
+WRITE_FINAL: RoleTask[WriteRequest, FinalChapterDraft] = RoleTask(
+    role="writer", name="write_final", schema=FinalChapterDraft, system=_SYSTEM, user=_USER, fields=_fields(False)
+)
+
+
 def user_text(ctx: WriterContext, *, allow_requests: bool = True) -> str:
     """The user message: the context rendered through ``write.txt``."""
-    return _strip_header(_templates()[1].render(**write_fields(ctx, allow_requests=allow_requests)))
+    return render_write(ctx, allow_requests=allow_requests).messages[-1].content
 
 
 def render_write(ctx: WriterContext, *, allow_requests: bool = True) -> RenderedWrite:
-    """The write task for `ctx`: system + user messages (a pure function of the context) and their hashes."""
-    system = _strip_header(_templates()[0].text)
-    messages = (
-        Message(role="system", content=system),
-        Message(role="user", content=user_text(ctx, allow_requests=allow_requests)),
-    )
-    schema = write_schema(allow_requests)
+    """The write task for `ctx` (`WRITE`, or `WRITE_FINAL` in the last round): the call (system + user messages,
+    a pure function of the context) and its hashes."""
+    call = (WRITE if allow_requests else WRITE_FINAL).render(WriteRequest(ctx))
     return RenderedWrite(
-        messages=messages,
-        prompt_sha256=write_prompt_sha256(),
-        schema=schema,
-        schema_sha256=write_schema_sha256(allow_requests),
-        messages_sha256=sha256_json([m.model_dump(mode="json") for m in messages]),
+        call=call,
+        messages=call.messages,
+        prompt_sha256=call.ref.prompt_sha256,
+        schema=call.schema,
+        schema_sha256=call.ref.schema_sha256,
+        messages_sha256=sha256_json([m.model_dump(mode="json") for m in call.messages]),
     )
 
 
