@@ -27,8 +27,8 @@ from pathlib import Path
 
 import yaml
 
-from novelmuse.book import find_book
-from novelmuse.editorial import review_chapters
+from novelmuse.book import Book, find_book
+from novelmuse.editorial import ReviewRun, review_chapters
 from novelmuse.llm import ModelSession
 from novelmuse.memory import MemoryContext
 from novelmuse.roles import editor, reviewer
@@ -94,6 +94,11 @@ async def bare_calls(root: Path, n: int) -> None:
             await session.call(editor.REVIEW.render(request))
 
 
+async def reviewed(book: Book, numbers: list[int]) -> ReviewRun:
+    async with ModelSession.open(book, run_kind="review") as session:
+        return await review_chapters(book, session, numbers)
+
+
 def timed(fn: object) -> float:
     t0 = time.perf_counter()
     asyncio.run(fn) if asyncio.iscoroutine(fn) else fn()  # type: ignore[operator]
@@ -115,11 +120,11 @@ def main() -> int:
             book = find_book(root)
             numbers = book.chapter_numbers()
             t0 = time.perf_counter()
-            run = asyncio.run(review_chapters(book, numbers))
+            run = asyncio.run(reviewed(book, numbers))
             loop_s.append(time.perf_counter() - t0)
             assert run.summary.finalized == n, run.summary
             t0 = time.perf_counter()
-            again = asyncio.run(review_chapters(find_book(root), numbers))
+            again = asyncio.run(reviewed(find_book(root), numbers))
             resume_s.append(time.perf_counter() - t0)
             assert again.summary.resumed == n, again.summary
             t0 = time.perf_counter()

@@ -30,6 +30,7 @@ from pydantic import BaseModel
 from novelmuse.book import Book, find_book
 from novelmuse.judging import (
     Candidate,
+    JudgeOutcome,
     JudgeRequest,
     build_blind_item,
     check_report,
@@ -122,6 +123,11 @@ async def bare_calls(book: Book, n: int) -> None:
             await session.call(task_call(role="judge", schema=Tiny, messages=[Message(role="user", content="ok?")]))
 
 
+async def judged(book: Book, request: JudgeRequest) -> JudgeOutcome:
+    async with ModelSession.open(book, run_kind="bench") as session:
+        return await judge_item(book, session, request)
+
+
 def bench_panel(panels: int, tmp: Path) -> None:
     rubric = load_rubric("quality_gate")
     cands = [Candidate(chr(65 + i), t[:3000]) for i, t in enumerate(chapters(2))]
@@ -132,7 +138,7 @@ def bench_panel(panels: int, tmp: Path) -> None:
         entries = [{"output": report_for(item.blind.in_order(orders[k]))} for k in (1, 2)]
         book = write_book(tmp / f"panel{i}", entries)
         t0 = time.perf_counter()
-        doc = asyncio.run(judge_item(book, JudgeRequest("quality_gate", cands, item_id=f"p{i}", seed="s")))
+        doc = asyncio.run(judged(book, JudgeRequest("quality_gate", cands, item_id=f"p{i}", seed="s")))
         panel_times.append(time.perf_counter() - t0)
         assert doc.outcome == "stable"
         bare = write_book(tmp / f"bare{i}", [{"output": {"ok": True}}] * 2)

@@ -20,7 +20,9 @@ from novelmuse.judging import (
     judge_item,
     open_arm_map,
 )
-from novelmuse.llm import list_receipts
+from novelmuse.llm import ModelSession, list_receipts, tasks_used
+from novelmuse.roles import correction as correction_for
+from novelmuse.roles.judge import TASKS as JUDGE_TASKS
 
 from ._helpers import corpus_candidates, good_report
 from .conftest import Panel, output
@@ -34,7 +36,12 @@ def run(panel: Panel, **kw: Any) -> JudgeOutcome:
         seed=panel.seed,
         **kw,
     )
-    return asyncio.run(judge_item(panel.book, request))
+
+    async def go() -> JudgeOutcome:
+        async with ModelSession.open(panel.book, run_kind="judge") as session:
+            return await judge_item(panel.book, session, request)
+
+    return asyncio.run(go())
 
 
 def scores_by_id(table: dict[str, float], default: float = 4.0) -> Callable[[BlindInput], dict[str, Any]]:
@@ -352,6 +359,9 @@ def test_a_report_naming_an_arm_gets_a_correction_and_is_never_stored(make_panel
     correction = panel.requests()[1]["messages"][-1]["content"]
     assert "CONTRACT_REPORT_LEAK" in correction and "arm_cards" not in correction
     assert "arm_cards" not in doc.report.model_dump_json()
+    # the run recorded exactly the tasks it used: the profile's judge task, then the correction it sent
+    assert doc.runId is not None
+    assert tasks_used(panel.book.db, doc.runId) == [JUDGE_TASKS["quality_gate"].ref, correction_for("judge").ref]
 
 
 def test_transient_retries_and_corrections_share_three_calls(make_panel: Callable[..., Panel]) -> None:

@@ -234,7 +234,8 @@ def test_sync_lists_the_chapters_a_fixed_number_of_times(small_book: Book, monke
     memory spent most of its time listing (replay took 20 s for 1,000 chapters × 500 cards, now ~2 s)."""
     import asyncio
 
-    from novelmuse.memory import sync
+    from novelmuse.llm import ModelSession
+    from novelmuse.memory import SyncResult, sync
 
     calls = 0
     listing = Book.chapter_paths
@@ -245,7 +246,12 @@ def test_sync_lists_the_chapters_a_fixed_number_of_times(small_book: Book, monke
         return listing(self)
 
     monkeypatch.setattr(Book, "chapter_paths", counting)
-    result = asyncio.run(sync(small_book))
+
+    async def go() -> SyncResult:
+        async with ModelSession.open(small_book, run_kind="sync") as session:
+            return await sync(small_book, session)
+
+    result = asyncio.run(go())
     assert result.index.added == [1, 2, 3, 4, 5, 6]
     assert calls <= 4, calls  # index, registry, replay (+ lint): independent of the number of chapters
 

@@ -16,9 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from novelmuse.book import Book, find_book
-from novelmuse.llm import ModelCallFailed
+from novelmuse.llm import ModelCallFailed, ModelSession
 from novelmuse.roles.normalizer import (
     LineOut,
+    NormalizeReport,
     NormalizerOutput,
     ProposedRule,
     RuleOut,
@@ -257,6 +258,16 @@ def _no_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MUSE_CONFIG", str(tmp_path / "no-user-config.toml"))
 
 
+def normalize(book: Book, *, write: bool) -> NormalizeReport:
+    """`run_normalize` in a model session of its own, as `muse rules normalize` runs it."""
+
+    async def go() -> NormalizeReport:
+        async with ModelSession.open(book, run_kind="rules-normalize") as session:
+            return await run_normalize(book, session, write=write)
+
+    return asyncio.run(go())
+
+
 def receipts(book: Book) -> list[tuple[int, str, str | None]]:
     conn = sqlite3.connect(book.db_path)
     try:
@@ -267,7 +278,7 @@ def receipts(book: Book) -> list[tuple[int, str, str | None]]:
 
 def test_no_model_configured_is_skipped_and_writes_nothing(tmp_path: Path) -> None:
     book = make_book(tmp_path / "b", None)
-    report = asyncio.run(run_normalize(book, write=True))
+    report = normalize(book, write=True)
     assert (report.status, report.skip_reason) == ("skipped", "no model configured")
     assert report.unparsed_lines == 3 and not report.written
     assert book.rules_path.read_text(encoding="utf-8") == RULES
@@ -276,15 +287,15 @@ def test_no_model_configured_is_skipped_and_writes_nothing(tmp_path: Path) -> No
 
 def test_nothing_to_normalise_is_skipped_without_a_call(tmp_path: Path) -> None:
     book = make_book(tmp_path / "b", {"normalizer": []}, rules="禁止:后宫\n")
-    report = asyncio.run(run_normalize(book, write=False))
+    report = normalize(book, write=False)
     assert (report.status, report.skip_reason) == ("skipped", "no unparsed lines")
     book2 = make_book(tmp_path / "c", {"normalizer": []}, rules=None)
-    assert asyncio.run(run_normalize(book2, write=False)).skip_reason == "no rules.txt"
+    assert normalize(book2, write=False).skip_reason == "no rules.txt"
 
 
 def test_proposals_are_shown_but_not_written_without_write(tmp_path: Path) -> None:
     book = make_book(tmp_path / "b", {"normalizer": [{"output": GOOD}]})
-    report = asyncio.run(run_normalize(book, write=False))
+    report = normalize(book, write=False)
     assert report.status == "passed" and not report.written and report.attempts == 1
     assert [(p.line, [r.rendered for r in p.rules]) for p in report.proposals] == [
         (4, ["禁止:眼底闪过"]),
@@ -297,7 +308,7 @@ def test_proposals_are_shown_but_not_written_without_write(tmp_path: Path) -> No
 
 def test_write_appends_rules_keeps_the_original_lines_and_reparses(tmp_path: Path) -> None:
     book = make_book(tmp_path / "b", {"normalizer": [{"output": GOOD}]})
-    report = asyncio.run(run_normalize(book, write=True))
+    report = normalize(book, write=True)
     assert report.written and report.written_rules == 2
     text = book.rules_path.read_text(encoding="utf-8")
     for original in LINES.values():
@@ -314,7 +325,7 @@ def test_write_appends_rules_keeps_the_original_lines_and_reparses(tmp_path: Pat
 def test_write_applies_exactly_what_was_shown_without_asking_again(tmp_path: Path, muse: Any) -> None:
     """--write confirms the proposals the author reviewed: a model asked again could answer differently."""
     book = make_book(tmp_path / "b", {"normalizer": [{"output": GOOD}]})
-    shown = asyncio.run(run_normalize(book, write=False))
+    shown = normalize(book, write=False)
     other = {"proposals": [{"line": n, "rules": [], "note": "changed its mind"} for n in LINES]}
     (book.root / "script.yaml").write_text(yaml.safe_dump({"normalizer": [{"output": other}]}), encoding="utf-8")
     r = muse("rules", "normalize", "--book", book.root, "--write")
@@ -328,16 +339,16 @@ def test_write_applies_exactly_what_was_shown_without_asking_again(tmp_path: Pat
 
 def test_write_after_an_edit_asks_the_model_again(tmp_path: Path) -> None:
     book = make_book(tmp_path / "b", {"normalizer": [{"output": GOOD}]})
-    asyncio.run(run_normalize(book, write=False))
+    normalize(book, write=False)
     book.rules_path.write_text(RULES + "\n", encoding="utf-8")  # rules.txt changed since it was shown
-    report = asyncio.run(run_normalize(book, write=True))
+    report = normalize(book, write=True)
     assert report.written and not report.shown_earlier and report.attempts == 1
     assert receipts(book) == [(1, "ok", None), (1, "ok", None)]
 
 
 def test_contract_failure_is_corrected_within_the_bound(tmp_path: Path) -> None:
     book = make_book(tmp_path / "b", {"normalizer": [{"output": NOT_VERBATIM}, {"output": GOOD}]})
-    report = asyncio.run(run_normalize(book, write=False))
+    report = normalize(book, write=False)
     assert report.status == "passed" and report.attempts == 2
     assert receipts(book) == [(1, "failed", "CONTRACT_PHRASE_NOT_IN_LINE"), (2, "ok", None)]
 
@@ -345,7 +356,7 @@ def test_contract_failure_is_corrected_within_the_bound(tmp_path: Path) -> None:
 def test_three_contract_failures_fail_closed_and_write_nothing(tmp_path: Path) -> None:
     book = make_book(tmp_path / "b", {"normalizer": [{"output": NOT_VERBATIM}] * 3 + [{"output": GOOD}]})
     with pytest.raises(ModelCallFailed) as info:
-        asyncio.run(run_normalize(book, write=True))
+        normalize(book, write=True)
     assert info.value.code == "CONTRACT_PHRASE_NOT_IN_LINE" and info.value.exit_code == 3
     assert [r[1] for r in receipts(book)] == ["failed"] * 3
     assert book.rules_path.read_text(encoding="utf-8") == RULES
@@ -362,7 +373,7 @@ def test_an_edit_during_the_call_is_never_overwritten(tmp_path: Path, monkeypatc
 
     monkeypatch.setattr(normalize_module, "normalize_rules", author_edits_meanwhile)
     with pytest.raises(Exception) as info:
-        asyncio.run(run_normalize(book, write=True))
+        normalize(book, write=True)
     assert getattr(info.value, "code", None) == "FILE_CHANGED_ON_DISK"
     assert book.rules_path.read_text(encoding="utf-8") == RULES + "禁止:新加的\n"
 
@@ -378,7 +389,7 @@ def test_a_proposal_contradicting_an_existing_rule_is_not_written(tmp_path: Path
     rules = RULES.replace("疲劳词:不由得≤2", "疲劳词:不由得≤2、眼底闪过≤3")
     book = make_book(tmp_path / "b", {"normalizer": [{"output": conflicting}]}, rules=rules)
     with pytest.raises(Exception) as info:
-        asyncio.run(run_normalize(book, write=True))
+        normalize(book, write=True)
     assert getattr(info.value, "code", None) == "RULES_NORMALIZE_CONFLICT"
     assert book.rules_path.read_text(encoding="utf-8") == rules
 
@@ -388,7 +399,7 @@ def test_a_rule_already_in_the_file_is_not_written_twice(tmp_path: Path) -> None
     lines = {n + 1: t for n, t in LINES.items()}
     doc = {"proposals": [{**p, "line": p["line"] + 1} for p in GOOD["proposals"]]}
     book = make_book(tmp_path / "b", {"normalizer": [{"output": doc}]}, rules=rules)
-    report = asyncio.run(run_normalize(book, write=True))
+    report = normalize(book, write=True)
     (first,) = [p for p in report.proposals if p.line == 5]
     assert first.original == lines[5] and first.rules[0].already_present
     assert report.written_rules == 1  # only the preference

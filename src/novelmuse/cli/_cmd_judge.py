@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,7 +25,7 @@ from ..memory import load_cards
 from ..reports._judge import render_judge, render_judge_summary, render_rubrics
 from ..text import sha256_hex
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, err_console, open_book
+from ._common import BookOpt, JsonOpt, console, emit_json, err_console, in_session, open_book
 
 
 class _TargetIn(BaseModel):
@@ -215,7 +214,7 @@ def judge(
         label = {1: "judge 1 (blind order)", 2: "judge 2 (reversed order)", 3: "judge 3 (a score differed by > 0.5)"}
         err_console.print(f"{label[slot]}: {state}", markup=False, highlight=False)
 
-    outcome = asyncio.run(judge_item(b, request, on_judge=progress))
+    outcome = in_session(b, "judge", lambda session: judge_item(b, session, request, on_judge=progress))
     sources = {arm: str(p) for arm, p in zip(arms, paths, strict=True)}
     outcome = outcome.model_copy(update={"sources": sources})
     if json_out:

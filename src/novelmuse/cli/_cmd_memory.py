@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
@@ -16,6 +15,7 @@ from ..memory import (
     SearchIndex,
     card_mentions,
     current_fact_cards,
+    extract_facts,
     lint_cards,
     load_cards,
     replay,
@@ -24,7 +24,7 @@ from ..memory import (
 from ..memory import sync as run_sync
 from ..reports import _memory as rep
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, err_console, open_book
+from ._common import BookOpt, JsonOpt, console, emit_json, err_console, in_session, open_book
 
 cards_app = typer.Typer(help="Canon cards: show a card as of a chapter, validate all cards.", no_args_is_help=True)
 facts_app = typer.Typer(help="Fact cards (事实卡) of finalised chapters.", no_args_is_help=True)
@@ -192,7 +192,7 @@ def sync(book: BookOpt = None, json_out: JsonOpt = False) -> None:
                 tasks[step] = bar.add_task(step, total=total)
             bar.update(tasks[step], completed=done)
 
-        result = asyncio.run(run_sync(b, progress=progress))
+        result = in_session(b, "sync", lambda session: run_sync(b, session, progress=progress))
     doc = rep.sync_doc(result)
     if json_out:
         emit_json(doc)
@@ -218,9 +218,6 @@ def facts_extract(
 
     Exit 1 when items were rejected (shown, never dropped), 3 when the call failed closed.
     """
-    from ..llm import ModelSession
-    from ..memory import extract_facts
-
     b = open_book(book)
     b.read_chapter(chapter)
     if b.config.role_target("extractor") is None:
@@ -231,12 +228,8 @@ def facts_extract(
             'add `extractor = "provider:full-model-id"` or a `default` role',
         )
 
-    async def go() -> rep.FactsDoc:
-        async with ModelSession.open(b, run_kind="facts") as session:
-            return rep.facts_doc(await extract_facts(session, b, chapter))
-
-    doc = asyncio.run(go())
-    _show_facts(doc, json_out)
+    result = in_session(b, "facts", lambda session: extract_facts(session, b, chapter))
+    _show_facts(rep.facts_doc(result), json_out)
 
 
 @facts_app.command("show")

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import typer
 
-from ..llm import ModelsCheckReport, ModelSession
 from ..reports._models_check import render_models_check
 from ..roles.common import check_models
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, open_book
+from ._common import BookOpt, JsonOpt, console, emit_json, in_session, open_book
 
 models_app = typer.Typer(
     name="models",
@@ -29,12 +26,7 @@ def models_check(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     configuration error, 3 when a role's call failed closed.
     """
     b = open_book(book)
-
-    async def run() -> ModelsCheckReport:
-        async with ModelSession.open(b, run_kind="models-check") as session:
-            return await check_models(b, session)
-
-    report = asyncio.run(run())
+    report = in_session(b, "models-check", lambda session: check_models(b, session))
     if json_out:
         emit_json(report)
     else:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
@@ -12,7 +11,7 @@ from ..editorial import ChapterReview, facts_error, review_chapters
 from ..errors import EXIT_FAILED_CLOSED, EXIT_FINDINGS, InputError
 from ..reports import render_review_run, render_revision_diffs
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, err_console, open_book, parse_range
+from ._common import BookOpt, JsonOpt, console, emit_json, err_console, in_session, open_book, parse_range
 
 
 @app.command()
@@ -65,8 +64,12 @@ def review(
             note = " (resumed)" if doc.resumed else ""
             progress.update(task, advance=1, description=f"第{doc.chapter}章 {doc.status}{note}")
 
-        run = asyncio.run(
-            review_chapters(b, numbers, apply=apply, resume=not force, editor=not no_editor, on_chapter=done)
+        run = in_session(
+            b,
+            "review",
+            lambda s: review_chapters(
+                b, s, numbers, apply=apply, resume=not force, editor=not no_editor, on_chapter=done
+            ),
         )
     if json_out:
         emit_json(run)

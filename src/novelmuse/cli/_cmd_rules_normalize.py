@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
@@ -10,7 +9,7 @@ import typer
 from ..reports._rules_normalize import render_normalize
 from ..roles.normalizer import run_normalize
 from ._cmd_rules import rules_app
-from ._common import BookOpt, JsonOpt, console, emit_json, open_book
+from ._common import BookOpt, JsonOpt, console, emit_json, in_session, open_book
 
 WriteOpt = Annotated[
     bool,
@@ -32,7 +31,8 @@ def normalize_cmd(book: BookOpt = None, write: WriteOpt = False, json_out: JsonO
     asks the model and writes its checked answer), atomically, refused if rules.txt changed meanwhile.
     No model configured: skipped (no model configured), exit 0.
     """
-    report = asyncio.run(run_normalize(open_book(book), write=write))
+    b = open_book(book)
+    report = in_session(b, "rules-normalize", lambda session: run_normalize(b, session, write=write))
     if json_out:
         emit_json(report)
     else:

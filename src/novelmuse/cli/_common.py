@@ -1,11 +1,13 @@
-"""Shared CLI plumbing: the --book/--json options, chapter ranges, JSON output, the console."""
+"""Shared CLI plumbing: the --book/--json options, chapter ranges, JSON output, the console, the model session."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from pydantic import BaseModel
@@ -13,6 +15,9 @@ from rich.console import Console
 
 from ..book import Book, find_book
 from ..errors import InputError
+from ..llm import ModelSession
+
+T = TypeVar("T")
 
 #: Human output goes to stdout; progress bars and notes go to stderr so --json stays one document.
 console = Console(highlight=False, soft_wrap=True)
@@ -56,3 +61,17 @@ def emit_json(doc: BaseModel | dict[str, Any] | list[Any]) -> None:
         sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2))
     sys.stdout.write("\n")
     sys.stdout.flush()
+
+
+def in_session(book: Book, run_kind: str, work: Callable[[ModelSession], Awaitable[T]]) -> T:
+    """Run a command's service in the one model session (one run, one budget, one deadline) the command owns.
+
+    The session is opened here — the only place the CLI opens one — and closed when `work` ends: the run (if
+    any model was asked) ends ok, failed, or interrupted (Ctrl-C).
+    """
+
+    async def run() -> T:
+        async with ModelSession.open(book, run_kind=run_kind) as session:
+            return await work(session)
+
+    return asyncio.run(run())

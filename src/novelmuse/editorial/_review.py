@@ -183,7 +183,7 @@ async def review_chapter(
         revision=revision,
         usage=usage,
     )
-    run_id = session.run_id if session is not None else None
+    run_id = session.run_id if session is not None and session.started else None
     save_review(
         book.db,
         doc,

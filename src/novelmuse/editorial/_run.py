@@ -1,8 +1,7 @@
-"""Reviewing a range of chapters in order, resumable, with one model session for the whole run."""
+"""Reviewing a range of chapters in order, resumable, in the model session the entry point opened."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
@@ -93,6 +92,7 @@ def facts_error(doc: ChapterReview) -> StepOutcome | None:
 
 async def review_chapters(
     book: Book,
+    session: ModelSession,
     numbers: list[int],
     *,
     apply: bool = False,
@@ -102,37 +102,24 @@ async def review_chapters(
 ) -> ReviewRun:
     """Review chapters in order; a chapter that fails closed (or whose facts step does) stops the run.
 
-    A rerun resumes: chapters whose record matches their current bytes and configuration are not
-    reviewed again (they come back with `resumed: true`).
+    The run starts (and its id is the document's `run_id`) when any review role has a model. A rerun
+    resumes: chapters whose record matches their current bytes and configuration are not reviewed again
+    (they come back with `resumed: true`). An interruption leaves the chapters already recorded recorded.
     """
     rules = load_rule_view(book)
     memory = story_memory(book)
-    session: ModelSession | None = None
-    if any(book.config.role_target(r) for r in REVIEW_ROLES):
-        session = ModelSession.open(book, run_kind="review")
+    if any(session.is_configured(r) for r in REVIEW_ROLES):
+        session.start()
     reviews: list[ChapterReview] = []
-    try:
-        for n in numbers:
-            doc = await review_chapter(
-                book, n, session, apply=apply, resume=resume, rules=rules, memory_state=memory, editor=editor
-            )
-            reviews.append(doc)
-            if on_chapter is not None:
-                on_chapter(doc)
-            if doc.status == "error" or facts_error(doc) is not None:
-                break  # later chapters' memory would lack this one's facts: a rerun resumes here
-            if (
-                doc.facts is not None
-                and doc.facts.extracted
-                and session is not None
-                and doc.facts.run_id == session.run_id
-            ):
-                memory = story_memory(book)  # the next chapter is reviewed with this chapter's facts
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        if session is not None:  # the chapters already recorded stay recorded; a rerun resumes after them
-            await session.aclose("interrupted")
-        raise
-    finally:
-        if session is not None:
-            await session.aclose()  # no-op when already closed
-    return summarize(reviews, numbers, session.run_id if session else None)
+    for n in numbers:
+        doc = await review_chapter(
+            book, n, session, apply=apply, resume=resume, rules=rules, memory_state=memory, editor=editor
+        )
+        reviews.append(doc)
+        if on_chapter is not None:
+            on_chapter(doc)
+        if doc.status == "error" or facts_error(doc) is not None:
+            break  # later chapters' memory would lack this one's facts: a rerun resumes here
+        if doc.facts is not None and doc.facts.extracted and doc.facts.run_id == session.run_id:
+            memory = story_memory(book)  # the next chapter is reviewed with this chapter's facts
+    return summarize(reviews, numbers, session.run_id if session.started else None)

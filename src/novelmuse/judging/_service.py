@@ -21,7 +21,7 @@ from ._adjudicate import GateDecision, HardBlockState, adjudicate_quality_gate
 from ._blind import BlindItem, Candidate, SealedArmMap, Target, build_blind_item, judge_call
 from ._leak import LeakGuard
 from ._lessons import build_lessons, register_lessons
-from ._panel import JUDGE_ROLE, JudgeFn, JudgeRecord, panel_orders, run_panel, session_judge
+from ._panel import JUDGE_ROLE, JudgeRecord, panel_orders, run_panel, session_judge
 from ._reliability import PanelScores, Reliability, reliability
 from ._reports import Aggregate, PanelReport, RubricRef, aggregate
 from ._rubrics import Rubric, as_fraction, load_rubric
@@ -177,16 +177,14 @@ def open_arm_map(book: Book, report: PanelReport) -> dict[str, str]:
 
 async def judge_item(
     book: Book,
+    session: ModelSession,
     request: JudgeRequest,
     *,
-    judge: JudgeFn | None = None,
     on_judge: Callable[[int, str], None] | None = None,
 ) -> JudgeOutcome:
-    """Judge one item with the 2+1 panel; a book without a judge model ends skipped(no model configured).
-
-    The deterministic steps (rubric load, blind input, leak check) run either way. `judge` replaces the
-    model-layer judge (tests of panel logic); normally judges are calls of role `judge`.
-    """
+    """Judge one item with the 2+1 panel, in the session the entry point opened; a book without a judge model
+    ends skipped(no model configured). The deterministic steps (rubric load, blind input, leak check) run
+    either way."""
     rubric = load_rubric(request.profile)
     if book.config.calls.max_attempts > MAX_CALLS_PER_JUDGE:
         raise InputError(
@@ -214,30 +212,28 @@ async def judge_item(
         itemRef=item.blind.itemRef,
         armMapSha256=item.arm_map.sha256,
     )
-    if judge is None and book.config.role_target(JUDGE_ROLE) is None:
+    if not session.is_configured(JUDGE_ROLE):
         return base.model_copy(update={"reason": "no model configured"})
-
-    async with ModelSession.open(book, run_kind="judge") as session:
-        run_id = session.run_id
-        panel_id = new_id("jp_")
-        _seal_arm_map(book, panel_id, run_id, item, rubric)
-        try:
-            report, records = await run_panel(
-                item,
-                rubric,
-                judge or session_judge(session, rubric, request.guard),
-                guard=request.guard,
-                run_id=run_id,
-                panel_id=panel_id,
-                on_judge=on_judge,
+    run_id = session.start().run_id  # the panel is recorded under the run before its first call
+    panel_id = new_id("jp_")
+    _seal_arm_map(book, panel_id, run_id, item, rubric)
+    try:
+        report, records = await run_panel(
+            item,
+            rubric,
+            session_judge(session, rubric, request.guard),
+            guard=request.guard,
+            run_id=run_id,
+            panel_id=panel_id,
+            on_judge=on_judge,
+        )
+    except MuseError as exc:  # e.g. the vault or the store refused: the panel ended without a report
+        with transaction(book.db) as conn:
+            conn.execute(
+                "UPDATE judge_panels SET status = 'invalid', error_code = ? WHERE id = ?", (exc.code, panel_id)
             )
-        except MuseError as exc:  # e.g. the vault or the store refused: the panel ended without a report
-            with transaction(book.db) as conn:
-                conn.execute(
-                    "UPDATE judge_panels SET status = 'invalid', error_code = ? WHERE id = ?", (exc.code, panel_id)
-                )
-            raise
-        _store_report(book, report, records)
+        raise
+    _store_report(book, report, records)
     arms = open_arm_map(book, report)
     gate: list[GateDecision] = []
     if rubric.profile == "quality_gate":

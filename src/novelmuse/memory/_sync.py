@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 
 from ..book import Book, read_chapter_file
 from ..errors import MuseError
+from ..llm import ModelSession
 from ..store import register_chapters
 from ._cards import load_cards
+from ._extract import extract_facts
 from ._index import IndexUpdate, update_index
 from ._replay import MemoryProblem, replay
 
@@ -41,8 +43,11 @@ class SyncResult:
     run_id: str | None = None
 
 
-async def sync(book: Book, *, progress: Callable[[str, int, int], None] | None = None) -> SyncResult:
-    """Run the sync steps (see the module doc); never writes an author's file."""
+async def sync(
+    book: Book, session: ModelSession, *, progress: Callable[[str, int, int], None] | None = None
+) -> SyncResult:
+    """Run the sync steps (see the module doc) in the entry point's model session (its run starts only when a
+    fact card is extracted); never writes an author's file."""
     cards = load_cards(book)
     index = update_index(book, cards, progress=(lambda i, n: progress("indexing", i, n)) if progress else None)
     register_chapters(
@@ -56,27 +61,23 @@ async def sync(book: Book, *, progress: Callable[[str, int, int], None] | None =
     if not todo:
         result.problems = state.problems
         return result
-    if book.config.role_target(ROLE) is None:
+    if not session.is_configured(ROLE):
         result.facts_step = "skipped(no model configured)"
         result.facts_stale = todo
         result.problems = state.problems
         return result
-    from ..llm import ModelSession  # the model layer is needed only when a model is configured
-    from ._extract import extract_facts
-
-    async with ModelSession.open(book, run_kind="sync") as session:
-        result.run_id = session.run_id
-        for i, n in enumerate(todo):
-            try:
-                fc = await extract_facts(session, book, n, cards=cards)
-            except MuseError as exc:
-                result.facts_step = f"error({exc.code})"
-                result.facts_error = (n, exc.code)
-                result.facts_stale = todo[i:]
-                break
-            result.facts_extracted.append(n)
-            result.facts_rejected += len(fc.validation.rejected)
-            if progress:
-                progress("extracting facts", i + 1, len(todo))
+    result.run_id = session.start().run_id
+    for i, n in enumerate(todo):
+        try:
+            fc = await extract_facts(session, book, n, cards=cards)
+        except MuseError as exc:
+            result.facts_step = f"error({exc.code})"
+            result.facts_error = (n, exc.code)
+            result.facts_stale = todo[i:]
+            break
+        result.facts_extracted.append(n)
+        result.facts_rejected += len(fc.validation.rejected)
+        if progress:
+            progress("extracting facts", i + 1, len(todo))
     result.problems = replay(book, cards=cards).problems
     return result

@@ -95,19 +95,33 @@ class _Registry(BaseModel):
 
 @dataclass(frozen=True)
 class _Registered:
-    """A task's current registration: its version, its verified templates, and their combined sha256."""
+    """A task's current registration: its version and its verified templates."""
 
     version: int
     templates: dict[str, Template]
-    prompt_sha256: str
+
+    def prompt_sha256(self, files: Sequence[str]) -> str:
+        """sha256 over the templates' sha256, in the order the task renders them (what receipts bind)."""
+        return sha256_json([self.templates[f].sha256 for f in files])
 
 
-def _read_template(folder: Path, path: str) -> Template:
+def _read_template(folder: Path, path: str, pin: str, task: str, version: int) -> Template:
+    """Read a template file, check its bytes against the registry's pin, then its header."""
     where = f"roles/{path}"
     try:
         data = (folder / path).read_bytes()
     except OSError as exc:
         raise InputError("PROMPT_MISSING", f"template {path} cannot be read", where, "restore the file") from exc
+    digest = sha256_hex(data)
+    if digest != pin:
+        raise InputError(
+            "PROMPT_HASH_MISMATCH",
+            f"template {path} was edited without a version bump (sha256 {digest[:12]}…, "
+            f"{REGISTRY_FILE} pins {pin[:12]}… for {task} v{version})",
+            where,
+            f"restore the file, or register {task} v{version + 1} in roles/{REGISTRY_FILE} with sha256 {digest} "
+            "for it (and for every other task that renders it)",
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -120,7 +134,7 @@ def _read_template(folder: Path, path: str) -> Template:
             where,
             "add the header (it is never sent to a model)",
         )
-    return Template(path, int(header.group(1)), text[header.end() :], sha256_hex(data))
+    return Template(path, int(header.group(1)), text[header.end() :], digest)
 
 
 @cache
@@ -144,30 +158,20 @@ def _registry(folder: Path) -> dict[tuple[str, str], _Registered]:
     out: dict[tuple[str, str], _Registered] = {}
     for (role, task), entry in current.items():
         for path, pin in entry.files.items():
-            if path not in templates:
-                templates[path] = _read_template(folder, path)
-            if templates[path].sha256 != pin:
-                raise InputError(
-                    "PROMPT_HASH_MISMATCH",
-                    f"template {path} was edited without a version bump (sha256 {templates[path].sha256[:12]}…, "
-                    f"{REGISTRY_FILE} pins {pin[:12]}… for {role}.{task} v{entry.version})",
-                    f"roles/{path}",
-                    f"restore the file, or register {role}.{task} v{entry.version + 1} in roles/{REGISTRY_FILE} "
-                    f"with sha256 {templates[path].sha256} for it",
-                )
-        shas = [templates[p].sha256 for p in entry.files]
-        out[(role, task)] = _Registered(entry.version, {p: templates[p] for p in entry.files}, sha256_json(shas))
+            if path not in templates or templates[path].sha256 != pin:
+                templates[path] = _read_template(folder, path, pin, f"{role}.{task}", entry.version)
+        out[(role, task)] = _Registered(entry.version, {p: templates[p] for p in entry.files})
     return out
 
 
 def _registered(role: str, task: str, files: Sequence[str]) -> _Registered:
     found = _registry(_prompts_dir()).get((role, task))
-    if found is None or list(found.templates) != list(files):
+    if found is None or set(found.templates) != set(files):
         raise InputError(
             "PROMPT_NOT_REGISTERED",
             f"task {role}.{task} (templates {', '.join(files)}) has no matching entry in {REGISTRY_FILE}",
             f"roles/{REGISTRY_FILE}",
-            "register the task's version with the sha256 of each of its template files, in this order",
+            "register the task's version with the sha256 of each of its template files",
         )
     return found
 
@@ -211,7 +215,9 @@ class RoleTask(Generic[Req, Out]):
     def ref(self) -> TaskRef:
         """What a run records for a call of this task, known without rendering (resume keys, manifests)."""
         reg = self._registration()
-        return TaskRef(self.role, self.name, reg.version, reg.prompt_sha256, model_schema_sha256(self.schema))
+        return TaskRef(
+            self.role, self.name, reg.version, reg.prompt_sha256(self.files), model_schema_sha256(self.schema)
+        )
 
     def render(self, request: Req) -> TaskCall[Out]:
         """The call for `request`: rendered messages, its contracts, this task's ref and the shared correction."""
@@ -247,4 +253,4 @@ def correction(role: str) -> Correction:
         asked = template.render({"reasons": "\n".join(f"- {r}" for r in reasons)})
         return Message(role="assistant", content=draft), Message(role="user", content=asked)
 
-    return Correction(TaskRef(role, CORRECTION[1], reg.version, reg.prompt_sha256, ""), messages)
+    return Correction(TaskRef(role, CORRECTION[1], reg.version, reg.prompt_sha256([CORRECTION_FILE]), ""), messages)

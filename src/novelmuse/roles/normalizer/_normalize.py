@@ -171,8 +171,9 @@ def apply_proposals(text: str, proposals: Sequence[LineOut]) -> tuple[str, list[
     return "\n".join(out), inserted
 
 
-async def run_normalize(book: Book, *, write: bool) -> NormalizeReport:
-    """The whole `muse rules normalize [--write]` step for a book (see the module docstring)."""
+async def run_normalize(book: Book, session: ModelSession, *, write: bool) -> NormalizeReport:
+    """The whole `muse rules normalize [--write]` step for a book, in the entry point's model session (its run
+    starts only when the model is asked) — see the module docstring."""
     path = book.rules_path
     report = NormalizeReport(status="skipped", rules_path=str(path), write_requested=write)
     try:
@@ -198,8 +199,7 @@ async def run_normalize(book: Book, *, write: bool) -> NormalizeReport:
             update={"status": "passed", "proposals": proposals, "call_id": pending.call_id, "shown_earlier": True}
         )
     else:
-        async with ModelSession.open(book, run_kind="rules-normalize") as session:
-            result = await normalize_rules(session, rules.unparsed)
+        result = await normalize_rules(session, rules.unparsed)
         proposals = _lines_out(result.value, rules.unparsed, rules)
         report = report.model_copy(
             update={
