@@ -56,6 +56,28 @@ def test_packaged_rubrics_load_with_their_pinned_hashes() -> None:
     assert set(wr.scene_types) == set(SCENE_TYPES)
     assert all(len(s.anchors) == 5 and s.question and s.criteria for s in wr.scene_types.values())
     assert wr.dimension("narrative_tension").layer == "scene"
+    # what each profile does differently is read from its data, never from its name
+    assert [(r.adjudicated, bool(r.hard_blocks), r.needs, r.needs_scene_type) for r in (qg, fo, wr)] == [
+        (True, True, "nothing", False),
+        (False, False, "outline_or_oracle", False),
+        (False, False, "outline", True),
+    ]
+
+
+def test_what_an_item_needs_comes_from_the_registry(tmp_path: Path) -> None:
+    """writer_replay refuses an item without a fine outline because its registry entry says it needs one."""
+    from novelmuse.judging import build_blind_item
+
+    from ._helpers import corpus_candidates
+
+    folder = _copy(tmp_path)
+    registry = folder / "registry.yaml"
+    args = {"item_id": "x", "seed": "y", "candidates": corpus_candidates(1), "scene_type": "battle"}
+    with pytest.raises(InputError) as info:
+        build_blind_item(rubric=load_rubric("writer_replay", folder=folder), **args)
+    assert info.value.code == "JUDGE_OUTLINE_REQUIRED"
+    registry.write_text(registry.read_text(encoding="utf-8").replace("    needs: outline  #", "    #"), "utf-8")
+    assert build_blind_item(rubric=load_rubric("writer_replay", folder=folder), **args).blind.candidates
 
 
 def test_every_general_dimension_has_five_anchors_on_the_scale() -> None:

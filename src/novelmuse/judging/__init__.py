@@ -34,10 +34,10 @@ from ._reports import (
     RubricRef,
     aggregate,
 )
+from ._request import JudgeFiles, JudgeRequest, arm_names, request_from_files
 from ._rubrics import HARD_BLOCKS, PROFILES, SCENE_TYPES, Rubric, list_rubrics, load_rubric
 from ._service import (
     JudgeOutcome,
-    JudgeRequest,
     JudgeSummary,
     LessonRef,
     PanelRow,
@@ -69,6 +69,7 @@ __all__ = [
     "GateDecision",
     "HardBlockState",
     "JudgeEntry",
+    "JudgeFiles",
     "JudgeFn",
     "JudgeOutcome",
     "JudgeRecord",
@@ -89,6 +90,7 @@ __all__ = [
     "Target",
     "adjudicate_quality_gate",
     "aggregate",
+    "arm_names",
     "blind_order",
     "build_blind_item",
     "build_lessons",
@@ -111,6 +113,7 @@ __all__ = [
     "quote_hints",
     "register_lessons",
     "reliability",
+    "request_from_files",
     "run_panel",
     "run_reliability",
     "session_judge",

@@ -48,9 +48,9 @@ def adjudicate_quality_gate(
     hard_blocks: Mapping[str, HardBlockState] | None,
 ) -> GateDecision:
     """Adjudicate one candidate of a quality_gate panel (see the module docstring for the rule)."""
-    if rubric.profile != "quality_gate" or report.profile != "quality_gate":
+    if not rubric.adjudicated or report.profile != rubric.profile:
         raise InputError(
-            "GATE_PROFILE", "quality-gate adjudication needs a quality_gate rubric and report", "adjudication"
+            "GATE_PROFILE", f"{rubric.profile} is not adjudicated, or the report is of another profile", "adjudication"
         )
     if report.rubric.sha256 != rubric.sha256:
         raise InputError("JUDGE_RUBRIC_MIXED", "the report was scored with another rubric version", "adjudication")

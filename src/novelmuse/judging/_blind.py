@@ -278,18 +278,17 @@ def build_blind_item(
             "JUDGE_SCENE_TYPE", f"profile {rubric.profile} has no scene dimension", "--scene-type", "omit it"
         )
     reference = outline_items(outline)
-    if rubric.profile == "writer_replay" and not reference:
+    if rubric.needs == "outline" and not reference:
         raise InputError(
             "JUDGE_OUTLINE_REQUIRED",
-            "writer_replay scores fine_outline_fidelity against the item's fine outline, and none (or an empty one) "
-            "was given",
+            f"{rubric.profile} scores candidates against the item's fine outline, and none (or an empty one) was given",
             "--outline",
             "pass the chapter's fine outline (outlines/NNNN.yaml format)",
         )
-    if rubric.profile == "fine_outline_replay" and not (reference or assertions or constraints):
+    if rubric.needs == "outline_or_oracle" and not (reference or assertions or constraints):
         raise InputError(
             "JUDGE_OUTLINE_REQUIRED",
-            "fine_outline_replay judges candidate outlines against a structured standard, and none was given",
+            f"{rubric.profile} judges candidates against a structured standard, and none was given",
             "--outline",
             "pass the reference outline (--outline) or the oracle assertions (--assertions)",
         )

@@ -22,9 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ..book import SCENE_TYPES as SCENE_TYPES  # the vocabulary lives with the outline (book)
 from ..errors import InputError
+from ..roles.judge import PROFILES as JUDGE_PROFILES
 from ..text import sha256_hex
 
-PROFILES = ("quality_gate", "fine_outline_replay", "writer_replay")
+PROFILES = JUDGE_PROFILES  # one scoring task (prompt) per profile in roles/judge
 HARD_BLOCKS = ("source_safety", "output_compliance", "static_contract")
 
 
@@ -95,8 +96,14 @@ class Aggregation(_Strict):
     total_score: Literal["forbidden"] | None = None
 
 
+#: What an item must bring besides its candidates: nothing, the item's fine outline (a dimension is scored against
+#: it), or a structured standard (the outline, or oracle assertions / hard constraints).
+Needs = Literal["nothing", "outline", "outline_or_oracle"]
+
+
 class Rubric(_Strict):
-    """One rubric file as loaded; `sha256` is of the file's bytes (bound into every report)."""
+    """One rubric file as loaded; `sha256` is of the file's bytes (bound into every report); `needs` comes from its
+    registry entry."""
 
     id: str
     version: int = Field(ge=1)
@@ -110,6 +117,7 @@ class Rubric(_Strict):
     scene_types: dict[str, SceneType] = Field(default_factory=dict)
     sha256: str = ""
     file: str = ""
+    needs: Needs = "nothing"
 
     @model_validator(mode="after")
     def _check(self) -> Rubric:
@@ -148,6 +156,12 @@ class Rubric(_Strict):
     def needs_scene_type(self) -> bool:
         return any(d.layer == "scene" for d in self.dimensions)
 
+    @property
+    def adjudicated(self) -> bool:
+        """Whether a stable panel is adjudicated pass/fail (seed 000: critical dimensions with a threshold, and the
+        rule layer's hard blocks), rather than only scored."""
+        return bool(self.hard_blocks) or any(d.critical and d.threshold is not None for d in self.dimensions)
+
     def dimension(self, dim_id: str) -> Dimension:
         for d in self.dimensions:
             if d.id == dim_id:
@@ -168,6 +182,7 @@ class RegistryEntry(_Strict):
     version: int
     file: str
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    needs: Needs = "nothing"
 
 
 class Registry(_Strict):
@@ -240,7 +255,7 @@ def _load(folder: Traversable | Path, entry: RegistryEntry) -> Rubric:
             "restore the file, or bump `version`, save it as a new file and register its sha256 in registry.yaml",
         )
     try:
-        return Rubric.model_validate({**raw, "sha256": digest, "file": entry.file})
+        return Rubric.model_validate({**raw, "sha256": digest, "file": entry.file, "needs": entry.needs})
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])

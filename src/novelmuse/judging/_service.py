@@ -6,45 +6,28 @@ register lessons and compute the run's reliability figures.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..book import Book, FineOutline
+from ..book import Book
 from ..errors import InputError, MuseError
 from ..llm import ModelSession
 from ..store import new_id, put_texts, transaction, utc_now
-from ._adjudicate import GateDecision, HardBlockState, adjudicate_quality_gate
-from ._blind import BlindItem, Candidate, SealedArmMap, Target, build_blind_item, judge_call
+from ._adjudicate import GateDecision, adjudicate_quality_gate
+from ._blind import BlindItem, SealedArmMap, build_blind_item, judge_call
 from ._leak import LeakGuard
 from ._lessons import build_lessons, register_lessons
 from ._panel import JUDGE_ROLE, JudgeRecord, panel_orders, run_panel, session_judge
 from ._reliability import PanelScores, Reliability, reliability
 from ._reports import Aggregate, PanelReport, RubricRef, aggregate
-from ._rubrics import Rubric, as_fraction, load_rubric
+from ._request import JudgeRequest
+from ._rubrics import PROFILES, Rubric, as_fraction, load_rubric
 
 #: Seed 000: each fresh judge makes at most three calls (format corrections and transient retries share them).
 MAX_CALLS_PER_JUDGE = 3
-
-
-@dataclass
-class JudgeRequest:
-    """One item to judge: candidates (with their hidden arms) and everything the blind input carries."""
-
-    profile: str
-    candidates: Sequence[Candidate]
-    item_id: str
-    seed: str = "0"
-    scene_type: str | None = None
-    outline: FineOutline | None = None
-    assertions: Sequence[Target] = ()
-    constraints: Sequence[Target] = ()
-    guard: LeakGuard = field(default_factory=LeakGuard)
-    hard_blocks: Mapping[str, HardBlockState] | None = None
-    persist_lessons: bool = True
 
 
 class LessonRef(BaseModel):
@@ -211,6 +194,7 @@ async def judge_item(
         rubric=RubricRef(id=rubric.id, version=rubric.version, sha256=rubric.sha256),
         itemRef=item.blind.itemRef,
         armMapSha256=item.arm_map.sha256,
+        sources=dict(request.sources),
     )
     if not session.is_configured(JUDGE_ROLE):
         return base.model_copy(update={"reason": "no model configured"})
@@ -236,7 +220,7 @@ async def judge_item(
     _store_report(book, report, records)
     arms = open_arm_map(book, report)
     gate: list[GateDecision] = []
-    if rubric.profile == "quality_gate":
+    if rubric.adjudicated:
         gate = [adjudicate_quality_gate(report, rubric, c.candidateId, request.hard_blocks) for c in report.candidates]
     lessons: list[LessonRef] = []
     if report.status == "stable" and request.persist_lessons:
@@ -290,6 +274,10 @@ def summarize(book: Book, *, run_ids: Sequence[str] = (), profile: str | None = 
     Arm maps are opened here (each checked against the hash sealed in its report); invalid and
     invalid_unstable items are listed but never enter the means or deltas.
     """
+    if profile is not None and profile not in PROFILES:
+        raise InputError(
+            "JUDGE_PROFILE_UNKNOWN", f"unknown profile {profile!r}", "--profile", f"use one of {', '.join(PROFILES)}"
+        )
     sql = "SELECT report_json FROM judge_panels WHERE report_json IS NOT NULL"
     args: list[str] = []
     if run_ids:
