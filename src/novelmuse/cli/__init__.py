@@ -1,4 +1,5 @@
-"""The `muse` command line: thin — parse arguments, call one service, render the result."""
+"""The `muse` command line: thin — parse arguments, call one service, render the result, and map how it ended
+(an `errors.Outcome`) to the exit code through `errors.exit_code`, the only place exit codes are decided."""
 
 from __future__ import annotations
 
@@ -8,12 +9,10 @@ import traceback
 
 import typer
 
-from ..errors import EXIT_BAD_INPUT, MuseError
+from ..errors import MuseError, exit_code
 
 __all__ = ["main"]
 
-EXIT_INTERNAL = 4
-EXIT_INTERRUPTED = 130
 _INTERRUPTED = "error[INTERRUPTED]: stopped by the user — rerun the command to resume where it stopped"
 
 
@@ -49,12 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     except typer.TyperException as exc:  # usage errors: unknown option, missing argument, bad value
         if type(exc).__name__ == "NoArgsIsHelpError":
             app(args=["--help"], prog_name="muse", standalone_mode=False)
-            return EXIT_BAD_INPUT
+            return exit_code("bad_input")
         print(f"error[USAGE]: {exc.format_message()} — see `muse --help`", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return exit_code("bad_input")
     except (KeyboardInterrupt, typer.Abort):
         print(_INTERRUPTED, file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return exit_code("interrupted")
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug, not a user error: say so plainly
@@ -65,8 +64,8 @@ def main(argv: list[str] | None = None) -> int:
             "and report the traceback",
             file=sys.stderr,
         )
-        return EXIT_INTERNAL
-    if rc == EXIT_INTERRUPTED:  # Typer turns Ctrl-C inside a command into exit 130 without a word
+        return exit_code("internal")
+    if rc == exit_code("interrupted"):  # Typer turns Ctrl-C inside a command into exit 130 without a word
         print(_INTERRUPTED, file=sys.stderr)
     return rc if isinstance(rc, int) else 0
 

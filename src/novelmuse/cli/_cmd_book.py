@@ -9,7 +9,7 @@ import typer
 from rich.progress import Progress
 
 from ..book import import_novel, init_book
-from ..reports._book import render_import, render_init
+from ..reports import render_import, render_init
 from ._app import app
 from ._common import JsonOpt, console, emit_json, err_console
 

@@ -9,10 +9,10 @@ import typer
 
 from ..editorial import review_notes
 from ..errors import InputError, MuseError
-from ..reports._check import check_notes, render_check
+from ..reports import check_notes, render_check
 from ..rules import check_book
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, err_console, open_book, parse_range
+from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, open_book, parse_range
 
 
 @app.command("check")
@@ -58,5 +58,4 @@ def check_cmd(
         render_check(report, console, body_of)
     for note in review_notes(opened, {c.number: c.sha256 for c in report.chapters}):  # muse review's open issues
         (err_console if json_out else console).print(note, markup=False)
-    if not report.passed:
-        raise typer.Exit(1)
+    finish("ok" if report.passed else "findings")

@@ -6,13 +6,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import BaseModel
 
-from ..errors import EXIT_FAILED_CLOSED, EXIT_FINDINGS
 from ..judging import PROFILES, JudgeFiles, judge_item, list_rubrics, request_from_files, summarize
-from ..reports._judge import render_judge, render_judge_summary, render_rubrics
+from ..reports import judge_error, judge_outcome, render_judge, render_judge_summary, render_rubrics, rubrics_doc
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, err_console, in_session, open_book
+from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, in_session, open_book
 
 
 @app.command()
@@ -90,15 +88,9 @@ def judge(
         emit_json(outcome)
     else:
         render_judge(console, outcome)
-    if outcome.outcome in ("invalid", "invalid_unstable"):
-        err_console.print(
-            f"error[{outcome.reason or 'JUDGE_INVALID'}]: the panel is {outcome.outcome}, item {outcome.itemRef} — "
-            "no scores were produced; see `muse calls` for the receipts",
-            markup=False,
-        )
-        raise typer.Exit(EXIT_FAILED_CLOSED)
-    if any(g.outcome != "passed" for g in outcome.gate):
-        raise typer.Exit(EXIT_FINDINGS)
+    if (error := judge_error(outcome)) is not None:
+        err_console.print(error, markup=False)
+    finish(judge_outcome(outcome))
 
 
 @app.command("judge-summary")
@@ -123,42 +115,11 @@ def judge_summary(
         render_judge_summary(console, doc)
 
 
-class _RubricRow(BaseModel):
-    profile: str
-    id: str
-    version: int
-    sha256: str
-    file: str
-    scale: dict[str, float]
-    dimensions: list[str]
-    critical: list[str]
-    sceneTypes: list[str]
-    hardBlocks: list[str]
-
-
 @app.command()
 def rubrics(json_out: JsonOpt = False) -> None:
     """List the registered rubrics (profile, id, version, sha256); each is loaded and hash-checked."""
     loaded = list_rubrics()
     if json_out:
-        emit_json(
-            {
-                "rubrics": [
-                    _RubricRow(
-                        profile=r.profile,
-                        id=r.id,
-                        version=r.version,
-                        sha256=r.sha256,
-                        file=r.file,
-                        scale={"min": r.scale.min, "max": r.scale.max, "step": r.scale.step},
-                        dimensions=r.dimension_ids,
-                        critical=r.critical_ids,
-                        sceneTypes=list(r.scene_types),
-                        hardBlocks=r.hard_blocks,
-                    ).model_dump()
-                    for r in loaded
-                ]
-            }
-        )
+        emit_json(rubrics_doc(loaded))
     else:
         render_rubrics(console, loaded)

@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from ..book import Book
-from ..errors import EXIT_FAILED_CLOSED, EXIT_FINDINGS, InputError
+from ..errors import InputError
 from ..memory import (
     CardSet,
     SearchIndex,
@@ -22,9 +22,29 @@ from ..memory import (
     update_index,
 )
 from ..memory import sync as run_sync
-from ..reports import _memory as rep
+from ..reports import (
+    FactsDoc,
+    card_lint_doc,
+    card_show_doc,
+    facts_doc,
+    facts_show_doc,
+    findings_outcome,
+    ledger_doc,
+    mentions_doc,
+    render_card,
+    render_card_lint,
+    render_facts,
+    render_ledger,
+    render_mentions,
+    render_search,
+    render_sync,
+    search_doc,
+    sync_doc,
+    sync_error,
+    sync_outcome,
+)
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, err_console, in_session, open_book
+from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, in_session, open_book
 
 cards_app = typer.Typer(help="Canon cards: show a card as of a chapter, validate all cards.", no_args_is_help=True)
 facts_app = typer.Typer(help="Fact cards (事实卡) of finalised chapters.", no_args_is_help=True)
@@ -48,14 +68,13 @@ def _refresh_index(b: Book, cards: CardSet) -> None:
         err_console.print(f"index updated: chapters {', '.join(parts)}", markup=False)
 
 
-def _show_facts(doc: rep.FactsDoc, json_out: bool) -> None:
+def _show_facts(doc: FactsDoc, json_out: bool) -> None:
     """Print a fact card (`muse facts extract` / `show`); exit 1 when items were rejected (shown, never dropped)."""
     if json_out:
         emit_json(doc)
     else:
-        rep.render_facts(console, doc)
-    if doc.rejected:
-        raise typer.Exit(EXIT_FINDINGS)
+        render_facts(console, doc)
+    finish(findings_outcome(len(doc.rejected)))
 
 
 @cards_app.command("show")
@@ -74,9 +93,9 @@ def cards_show(
     past = state.index.history(card.card_id, n) if history else None
     status = dict(state.facts_status)
     if json_out:
-        emit_json(rep.card_show_doc(card, past, status))
+        emit_json(card_show_doc(card, past, status))
     else:
-        rep.render_card(console, card, past, status)
+        render_card(console, card, past, status)
 
 
 @cards_app.command("lint")
@@ -87,13 +106,12 @@ def cards_lint(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     """
     b = open_book(book)
     cards, problems = lint_cards(b)
-    doc = rep.card_lint_doc(len(cards.cards), problems)
+    doc = card_lint_doc(len(cards.cards), problems)
     if json_out:
         emit_json(doc)
     else:
-        rep.render_card_lint(console, doc)
-    if problems:
-        raise typer.Exit(EXIT_FINDINGS)
+        render_card_lint(console, doc)
+    finish(findings_outcome(len(problems)))
 
 
 @app.command()
@@ -112,7 +130,7 @@ def ledger(
     last = max([_last_chapter(b.chapter_numbers()), *state.outlines.keys(), 0])
     n = as_of if as_of is not None else last
     active = state.active_foreshadows(n, limit=limit, overdue_only=overdue)
-    doc = rep.ledger_doc(
+    doc = ledger_doc(
         active,
         overdue_only=overdue,
         overdue_default_age=state.overdue_default_age,
@@ -122,7 +140,7 @@ def ledger(
     if json_out:
         emit_json(doc)
     else:
-        rep.render_ledger(console, doc)
+        render_ledger(console, doc)
 
 
 @app.command()
@@ -143,11 +161,11 @@ def search(
     _refresh_index(b, cards)
     index = SearchIndex(b, cards)
     hits = index.search(query, before=before, k=k, isolated=isolated)
-    doc = rep.search_doc(query, before, index.tokens(query, before=before, isolated=isolated), hits, isolated=isolated)
+    doc = search_doc(query, before, index.tokens(query, before=before, isolated=isolated), hits, isolated=isolated)
     if json_out:
         emit_json(doc)
     else:
-        rep.render_search(console, doc)
+        render_search(console, doc)
 
 
 @app.command()
@@ -162,11 +180,11 @@ def mentions(
     cards = load_cards(b)
     card = cards.require(name)
     _refresh_index(b, cards)
-    doc = rep.mentions_doc(card_mentions(b.db, card, before=before))
+    doc = mentions_doc(card_mentions(b.db, card, before=before))
     if json_out:
         emit_json(doc)
     else:
-        rep.render_mentions(console, doc)
+        render_mentions(console, doc)
 
 
 @app.command()
@@ -193,19 +211,14 @@ def sync(book: BookOpt = None, json_out: JsonOpt = False) -> None:
             bar.update(tasks[step], completed=done)
 
         result = in_session(b, "sync", lambda session: run_sync(b, session, progress=progress))
-    doc = rep.sync_doc(result)
+    doc = sync_doc(result)
     if json_out:
         emit_json(doc)
     else:
-        rep.render_sync(console, doc)
-    if result.facts_error is not None:
-        n, code = result.facts_error
-        err_console.print(
-            f"error[{code}]: fact extraction for chapter {n} failed closed, {b.chapter_path(n)} — "
-            "see `muse calls` for the receipts; its facts stay stale",
-            markup=False,
-        )
-        raise typer.Exit(EXIT_FAILED_CLOSED)
+        render_sync(console, doc)
+    if (error := sync_error(doc, b.chapter_path)) is not None:
+        err_console.print(error, markup=False)
+    finish(sync_outcome(doc))
 
 
 @facts_app.command("extract")
@@ -229,7 +242,7 @@ def facts_extract(
         )
 
     result = in_session(b, "facts", lambda session: extract_facts(session, b, chapter))
-    _show_facts(rep.facts_doc(result), json_out)
+    _show_facts(facts_doc(result), json_out)
 
 
 @facts_app.command("show")
@@ -255,5 +268,5 @@ def facts_show(
             str(b.chapter_path(chapter)),
             "run `muse facts extract N` (or `muse sync` with an extractor model configured)",
         )
-    doc = rep.facts_show_doc(card, state.validations[chapter])
+    doc = facts_show_doc(card, state.validations[chapter])
     _show_facts(doc, json_out)

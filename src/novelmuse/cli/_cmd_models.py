@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from ..llm import cost_summary, list_calls, list_receipts, recover_vault, require_run
-from ..reports._calls import (
+from ..reports import (
     CallsReport,
     CostReport,
     VaultRecoverReport,

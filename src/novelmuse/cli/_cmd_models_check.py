@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from ..reports._models_check import render_models_check
+from ..reports import render_models_check
 from ..roles.common import check_models
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, in_session, open_book
+from ._common import BookOpt, JsonOpt, console, emit_json, finish, in_session, open_book
 
 models_app = typer.Typer(
     name="models",
@@ -31,5 +31,4 @@ def models_check(book: BookOpt = None, json_out: JsonOpt = False) -> None:
         emit_json(report)
     else:
         render_models_check(report, console)
-    if report.exit_code:
-        raise typer.Exit(report.exit_code)
+    finish(report.outcome)

@@ -10,9 +10,7 @@ from typing import Annotated
 import typer
 
 from ..errors import InputError
-from ..reports._export import export_book
-from ..reports._status import book_status, render_status
-from ..reports.html import build_report
+from ..reports import book_status, build_report, export_book, render_export, render_report_written, render_status
 from ._app import app
 from ._common import BookOpt, JsonOpt, console, emit_json, err_console, open_book, parse_range
 
@@ -40,13 +38,7 @@ def report_cmd(
     if json_out:
         emit_json(result)
     else:
-        for note in result.notes:
-            console.print(f"note: {note}", markup=False)
-        console.print(
-            f"report written: {result.index}  ({result.pages} pages, {result.bytes / 1024:,.0f} KiB; "
-            f"overview {result.overview_bytes / 1024:,.0f} KiB)",
-            markup=False,
-        )
+        render_report_written(result, console)
     if open_:
         webbrowser.open(Path(result.index).as_uri())
 
@@ -92,12 +84,5 @@ def export_cmd(
     result = export_book(open_book(book), fmt, out, span=parse_range(range_), force=force)  # type: ignore[arg-type]
     if json_out:
         emit_json(result)
-        return
-    for w in result.warnings:
-        err_console.print(f"warning: {w}", markup=False)
-    trip = {"verified": "; round trip verified", "not_exact": "; round trip NOT exact (see warnings)"}
-    console.print(
-        f"exported {len(result.chapters)} chapter(s) to {result.out} ({result.bytes:,} bytes)"
-        + trip.get(result.round_trip, ""),
-        markup=False,
-    )
+    else:
+        render_export(result, console, err_console)

@@ -7,11 +7,11 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..editorial import ChapterReview, facts_error, review_chapters
-from ..errors import EXIT_FAILED_CLOSED, EXIT_FINDINGS, InputError
-from ..reports import render_review_run, render_revision_diffs
+from ..editorial import ChapterReview, review_chapters
+from ..errors import InputError
+from ..reports import render_review_run, render_revision_diffs, review_error, review_outcome
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, err_console, in_session, open_book, parse_range
+from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, in_session, open_book, parse_range
 
 
 @app.command()
@@ -77,26 +77,6 @@ def review(
         render_review_run(console, run)
         if diff:
             render_revision_diffs(console, b.root, run)
-    errors = [c for c in run.chapters if c.status == "error"]
-    if errors:
-        first = errors[0]
-        failed = next((s for s in first.steps if s.status == "error"), None)  # what, where (role, model, call) — fix
-        what = f"{failed.step}: {failed.detail}" if failed else "a model step failed closed"
-        err_console.print(
-            f"error[{first.error_code}]: chapter {first.chapter} {what}"
-            f" (the chapter file {b.chapter_path(first.chapter)} was not changed)",
-            markup=False,
-        )
-        raise typer.Exit(EXIT_FAILED_CLOSED)
-    for c in run.chapters:
-        if (step := facts_error(c)) is not None:
-            err_console.print(
-                f"error[{step.code}]: chapter {c.chapter}: the facts step failed closed (the review is recorded):"
-                f" {step.detail}; then rerun `muse review {c.chapter}` or `muse sync` to extract the fact card",
-                markup=False,
-            )
-            raise typer.Exit(EXIT_FAILED_CLOSED)
-    if any(
-        c.open_issues or c.status == "finalized_with_issues" or (c.facts and c.facts.rejected) for c in run.chapters
-    ):
-        raise typer.Exit(EXIT_FINDINGS)
+    if (error := review_error(run, b.chapter_path)) is not None:
+        err_console.print(error, markup=False)
+    finish(review_outcome(run))

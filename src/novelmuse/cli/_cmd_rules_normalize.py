@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
-from ..reports._rules_normalize import render_normalize
+from ..reports import render_normalize
 from ..roles.normalizer import run_normalize
 from ._cmd_rules import rules_app
-from ._common import BookOpt, JsonOpt, console, emit_json, in_session, open_book
+from ._common import BookOpt, JsonOpt, console, emit_json, finish, in_session, open_book
 
 WriteOpt = Annotated[
     bool,
@@ -37,3 +37,4 @@ def normalize_cmd(book: BookOpt = None, write: WriteOpt = False, json_out: JsonO
         emit_json(report)
     else:
         render_normalize(report, console)
+    finish("ok" if report.status == "passed" else "not_evaluated")

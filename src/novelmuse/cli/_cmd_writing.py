@@ -9,12 +9,12 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
-from ..errors import EXIT_FINDINGS, InputError
+from ..errors import InputError
 from ..reports import render_confirm, render_context, render_outline_lint, render_outline_show, render_verify
 from ..text import MAX_CHAPTER_NUMBER
 from ..writing import ARMS, Arm, build_and_save, confirm_outline, lint_outlines, show_outline, verify_context
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, err_console, open_book
+from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, open_book
 
 outline_app = typer.Typer(
     help="Fine outlines (细纲): show with constraint ids, lint against cards and ledger, confirm.",
@@ -51,8 +51,7 @@ def outline_lint(
         emit_json(doc)
     else:
         render_outline_lint(console, doc)
-    if not doc.ok:
-        raise typer.Exit(EXIT_FINDINGS)
+    finish("ok" if doc.ok else "findings")
 
 
 @outline_app.command("confirm")
@@ -100,8 +99,7 @@ def context(
             emit_json(doc)
         else:
             render_verify(console, doc)
-        if not doc.ok:
-            raise typer.Exit(EXIT_FINDINGS)
+        finish("ok" if doc.ok else "findings")
         return
     number = _chapter_number(target)
     if chapter is not None:

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from ..book import Book, find_book
-from ..errors import InputError
+from ..errors import InputError, Outcome, exit_code
 from ..llm import ModelSession
 
 T = TypeVar("T")
@@ -75,3 +75,10 @@ def in_session(book: Book, run_kind: str, work: Callable[[ModelSession], Awaitab
             return await work(session)
 
     return asyncio.run(run())
+
+
+def finish(outcome: Outcome) -> None:
+    """End the command with its outcome's exit code (`errors.exit_code`); a 0 just returns."""
+    code = exit_code(outcome)
+    if code:
+        raise typer.Exit(code)

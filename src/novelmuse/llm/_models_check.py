@@ -26,6 +26,7 @@ from urllib.parse import urlparse
 from pydantic import BaseModel
 
 from ..book import ROLE_NAMES, Book, ProviderConfig
+from ..errors import Outcome
 from ._policy import ModelCallFailed
 from ._prices import PriceTable
 from ._types import ProviderError
@@ -70,6 +71,21 @@ class ModelsCheckReport(BaseModel):
     run_id: str | None
     issues: list[ConfigIssue]
     roles: list[RoleCheck]
+
+    @staticmethod
+    def outcome_of(issues: list[ConfigIssue], roles: list[RoleCheck]) -> Outcome:
+        """bad_input: a configuration error; failed_closed: a role's call failed closed; ok when a role passed;
+        not_evaluated when none was probed (no role has a model)."""
+        if any(i.severity == "error" for i in issues):
+            return "bad_input"
+        if any(r.outcome == "error" for r in roles):
+            return "failed_closed"
+        return "ok" if any(r.outcome == "passed" for r in roles) else "not_evaluated"
+
+    @property
+    def outcome(self) -> Outcome:
+        """How the check ended (see `outcome_of`)."""
+        return self.outcome_of(self.issues, self.roles)
 
 
 def _provider_issues(name: str, config: ProviderConfig, book_root: Path) -> list[tuple[str, str, str]]:

@@ -179,3 +179,15 @@ def render_show(report: ShowReport, console: Console) -> None:
     console.print(f"defaults: v{eff.defaults.version} ({eff.defaults.rules} rules, sha256 {eff.defaults.sha256})")
     console.print(f"rules.txt: {report.path} ({report.file})")
     console.print(f"sha256: {eff.sha256}")
+
+
+def lint_notes(report: LintReport) -> list[str]:
+    """Notes for stderr: a rules file that does not exist (only the built-in defaults apply)."""
+    return (
+        [f"note: no rules file at {report.path}: only the built-in defaults apply"] if report.file == "missing" else []
+    )
+
+
+def show_notes(report: ShowReport) -> list[str]:
+    """Notes for stderr: rules.txt missing or empty (only the built-in defaults apply)."""
+    return [] if report.file == "present" else [f"note: rules.txt is {report.file}: only the built-in defaults apply"]

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..errors import Outcome
 from ..judging import DimensionRanking, JudgeOutcome, JudgeSummary, Rubric
 
 _STYLE = {
@@ -187,3 +189,65 @@ def render_judge_summary(console: Console, doc: JudgeSummary) -> None:
             f"{_fmt(rel.thirdJudgeRate)}, invalid_unstable rate {_fmt(rel.invalidUnstableRate)}, "
             f"invalid rate {_fmt(rel.invalidRate)}, Krippendorff alpha (interval) {_fmt(rel.alphaInterval, 3)}"
         )
+
+
+def judge_outcome(doc: JudgeOutcome) -> Outcome:
+    """failed_closed: the item is invalid (a judge failed closed) or invalid_unstable; findings: a quality-gate
+    adjudication failed; not_evaluated: skipped (no judge model configured); else ok."""
+    if doc.outcome in ("invalid", "invalid_unstable"):
+        return "failed_closed"
+    if any(g.outcome != "passed" for g in doc.gate):
+        return "findings"
+    return "not_evaluated" if doc.outcome == "skipped" else "ok"
+
+
+def judge_error(doc: JudgeOutcome) -> str | None:
+    """The one error line of a panel that produced no scores, else None."""
+    if doc.outcome not in ("invalid", "invalid_unstable"):
+        return None
+    return (
+        f"error[{doc.reason or 'JUDGE_INVALID'}]: the panel is {doc.outcome}, item {doc.itemRef} — "
+        "no scores were produced; see `muse calls` for the receipts"
+    )
+
+
+class RubricRow(BaseModel):
+    """One registered rubric in `muse rubrics --json`."""
+
+    profile: str
+    id: str
+    version: int
+    sha256: str
+    file: str
+    scale: dict[str, float]
+    dimensions: list[str]
+    critical: list[str]
+    sceneTypes: list[str]
+    hardBlocks: list[str]
+
+
+class RubricsDoc(BaseModel):
+    """`muse rubrics --json`."""
+
+    rubrics: list[RubricRow]
+
+
+def rubrics_doc(rubrics: Sequence[Rubric]) -> RubricsDoc:
+    """The registered rubrics as JSON."""
+    return RubricsDoc(
+        rubrics=[
+            RubricRow(
+                profile=r.profile,
+                id=r.id,
+                version=r.version,
+                sha256=r.sha256,
+                file=r.file,
+                scale={"min": r.scale.min, "max": r.scale.max, "step": r.scale.step},
+                dimensions=r.dimension_ids,
+                critical=r.critical_ids,
+                sceneTypes=list(r.scene_types),
+                hardBlocks=r.hard_blocks,
+            )
+            for r in rubrics
+        ]
+    )

@@ -7,12 +7,14 @@ ledger), `SearchDoc` (muse search), `MentionsDoc` (muse mentions), `SyncDoc` (mu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
+from ..errors import Outcome
 from ..memory import (
     ActiveList,
     CardProblem,
@@ -524,3 +526,26 @@ def _fact_item(kind: str, item: dict[str, object]) -> str:
     else:
         what = f"{g('entity')} {g('attribute')} = {g('value')}"
     return f"{what} 「{g('quote')}」"
+
+
+def sync_outcome(doc: SyncDoc) -> Outcome:
+    """failed_closed: a fact extraction failed closed; not_evaluated: fact cards were left stale (no model); ok."""
+    if doc.facts_error is not None:
+        return "failed_closed"
+    return "not_evaluated" if doc.facts_step.startswith("skipped") else "ok"
+
+
+def sync_error(doc: SyncDoc, chapter_path: Callable[[int], Path]) -> str | None:
+    """The one error line of a sync whose fact extraction failed closed, else None."""
+    if doc.facts_error is None:
+        return None
+    n, code = int(doc.facts_error["chapter"]), doc.facts_error["code"]
+    return (
+        f"error[{code}]: fact extraction for chapter {n} failed closed, {chapter_path(n)} — "
+        "see `muse calls` for the receipts; its facts stay stale"
+    )
+
+
+def findings_outcome(problems: int) -> Outcome:
+    """findings when a check found problems (card lint problems, rejected fact-card items), else ok."""
+    return "findings" if problems else "ok"

@@ -5,6 +5,7 @@ A skipped step is shown as ``skipped(reason)`` in its own colour, never as passe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -12,7 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..book import parse_chapter_file
-from ..editorial import ChapterReview, ReviewRun, StepOutcome, paragraph_diff
+from ..editorial import ChapterReview, ReviewRun, StepOutcome, facts_error, paragraph_diff
+from ..errors import Outcome
 
 _STYLE = {"passed": "green", "failed": "red", "skipped": "yellow", "error": "bold red"}
 _STATUS_STYLE = {
@@ -140,3 +142,36 @@ def render_revision_diffs(console: Console, root: Path, run: ReviewRun) -> None:
         console.print(f"+++ 第{doc.chapter}章 {doc.revision.path}", markup=False)
         for line in paragraph_diff(old.body, new.body).splitlines()[2:]:
             console.print(Text(line, style=styles.get(line[:1], "")))
+
+
+def review_outcome(run: ReviewRun) -> Outcome:
+    """failed_closed: a step (the facts step included) failed closed; findings: open issues (finalized with
+    issues, or a forbidden phrase left because no writer model ran) or fact-card items rejected; not_evaluated: a
+    chapter was not reviewed (no model) with nothing open; else ok."""
+    chapters = run.chapters
+    if any(c.status == "error" or facts_error(c) is not None for c in chapters):
+        return "failed_closed"
+    if any(c.open_issues or c.status == "finalized_with_issues" or (c.facts and c.facts.rejected) for c in chapters):
+        return "findings"
+    if any(c.status == "not_reviewed" for c in chapters):
+        return "not_evaluated"
+    return "ok"
+
+
+def review_error(run: ReviewRun, chapter_path: Callable[[int], Path]) -> str | None:
+    """The one error line of a run that failed closed: what, where (role, model, call) — fix; else None."""
+    first = next((c for c in run.chapters if c.status == "error"), None)
+    if first is not None:
+        failed = next((s for s in first.steps if s.status == "error"), None)
+        what = f"{failed.step}: {failed.detail}" if failed else "a model step failed closed"
+        return (
+            f"error[{first.error_code}]: chapter {first.chapter} {what}"
+            f" (the chapter file {chapter_path(first.chapter)} was not changed)"
+        )
+    for c in run.chapters:
+        if (step := facts_error(c)) is not None:
+            return (
+                f"error[{step.code}]: chapter {c.chapter}: the facts step failed closed (the review is recorded):"
+                f" {step.detail}; then rerun `muse review {c.chapter}` or `muse sync` to extract the fact card"
+            )
+    return None

@@ -32,6 +32,7 @@ from ._effective import (
     preferences_block,
 )
 from ._length import LENGTH_SEVERITY, check_length
+from ._lint import lint_rules, show_rules
 from ._match import PhraseMatcher, ScanResult
 from ._model import FatigueRule, ForbiddenRule, Preference, RuleProblem, RuleSet, UnparsedLine
 from ._parse import decode_rules, parse_rules, read_rules_file
@@ -89,6 +90,7 @@ __all__ = [
     "check_length",
     "decode_rules",
     "ensure_usable",
+    "lint_rules",
     "load_book_rules",
     "load_defaults",
     "parse_defaults",
@@ -97,5 +99,6 @@ __all__ = [
     "read_rules_file",
     "report_findings",
     "rules_file_state",
+    "show_rules",
     "update_registry",
 ]

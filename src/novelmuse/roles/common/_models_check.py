@@ -5,7 +5,8 @@ roles each get one logical call of their `models_check` task through the normal 
 vault, budget, bounded attempts), all concurrently, in the session the caller opened (its run starts only
 when a role is probed).
 
-Exit code: 2 when any configuration error was found, else 3 when any role's call failed closed, else 0.
+Outcome (`ModelsCheckReport.outcome_of`): bad_input when any configuration error was found, else failed_closed
+when any role's call failed closed, else ok (not_evaluated when no role was probed).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from typing import Any, Literal
 
 from ...book import ROLE_NAMES, Book
-from ...errors import EXIT_BAD_INPUT, EXIT_FAILED_CLOSED, EXIT_OK, MuseError
+from ...errors import MuseError, Outcome, exit_code
 from ...llm import (
     NO_MODEL,
     ModelCallFailed,
@@ -93,16 +94,8 @@ async def check_models(book: Book, session: ModelSession) -> ModelsCheckReport:
         for check in await asyncio.gather(*(_check_role(session, role) for role in to_call)):
             roles[check.role] = check
     ordered = [roles[r] for r in ROLE_NAMES]
-    if any(i.severity == "error" for i in issues):
-        exit_code = EXIT_BAD_INPUT
-    elif any(r.outcome == "error" for r in ordered):
-        exit_code = EXIT_FAILED_CLOSED
-    else:
-        exit_code = EXIT_OK
-    if exit_code != EXIT_OK:
-        status: Literal["passed", "error", "skipped"] = "error"
-    elif any(r.outcome == "passed" for r in ordered):
-        status = "passed"
-    else:
-        status = "skipped"
-    return ModelsCheckReport(status=status, exit_code=exit_code, run_id=run_id, issues=issues, roles=ordered)
+    outcome = ModelsCheckReport.outcome_of(issues, ordered)
+    status: dict[Outcome, Literal["passed", "error", "skipped"]] = {"ok": "passed", "not_evaluated": "skipped"}
+    return ModelsCheckReport(
+        status=status.get(outcome, "error"), exit_code=exit_code(outcome), run_id=run_id, issues=issues, roles=ordered
+    )

@@ -1,0 +1,90 @@
+"""Renderings people read: a skip is never shown as a pass, every memory value keeps its source, the documents'
+shapes come from the services' own results."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from novelmuse.editorial import StepOutcome
+from novelmuse.judging import list_rubrics
+from novelmuse.llm import ModelsCheckReport, RoleCheck
+from novelmuse.memory import CardState, RelationAt, Source, ValueAt
+from novelmuse.reports import (
+    card_show_doc,
+    lint_notes,
+    outcome_text,
+    render_card,
+    render_models_check,
+    rubrics_doc,
+    show_notes,
+)
+from novelmuse.rules import LintCounts, LintReport, ShowReport
+
+
+def _printed(render: object) -> str:
+    console = Console(record=True, width=200)
+    render(console)  # type: ignore[operator]
+    return console.export_text()
+
+
+def test_a_skipped_step_or_role_reads_as_skipped_in_its_own_colour() -> None:
+    skipped = outcome_text(StepOutcome.skipped("editor_review", "no model configured"))
+    assert skipped.plain == "skipped(no model configured)" and skipped.style == "yellow"
+    assert outcome_text(StepOutcome.passed("rules")).style == "green"
+    roles = [
+        RoleCheck(role="writer", provider=None, kind=None, model=None, outcome="skipped", reason="no model configured")
+    ]
+    report = ModelsCheckReport(status="skipped", exit_code=0, run_id=None, issues=[], roles=roles)
+    text = _printed(lambda c: render_models_check(report, c))
+    assert "│ skipped (no model configured) │" in text and "models check: skipped — 0 passed" in text
+
+
+def test_a_card_as_of_a_chapter_shows_the_source_of_every_value() -> None:
+    author = Source("author", "cards/guan-yu.yaml", 7)
+    fact = Source("fact", chapter=77, start=1234, end=1250, receipt_id="rcpt_1", fact_card_id="F1")
+    state = CardState(
+        card_id="guan-yu",
+        type="character",
+        name="关羽",
+        aliases=["云长"],
+        as_of=77,
+        attributes={"status": ValueAt("dead", 77, fact), "location": ValueAt("荆州", 40, author)},
+        relations=[RelationAt("brother", "liu-bei", 1, author)],
+    )
+    doc = card_show_doc(state, None, {76: "current", 77: "stale", 3: "missing"})
+    assert doc.attributes["status"].source.model_dump(exclude_none=True) == {
+        "kind": "fact",
+        "chapter": 77,
+        "start": 1234,
+        "end": 1250,
+        "receipt_id": "rcpt_1",
+        "fact_card_id": "F1",
+    }
+    assert doc.attributes["location"].source.model_dump(exclude_none=True) == {
+        "kind": "author",
+        "file": "cards/guan-yu.yaml",
+        "line": 7,
+    }
+    assert (doc.facts_stale, doc.facts_missing) == ([77], [3])
+    text = _printed(lambda c: render_card(c, state, None, {77: "stale"}))
+    assert "fact card ch.77 [1234:1250] receipt rcpt_1" in text and "cards/guan-yu.yaml:7" in text
+    assert "STALE for chapters 77" in text
+
+
+def test_rubrics_doc_lists_every_registered_rubric() -> None:
+    doc = rubrics_doc(list_rubrics()).model_dump()
+    rows = {r["profile"]: r for r in doc["rubrics"]}
+    assert set(rows) == {"quality_gate", "fine_outline_replay", "writer_replay"}
+    assert rows["quality_gate"]["critical"] == ["canon_compliance", "character_voice", "scene_structure"]
+
+
+def test_notes_say_when_only_the_defaults_apply() -> None:
+    counts = LintCounts(forbidden=0, fatigue=0, preferences=0, unparsed=0, errors=0, warnings=0)
+    lint = LintReport(
+        passed=True, path="rules.txt", file="missing", forbidden=[], fatigue=[], preferences=[], unparsed=[],
+        problems=[], counts=counts,
+    )  # fmt: skip
+    assert lint_notes(lint) == ["note: no rules file at rules.txt: only the built-in defaults apply"]
+    assert lint_notes(lint.model_copy(update={"file": "present"})) == []
+    show = ShowReport.model_construct(path="rules.txt", file="empty")
+    assert show_notes(show) == ["note: rules.txt is empty: only the built-in defaults apply"]
