@@ -105,7 +105,7 @@ def test_invalid_card_names_file_and_line(tmp_path: Path, text: str, line: int, 
 def test_source_pointer_outside_the_chapter(tmp_path: Path) -> None:
     text = A.replace("{value: dead, from: 10}", "{value: dead, from: 10, source: {chapter: 1, start: 2, end: 99}}")
     book = book_with(tmp_path, {"a.yaml": text, "b.yaml": B}, {1: "短短一章。\n"})
-    assert codes(book) == [("CARD_SOURCE_OUT_OF_RANGE", "cards/a.yaml:8", "")]
+    assert codes(book) == [("CARD_SOURCE_OUT_OF_RANGE", "cards/a.yaml:8", None)]
     book2 = book_with(tmp_path / "x", {"a.yaml": text.replace("chapter: 1", "chapter: 7"), "b.yaml": B})
     assert [c for c, _, _ in codes(book2)] == ["CARD_SOURCE_MISSING"]
 

@@ -52,18 +52,30 @@ def test_a_card_as_of_a_chapter_shows_the_source_of_every_value() -> None:
         relations=[RelationAt("brother", "liu-bei", 1, author)],
     )
     doc = card_show_doc(state, None, {76: "current", 77: "stale", 3: "missing"})
-    assert doc.attributes["status"].source.model_dump(exclude_none=True) == {
-        "kind": "fact",
-        "chapter": 77,
-        "start": 1234,
-        "end": 1250,
-        "receipt_id": "rcpt_1",
-        "fact_card_id": "F1",
+    attributes = doc.model_dump(mode="json")["attributes"]
+    assert attributes["status"] == {
+        "value": "dead",
+        "since": 77,
+        "source": {
+            "kind": "fact",
+            "file": None,
+            "line": None,
+            "chapter": 77,
+            "start": 1234,
+            "end": 1250,
+            "receipt_id": "rcpt_1",
+            "fact_card_id": "F1",
+        },
     }
-    assert doc.attributes["location"].source.model_dump(exclude_none=True) == {
+    assert attributes["location"]["source"] == {
         "kind": "author",
         "file": "cards/guan-yu.yaml",
         "line": 7,
+        "chapter": None,
+        "start": None,
+        "end": None,
+        "receipt_id": None,
+        "fact_card_id": None,
     }
     assert (doc.facts_stale, doc.facts_missing) == ([77], [3])
     text = _printed(lambda c: render_card(c, state, None, {77: "stale"}))

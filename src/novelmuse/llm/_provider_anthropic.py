@@ -30,13 +30,7 @@ from typing import Any
 import anthropic
 
 from ..book import AnthropicProviderConfig
-from ._provider_http import (
-    KeyedClient,
-    SdkErrors,
-    bad_response,
-    read_api_key,
-    schema_name,
-)
+from ._provider_http import KeyedClient, SdkErrors, SdkProvider, bad_response, json_body, schema_name
 from ._secrets import scrub, scrub_text
 from ._types import Finish, ProviderRequest, ProviderResponse
 from ._usage import anthropic_usage
@@ -59,18 +53,20 @@ _FINISH: dict[str, Finish] = {
 }
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider[AnthropicProviderConfig, anthropic.AsyncAnthropic]):
     """One configured Anthropic Messages endpoint (see the module docstring)."""
 
     kind = "anthropic"
+    errors = _SDK_ERRORS
+    base_error = anthropic.AnthropicError
 
     def __init__(self, name: str, config: AnthropicProviderConfig, book_root: Path) -> None:
-        self.name = name
-        self.config = config
-        self.book_root = book_root
-        self.max_concurrency = config.max_concurrency
-        self._clients = KeyedClient(
-            anthropic.AsyncAnthropic, base_url=config.base_url or ANTHROPIC_DEFAULT_BASE_URL, timeout_s=config.timeout_s
+        base_url = config.base_url or ANTHROPIC_DEFAULT_BASE_URL
+        super().__init__(
+            name,
+            config,
+            book_root,
+            KeyedClient(anthropic.AsyncAnthropic, base_url=base_url, timeout_s=config.timeout_s),
         )
 
     def build_params(self, request: ProviderRequest) -> dict[str, Any]:
@@ -92,32 +88,23 @@ class AnthropicProvider:
             params["system"] = system
         return params
 
-    async def send(self, request: ProviderRequest) -> ProviderResponse:
-        """Send one Messages request; raise ProviderError for a classified failure."""
-        key = read_api_key(self.name, self.config.api_key_env)
-        client = self._clients.get(key)
-        params = self.build_params(request)
-        try:
-            raw_response = await client.messages.with_raw_response.create(**params, timeout=request.timeout_s)
-        except anthropic.AnthropicError as exc:
-            raise _SDK_ERRORS.classify(self.name, exc, key) from None
-        raw = raw_response.http_response.content
+    async def post(self, client: anthropic.AsyncAnthropic, params: dict[str, Any], timeout_s: float) -> bytes:
+        """One Messages request; its raw body."""
+        raw_response = await client.messages.with_raw_response.create(**params, timeout=timeout_s)
+        body: bytes = raw_response.http_response.content
+        return body
+
+    def parse(self, request: ProviderRequest, raw: bytes, key: str) -> ProviderResponse:
+        """Read a Messages body (in tool mode, the forced tool call's input)."""
         tool = schema_name(request.schema_name) if self.config.structured == "tool" else None
         return parse_message(self.name, raw, key, tool=tool)
-
-    async def aclose(self) -> None:
-        """Close the HTTP connection pools."""
-        await self._clients.aclose()
 
 
 def parse_message(provider: str, raw: bytes, key: str | None = None, *, tool: str | None = None) -> ProviderResponse:
     """Read a Messages API body: the text blocks (or, in tool mode, the input of the forced tool call as JSON
     text), stop reason, model and usage (absent → None)."""
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        raise bad_response(provider, raw, key, "the response body is not JSON") from None
-    if not isinstance(body, dict) or not isinstance(body.get("content"), list):
+    body = json_body(provider, raw, key)
+    if not isinstance(body.get("content"), list):
         raise bad_response(provider, raw, key, "the response is not a message with content blocks")
     texts = [
         block["text"]

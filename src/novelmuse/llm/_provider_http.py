@@ -33,15 +33,18 @@ values shorter than 8 characters are placeholders, not secrets, and are not scru
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
 
 import httpx2  # the HTTP library both official SDKs are built on (a dependency of openai and anthropic)
 
 from ._secrets import scrub
-from ._types import ProviderError
+from ._types import ProviderError, ProviderRequest, ProviderResponse
 
 
 def read_api_key(provider: str, env_name: str) -> str:
@@ -189,3 +192,71 @@ class KeyedClient(Generic[ClientT]):
         self._client, self._retired = None, []
         for client in clients:
             await client.close()
+
+
+def json_body(provider: str, raw: bytes, secret: str | None) -> dict[str, Any]:
+    """A 200 body that must be a JSON object (else MODEL_BAD_RESPONSE)."""
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise bad_response(provider, raw, secret, "the response body is not JSON") from None
+    if not isinstance(body, dict):
+        raise bad_response(provider, raw, secret, "the response body is not a JSON object")
+    return body
+
+
+class _HttpConfig(Protocol):
+    @property
+    def api_key_env(self) -> str: ...
+    @property
+    def max_concurrency(self) -> int: ...
+
+
+ConfigT = TypeVar("ConfigT", bound=_HttpConfig)
+
+
+class SdkProvider(ABC, Generic[ConfigT, ClientT]):
+    """What the openai and anthropic providers share: a configured endpoint, one SDK client per API key, one
+    HTTP request per `send` (the SDK's own retries off), the SDK's failures classified, the raw body parsed.
+
+    A provider says how to build its request parameters, how to post them with its SDK (returning the raw body
+    bytes as received) and how to read that body.
+    """
+
+    kind: str
+    errors: SdkErrors
+    base_error: type[Exception]  # every exception the SDK raises derives from it
+
+    def __init__(self, name: str, config: ConfigT, book_root: Path, clients: KeyedClient[ClientT]) -> None:
+        self.name = name
+        self.config = config
+        self.book_root = book_root
+        self.max_concurrency = config.max_concurrency
+        self._clients = clients
+
+    @abstractmethod
+    def build_params(self, request: ProviderRequest) -> dict[str, Any]:
+        """The API parameters for one request (pure: no key, no I/O)."""
+
+    @abstractmethod
+    async def post(self, client: ClientT, params: dict[str, Any], timeout_s: float) -> bytes:
+        """Send the parameters once with the SDK; the raw response body."""
+
+    @abstractmethod
+    def parse(self, request: ProviderRequest, raw: bytes, key: str) -> ProviderResponse:
+        """Read one response body (the key is scrubbed from what is kept)."""
+
+    async def send(self, request: ProviderRequest) -> ProviderResponse:
+        """Send one request; raise ProviderError for a classified failure."""
+        key = read_api_key(self.name, self.config.api_key_env)
+        client = self._clients.get(key)
+        params = self.build_params(request)
+        try:
+            raw = await self.post(client, params, request.timeout_s)
+        except self.base_error as exc:
+            raise self.errors.classify(self.name, exc, key) from None
+        return self.parse(request, raw, key)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pools."""
+        await self._clients.aclose()

@@ -26,13 +26,7 @@ from urllib.parse import urlparse
 import openai
 
 from ..book import OpenAIProviderConfig
-from ._provider_http import (
-    KeyedClient,
-    SdkErrors,
-    bad_response,
-    read_api_key,
-    schema_name,
-)
+from ._provider_http import KeyedClient, SdkErrors, SdkProvider, bad_response, json_body, schema_name
 from ._secrets import scrub, scrub_text
 from ._types import Finish, ProviderRequest, ProviderResponse, Usage
 from ._usage import as_int
@@ -52,18 +46,17 @@ _FINISH: dict[str, Finish] = {
 }
 
 
-class OpenAIProvider:
+class OpenAIProvider(SdkProvider[OpenAIProviderConfig, openai.AsyncOpenAI]):
     """One configured OpenAI-compatible endpoint (see the module docstring)."""
 
     kind = "openai"
+    errors = _SDK_ERRORS
+    base_error = openai.OpenAIError
 
     def __init__(self, name: str, config: OpenAIProviderConfig, book_root: Path) -> None:
-        self.name = name
-        self.config = config
-        self.book_root = book_root
-        self.max_concurrency = config.max_concurrency
-        self._clients = KeyedClient(
-            openai.AsyncOpenAI, base_url=config.base_url or OPENAI_DEFAULT_BASE_URL, timeout_s=config.timeout_s
+        base_url = config.base_url or OPENAI_DEFAULT_BASE_URL
+        super().__init__(
+            name, config, book_root, KeyedClient(openai.AsyncOpenAI, base_url=base_url, timeout_s=config.timeout_s)
         )
 
     def build_params(self, request: ProviderRequest) -> dict[str, Any]:
@@ -92,31 +85,20 @@ class OpenAIProvider:
         params[token_field] = request.max_output_tokens
         return params
 
-    async def send(self, request: ProviderRequest) -> ProviderResponse:
-        """Send one chat-completions request; raise ProviderError for a classified failure."""
-        key = read_api_key(self.name, self.config.api_key_env)
-        client = self._clients.get(key)
-        params = self.build_params(request)
-        try:
-            raw_response = await client.chat.completions.with_raw_response.create(**params, timeout=request.timeout_s)
-        except openai.OpenAIError as exc:
-            raise _SDK_ERRORS.classify(self.name, exc, key) from None
-        raw = raw_response.http_response.content
-        return parse_chat_completion(self.name, raw, key)
+    async def post(self, client: openai.AsyncOpenAI, params: dict[str, Any], timeout_s: float) -> bytes:
+        """One chat-completions request; its raw body."""
+        raw_response = await client.chat.completions.with_raw_response.create(**params, timeout=timeout_s)
+        body: bytes = raw_response.http_response.content
+        return body
 
-    async def aclose(self) -> None:
-        """Close the HTTP connection pools."""
-        await self._clients.aclose()
+    def parse(self, request: ProviderRequest, raw: bytes, key: str) -> ProviderResponse:
+        """Read a chat.completion body."""
+        return parse_chat_completion(self.name, raw, key)
 
 
 def parse_chat_completion(provider: str, raw: bytes, key: str | None = None) -> ProviderResponse:
     """Read a chat.completion body: first choice's content, finish, model and usage (absent → None)."""
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        raise bad_response(provider, raw, key, "the response body is not JSON") from None
-    if not isinstance(body, dict):
-        raise bad_response(provider, raw, key, "the response body is not a JSON object")
+    body = json_body(provider, raw, key)
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise bad_response(provider, raw, key, "the response has no choices")

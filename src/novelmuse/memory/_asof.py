@@ -26,8 +26,8 @@ class Source:
     """Where a value came from: the author's card (file:line, optional chapter span) or a fact card."""
 
     kind: Literal["author", "fact"]
-    file: str = ""
-    line: int = 0
+    file: str | None = None  # an author's card file (relative to the book root) …
+    line: int | None = None  # … and the line the value is written on
     chapter: int | None = None
     start: int | None = None
     end: int | None = None

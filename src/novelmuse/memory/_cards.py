@@ -144,7 +144,7 @@ class CardProblem:
     code: str
     message: str
     where: str
-    other: str = ""
+    other: str | None = None
 
     def to_error(self, more: int = 0) -> InputError:
         """The problem as the exception `load_cards` raises."""

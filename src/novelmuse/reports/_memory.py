@@ -2,7 +2,8 @@
 
 Shapes (stable): `CardShowDoc` (muse cards show), `CardLintDoc` (muse cards lint), `LedgerDoc` (muse
 ledger), `SearchDoc` (muse search), `MentionsDoc` (muse mentions), `SyncDoc` (muse sync), `FactsDoc`
-(muse facts extract). Every value carries its source pointer.
+(muse facts extract). Every value carries its source pointer. The items are memory's own types (values,
+relations, sources, foreshadows, problems, hits, mentions), serialised as they are — declared once, in memory.
 """
 
 from __future__ import annotations
@@ -16,56 +17,21 @@ from rich.table import Table
 
 from ..errors import Outcome
 from ..memory import (
+    ActiveForeshadow,
     ActiveList,
     CardProblem,
     CardState,
+    ChapterMentions,
     FactCard,
     FactCardResult,
     FactValidation,
     MemoryProblem,
     MentionReport,
+    RelationAt,
     SearchHit,
-    Source,
     SyncResult,
     ValueAt,
 )
-
-
-class SourceDoc(BaseModel):
-    kind: str
-    file: str | None = None
-    line: int | None = None
-    chapter: int | None = None
-    start: int | None = None
-    end: int | None = None
-    receipt_id: str | None = None
-    fact_card_id: str | None = None
-
-
-def _src(s: Source) -> SourceDoc:
-    return SourceDoc(
-        kind=s.kind,
-        file=s.file or None,
-        line=s.line or None,
-        chapter=s.chapter,
-        start=s.start,
-        end=s.end,
-        receipt_id=s.receipt_id,
-        fact_card_id=s.fact_card_id,
-    )
-
-
-class ValueDoc(BaseModel):
-    value: str | int | float | bool
-    since: int
-    source: SourceDoc
-
-
-class RelationDoc(BaseModel):
-    type: str
-    target: str
-    since: int
-    source: SourceDoc
 
 
 class CardShowDoc(BaseModel):
@@ -75,9 +41,9 @@ class CardShowDoc(BaseModel):
     name: str
     aliases: list[str]
     as_of: int
-    attributes: dict[str, ValueDoc]
-    relations: list[RelationDoc]
-    history: dict[str, list[ValueDoc]] | None = None  # with --history: every earlier value and its source
+    attributes: dict[str, ValueAt]
+    relations: list[RelationAt]
+    history: dict[str, list[ValueAt]] | None = None  # with --history: every earlier value and its source
     facts_stale: list[int] = []  # chapters ≤ as_of whose fact card is for an older text: their changes are not in
     facts_missing: list[int] = []  # chapters ≤ as_of never extracted: only the author's cards count there
 
@@ -111,22 +77,14 @@ def card_show_doc(
     return CardShowDoc(
         facts_stale=stale,
         facts_missing=missing,
-        history=None
-        if history is None
-        else {
-            k: [ValueDoc(value=v.value, since=v.since, source=_src(v.source)) for v in vs] for k, vs in history.items()
-        },
+        history=history,
         id=state.card_id,
         type=state.type,
         name=state.name,
         aliases=state.aliases,
         as_of=state.as_of,
-        attributes={
-            k: ValueDoc(value=v.value, since=v.since, source=_src(v.source)) for k, v in state.attributes.items()
-        },
-        relations=[
-            RelationDoc(type=r.type, target=r.target, since=r.since, source=_src(r.source)) for r in state.relations
-        ],
+        attributes=state.attributes,
+        relations=state.relations,
     )
 
 
@@ -155,26 +113,15 @@ def render_card(
     _print_facts_gaps(console, *_facts_gaps(facts_status, state.as_of), "changes are")
 
 
-class ProblemDoc(BaseModel):
-    code: str
-    message: str
-    where: str
-    other: str | None = None
-
-
 class CardLintDoc(BaseModel):
     ok: bool
     cards: int
-    problems: list[ProblemDoc]
+    problems: list[CardProblem]
 
 
 def card_lint_doc(cards: int, problems: list[CardProblem]) -> CardLintDoc:
     """`muse cards lint` as JSON."""
-    return CardLintDoc(
-        ok=not problems,
-        cards=cards,
-        problems=[ProblemDoc(code=p.code, message=p.message, where=p.where, other=p.other or None) for p in problems],
-    )
+    return CardLintDoc(ok=not problems, cards=cards, problems=problems)
 
 
 def render_card_lint(console: Console, doc: CardLintDoc) -> None:
@@ -185,35 +132,7 @@ def render_card_lint(console: Console, doc: CardLintDoc) -> None:
     console.print(f"{doc.cards} cards, {len(doc.problems)} problems", markup=False)
 
 
-class ForeshadowDoc(BaseModel):
-    id: str
-    description: str
-    planted_chapter: int
-    last_advanced_chapter: int | None
-    age: int
-    payoff_chapter: int | None
-    overdue: bool
-    overdue_rule: str
-    origin: str
-    source: SourceDoc
-
-
-class MemoryProblemDoc(BaseModel):
-    code: str
-    chapter: int
-    origin: str
-    item: str
-    detail: str
-
-
-def _problems(problems: list[MemoryProblem]) -> list[MemoryProblemDoc]:
-    return [
-        MemoryProblemDoc(code=p.code, chapter=p.chapter, origin=p.origin, item=p.item, detail=p.detail)
-        for p in problems
-    ]
-
-
-def _print_problems(console: Console, problems: list[MemoryProblemDoc]) -> None:
+def _print_problems(console: Console, problems: list[MemoryProblem]) -> None:
     for p in problems:
         console.print(f"error[{p.code}]: chapter {p.chapter} {p.origin} {p.item}: {p.detail}", markup=False)
 
@@ -227,8 +146,8 @@ class LedgerDoc(BaseModel):
     overdue_default_age: int | None
     facts_stale: list[int]  # chapters ≤ as_of whose fact card is for an older text: not in the ledger
     facts_missing: list[int]  # chapters ≤ as_of never extracted: only their outline operations count
-    items: list[ForeshadowDoc]
-    problems: list[MemoryProblemDoc]
+    items: list[ActiveForeshadow]
+    problems: list[MemoryProblem]
 
 
 def ledger_doc(
@@ -250,22 +169,8 @@ def ledger_doc(
         total=active.total,
         left_out=active.left_out,
         overdue_default_age=overdue_default_age,
-        items=[
-            ForeshadowDoc(
-                id=a.id,
-                description=a.description,
-                planted_chapter=a.planted_chapter,
-                last_advanced_chapter=a.last_advanced_chapter,
-                age=a.age,
-                payoff_chapter=a.payoff_chapter,
-                overdue=a.overdue,
-                overdue_rule=a.overdue_rule,
-                origin=a.origin,
-                source=_src(a.source),
-            )
-            for a in items
-        ],
-        problems=_problems([p for p in problems if p.chapter <= active.as_of]),
+        items=items,
+        problems=[p for p in problems if p.chapter <= active.as_of],
     )
 
 
@@ -290,22 +195,13 @@ def render_ledger(console: Console, doc: LedgerDoc) -> None:
     _print_problems(console, doc.problems)
 
 
-class HitDoc(BaseModel):
-    rank: int
-    chapter: int
-    start: int
-    end: int
-    score: float
-    text: str
-
-
 class SearchDoc(BaseModel):
     ok: bool = True
     query: str
     before: int | None
     isolated: bool
     tokens: list[str]
-    hits: list[HitDoc]
+    hits: list[SearchHit]
 
 
 def search_doc(
@@ -317,9 +213,7 @@ def search_doc(
         before=before,
         isolated=isolated,
         tokens=tokens,
-        hits=[
-            HitDoc(rank=h.rank, chapter=h.chapter, start=h.start, end=h.end, score=h.score, text=h.text) for h in hits
-        ],
+        hits=hits,
     )
 
 
@@ -331,12 +225,6 @@ def render_search(console: Console, doc: SearchDoc) -> None:
         console.print(f"{h.rank:>2}. ch.{h.chapter} [{h.start}:{h.end}] {h.score:.2f}  {snippet}", markup=False)
 
 
-class ChapterMentionDoc(BaseModel):
-    chapter: int
-    count: int
-    offsets: list[tuple[int, int, str]]
-
-
 class MentionsDoc(BaseModel):
     ok: bool = True
     id: str
@@ -345,7 +233,7 @@ class MentionsDoc(BaseModel):
     before: int | None
     total: int
     last_chapter: int | None
-    chapters: list[ChapterMentionDoc]
+    chapters: list[ChapterMentions]
 
 
 def mentions_doc(r: MentionReport) -> MentionsDoc:
@@ -357,7 +245,7 @@ def mentions_doc(r: MentionReport) -> MentionsDoc:
         before=r.before,
         total=r.total,
         last_chapter=r.last_chapter,
-        chapters=[ChapterMentionDoc(chapter=c.chapter, count=c.count, offsets=c.offsets) for c in r.chapters],
+        chapters=r.chapters,
     )
 
 
@@ -388,7 +276,7 @@ class SyncDoc(BaseModel):
     facts_error: dict[str, int | str] | None
     facts_rejected: int
     run_id: str | None
-    problems: list[MemoryProblemDoc]
+    problems: list[MemoryProblem]
 
 
 def sync_doc(r: SyncResult) -> SyncDoc:
@@ -409,7 +297,7 @@ def sync_doc(r: SyncResult) -> SyncDoc:
         facts_error={"chapter": r.facts_error[0], "code": r.facts_error[1]} if r.facts_error else None,
         facts_rejected=r.facts_rejected,
         run_id=r.run_id,
-        problems=_problems(r.problems),
+        problems=r.problems,
     )
 
 
@@ -451,7 +339,7 @@ class FactsDoc(BaseModel):
     attempts: int | None  # None for `facts show` (the attempts are in the receipts)
     cost: float | None
     accepted: list[str]
-    rejected: list[MemoryProblemDoc]
+    rejected: list[MemoryProblem]
     output: dict[str, object]
     spans: list[tuple[int, int]]
 
@@ -484,7 +372,7 @@ def _facts_doc(
         attempts=attempts,
         cost=cost,
         accepted=validation.accepted,
-        rejected=_problems(validation.rejected),
+        rejected=validation.rejected,
         output=card.output.model_dump(mode="json"),
         spans=card.spans,
     )
