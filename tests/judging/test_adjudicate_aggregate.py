@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from novelmuse.errors import InputError
@@ -14,6 +16,7 @@ from novelmuse.judging import (
     aggregate,
     load_rubric,
 )
+from novelmuse.text import sha256_json
 
 QG = load_rubric("quality_gate")
 WR = load_rubric("writer_replay")
@@ -21,26 +24,26 @@ WR = load_rubric("writer_replay")
 
 def report(rubric: Rubric, scores: dict[str, dict[str, float]], *, status: str = "stable", scene: str | None = None):  # type: ignore[no-untyped-def]
     cells = [
-        CellScore(candidateId=c, dimensionId=d, score=v, judgeScores=[v, v], method="mean_of_two")
+        CellScore(candidate_id=c, dimension_id=d, score=v, judge_scores=[v, v], method="mean_of_two")
         for c, dims in scores.items()
         for d, v in dims.items()
     ]
     return PanelReport(
-        panelId="jp_x",
-        runId="r",
-        itemRef="item_x",
+        panel_id="jp_x",
+        run_id="r",
+        item_ref="item_x",
         profile=rubric.profile,
         rubric=RubricRef(id=rubric.id, version=rubric.version, sha256=rubric.sha256),
-        sceneType=scene,
+        scene_type=scene,
         status=status,  # type: ignore[arg-type]
-        errorCode=None if status == "stable" else "JUDGE_UNSTABLE",
-        thirdJudge=False,
+        error_code=None if status == "stable" else "JUDGE_UNSTABLE",
+        third_judge=False,
         disagreements=0,
-        unstableCells=0,
+        unstable_cells=0,
         candidates=[],
         judges=[],
         scores=cells if status == "stable" else [],
-        armMapSha256="0" * 64,
+        arm_map_sha256="0" * 64,
     ).seal()
 
 
@@ -67,14 +70,14 @@ def test_a_fired_or_unevaluated_hard_block_fails_the_gate() -> None:
     assert fired.outcome == "failed" and fired.reasons == ["hard block source_safety fired (rule layer)"]
     missing = adjudicate_quality_gate(r, QG, "c1", None)
     assert missing.outcome == "failed" and len(missing.reasons) == 3
-    assert missing.hardBlocks == dict.fromkeys(QG.hard_blocks, "not evaluated")
+    assert missing.hard_blocks == dict.fromkeys(QG.hard_blocks, "not evaluated")
 
 
 def test_non_critical_dimensions_only_suggest() -> None:
     r = report(QG, {"c1": qg_scores(readability=2.0, style_fit=3.5)})
     d = adjudicate_quality_gate(r, QG, "c1", ALL_PASSED)  # type: ignore[arg-type]
     assert d.outcome == "passed"
-    assert [(s.dimensionId, s.score) for s in d.suggestions] == [("style_fit", 3.5), ("readability", 2.0)]
+    assert [(s.dimension_id, s.score) for s in d.suggestions] == [("style_fit", 3.5), ("readability", 2.0)]
 
 
 def test_an_unstable_panel_cannot_be_adjudicated() -> None:
@@ -94,8 +97,8 @@ def test_aggregation_gives_b_minus_a_and_keeps_scene_dimensions_within_their_sce
         (report(WR, wr(1.0, 9.0, 1.0, 9.0), status="invalid_unstable", scene="battle"), {"c1": "A", "c2": "B"}),
     ]
     agg = aggregate(WR, items)
-    assert (agg.itemsTotal, agg.itemsStable, agg.itemsExcluded) == (3, 2, 1)
-    deltas = {(d.arm, d.dimensionId, d.sceneType): (d.items, d.meanDelta) for d in agg.deltas}
+    assert (agg.items_total, agg.items_stable, agg.items_excluded) == (3, 2, 1)
+    deltas = {(d.arm, d.dimension_id, d.scene_type): (d.items, d.mean_delta) for d in agg.deltas}
     assert deltas[("B", "style_consistency", None)] == (2, 0.75)  # general: across chapters
     assert deltas[("B", "narrative_tension", "battle")] == (1, 3.0)  # scene: within one scene type only
     assert deltas[("B", "narrative_tension", "character_dialogue")] == (1, -2.0)
@@ -119,11 +122,11 @@ def test_fine_outline_deltas_leave_out_dimensions_with_a_stability_warning() -> 
         cells = []
         for d in FO.dimension_ids:
             cells.append(
-                CellScore(candidateId="c1", dimensionId=d, score=3.0, judgeScores=[3.0, 3.0], method="mean_of_two")
+                CellScore(candidate_id="c1", dimension_id=d, score=3.0, judge_scores=[3.0, 3.0], method="mean_of_two")
             )
             js = b_judges.get(d, [4.0, 4.0])
             cells.append(
-                CellScore(candidateId="c2", dimensionId=d, score=sum(js) / 2, judgeScores=js, method="mean_of_two")
+                CellScore(candidate_id="c2", dimension_id=d, score=sum(js) / 2, judge_scores=js, method="mean_of_two")
             )
         base = report(FO, {})
         return base.model_copy(update={"scores": cells, "warnings": ["STABILITY_WARNING: …"]}).seal()
@@ -133,21 +136,35 @@ def test_fine_outline_deltas_leave_out_dimensions_with_a_stability_warning() -> 
         (fo_report({}), {"c1": "A", "c2": "B"}),
     ]
     agg = aggregate(FO, items)
-    deltas = {d.dimensionId: d for d in agg.deltas if d.arm == "B"}
-    assert (deltas["handoff_hook"].items, deltas["handoff_hook"].meanDelta, deltas["handoff_hook"].withheld) == (
+    deltas = {d.dimension_id: d for d in agg.deltas if d.arm == "B"}
+    assert (deltas["handoff_hook"].items, deltas["handoff_hook"].mean_delta, deltas["handoff_hook"].withheld) == (
         2,
         1.0,
         0,
     )
-    assert (deltas["entity_state"].items, deltas["entity_state"].meanDelta, deltas["entity_state"].withheld) == (
+    assert (deltas["entity_state"].items, deltas["entity_state"].mean_delta, deltas["entity_state"].withheld) == (
         1,
         1.0,
         1,
     )
-    means = {(m.arm, m.dimensionId): (m.items, m.mean) for m in agg.means}
+    means = {(m.arm, m.dimension_id): (m.items, m.mean) for m in agg.means}
     assert means[("B", "entity_state")] == (2, 3.75)  # the scores are still reported, per dimension
     # A third-judge profile never withholds: its disagreements were settled by the third judge.
     assert all(
         d.withheld == 0
         for d in aggregate(QG, [(report(QG, {"c1": qg_scores(), "c2": qg_scores()}), {"c1": "A", "c2": "B"})]).deltas
     )
+
+
+def test_a_v1_panel_report_in_camel_case_is_still_read_and_verified() -> None:
+    """Reports stored before the JSON became snake_case (schema judge-panel-v1) stay readable and checkable."""
+    new = report(QG, {"c1": qg_scores(), "c2": qg_scores(style_fit=3.0)})
+    assert new.schema_version == "judge-panel-v2" and new.verify()
+    body = new.model_copy(update={"schema_version": "judge-panel-v1"}).model_dump(
+        mode="json", by_alias=True, exclude={"report_sha256"}
+    )
+    assert {"panelId", "armMapSha256", "schemaVersion"} <= set(body) and "candidateId" in body["scores"][0]
+    old = PanelReport.model_validate_json(json.dumps({**body, "reportSha256": sha256_json(body)}))
+    assert old.verify() and (old.panel_id, old.scores, old.arm_map_sha256) == (new.panel_id, new.scores, "0" * 64)
+    assert not old.model_copy(update={"third_judge": True}).verify()  # its sha256 still binds its content
+    assert aggregate(QG, [(old, {"c1": "A", "c2": "B"})]).items_stable == 1

@@ -75,10 +75,10 @@ def test_run_reliability_figures() -> None:
     unstable = PanelScores("invalid_unstable", True, {("c1", "d1"): [F(1), F(5), F(3)], ("c1", "d2"): [F(3)] * 3})
     invalid = PanelScores("invalid", False, {("c1", "d1"): [F(4)]})
     r = reliability([stable, third, unstable, invalid])
-    assert r.items == 4 and r.itemsWithTwoJudges == 3
-    assert r.thirdJudgeRate == pytest.approx(2 / 3)
-    assert r.invalidUnstableRate == pytest.approx(1 / 3)
-    assert r.invalidRate == pytest.approx(1 / 4)
-    d1 = next(d for d in r.dimensions if d.dimensionId == "d1")
-    assert d1.meanAbsDiff == pytest.approx((0.5 + 2 + 4) / 3)
-    assert r.alphaInterval is not None and r.alphaInterval < 0.5
+    assert r.items == 4 and r.items_with_two_judges == 3
+    assert r.third_judge_rate == pytest.approx(2 / 3)
+    assert r.invalid_unstable_rate == pytest.approx(1 / 3)
+    assert r.invalid_rate == pytest.approx(1 / 4)
+    d1 = next(d for d in r.dimensions if d.dimension_id == "d1")
+    assert d1.mean_abs_diff == pytest.approx((0.5 + 2 + 4) / 3)
+    assert r.alpha_interval is not None and r.alpha_interval < 0.5

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -65,9 +66,29 @@ def test_judge_stable_with_hard_blocks_passes_the_gate(muse, make_panel: Callabl
     assert doc["outcome"] == "stable" and doc["report"]["status"] == "stable"
     assert [g["outcome"] for g in doc["gate"]] == ["passed", "passed"]
     assert sorted(doc["unblinded"].values()) == ["A", "B"] and doc["sources"]["A"].endswith("draft0.txt")
-    assert doc["reliability"]["thirdJudgeRate"] == 0.0
+    assert doc["reliability"]["third_judge_rate"] == 0.0
     human = muse(*_args(panel, "--hard-blocks", blocks, "--no-lessons"))
     assert "unblinded" in human.stdout
+    # one JSON style: every key novelmuse names is snake_case, in judge, judge-summary and rubrics (schema v2)
+    summary = json.loads(muse("judge-summary", "--book", panel.book.root, "--json").stdout)
+    rubrics = json.loads(muse("rubrics", "--json").stdout)
+    for document in (doc, summary, rubrics):
+        assert document["schema_version"] == 2 and _keys_not_snake(document) == []
+    assert doc["report"]["schema_version"] == "judge-panel-v2"
+
+
+#: Maps whose keys are data, not names: candidate ids → arms, arms → files, error codes → counts.
+_DATA_MAPS = {"unblinded", "sources", "codes", "violations"}
+
+
+def _keys_not_snake(node: object, parent: str = "") -> list[str]:
+    """Keys (other than data maps' keys) that are not snake_case."""
+    if isinstance(node, list):
+        return [k for item in node for k in _keys_not_snake(item, parent)]
+    if not isinstance(node, dict):
+        return []
+    bad = [] if parent in _DATA_MAPS else [k for k in node if not re.fullmatch(r"[a-z0-9_]+", k)]
+    return bad + [k for key, value in node.items() for k in _keys_not_snake(value, key)]
 
 
 def test_judge_without_hard_blocks_fails_the_gate_with_exit_1(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
@@ -228,9 +249,9 @@ def test_writer_replay_with_outline_scene_type_and_assertions(muse, make_panel: 
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["outcome"] == "stable" and doc["gate"] == []
-    assert doc["report"]["sceneType"] == "turning_point" and doc["rubric"]["id"] == "writer-replay-rubric-v2"
+    assert doc["report"]["scene_type"] == "turning_point" and doc["rubric"]["id"] == "writer-replay-rubric-v2"
     assert {s["score"] for s in doc["report"]["scores"]} == {7.5}
-    assert [(v["targetId"], v["verdict"]) for v in doc["report"]["verdicts"]] == [("a1", "pass"), ("h1", "pass")] * 2
+    assert [(v["target_id"], v["verdict"]) for v in doc["report"]["verdicts"]] == [("a1", "pass"), ("h1", "pass")] * 2
 
 
 def test_judge_summary_aggregates_items_by_arm_with_deltas(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -266,12 +287,12 @@ def test_judge_summary_aggregates_items_by_arm_with_deltas(muse, tmp_path: Path)
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)
     (block,) = doc["rubrics"]
-    assert block["aggregate"]["itemsStable"] == 2
-    deltas = {(d["arm"], d["dimensionId"]): (d["items"], d["meanDelta"]) for d in block["aggregate"]["deltas"]}
+    assert block["aggregate"]["items_stable"] == 2
+    deltas = {(d["arm"], d["dimension_id"]): (d["items"], d["mean_delta"]) for d in block["aggregate"]["deltas"]}
     assert deltas[("B", "canon_compliance")] == (2, 1.0)
-    means = {(m["arm"], m["dimensionId"]): m["mean"] for m in block["aggregate"]["means"]}
+    means = {(m["arm"], m["dimension_id"]): m["mean"] for m in block["aggregate"]["means"]}
     assert means[("A", "readability")] == 3.5 and means[("B", "readability")] == 4.5
-    assert block["reliability"]["items"] == 2 and block["reliability"]["thirdJudgeRate"] == 0.0
+    assert block["reliability"]["items"] == 2 and block["reliability"]["third_judge_rate"] == 0.0
     human = muse("judge-summary", "--book", book.root)
     assert "+1.00 (2)" in human.stdout
 

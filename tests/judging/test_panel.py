@@ -58,7 +58,7 @@ def test_second_judge_sees_the_exact_reverse_and_a_fresh_context(make_panel: Cal
     cands = corpus_candidates(3)
     panel = make_panel(cands, [[output(scores_by_id({}))], [output(scores_by_id({}))]])
     doc = run(panel)
-    assert doc.outcome == "stable" and doc.report is not None and not doc.report.thirdJudge
+    assert doc.outcome == "stable" and doc.report is not None and not doc.report.third_judge
     first, second = panel.seen_inputs()
     assert second.candidates == list(reversed(first.candidates))
     assert second.model_dump(exclude={"candidates"}) == first.model_dump(exclude={"candidates"})
@@ -82,22 +82,22 @@ def test_a_difference_of_exactly_half_a_point_runs_no_third_judge(make_panel: Ca
     panel = _two_candidate_panel(make_panel, 4.0, 4.5, None)
     doc = run(panel)
     assert doc.report is not None
-    assert doc.outcome == "stable" and not doc.report.thirdJudge and doc.report.disagreements == 0
+    assert doc.outcome == "stable" and not doc.report.third_judge and doc.report.disagreements == 0
     assert len(list_receipts(panel.book.db)) == 2
     target = panel.item.blind.candidate_ids[0]
-    cell = next(s for s in doc.report.scores if s.candidateId == target)
-    assert cell.score == 4.25 and cell.method == "mean_of_two" and cell.judgeScores == [4.0, 4.5]
+    cell = next(s for s in doc.report.scores if s.candidate_id == target)
+    assert cell.score == 4.25 and cell.method == "mean_of_two" and cell.judge_scores == [4.0, 4.5]
 
 
 def test_a_difference_of_one_point_runs_exactly_one_third_judge(make_panel: Callable[..., Panel]) -> None:
     panel = _two_candidate_panel(make_panel, 3.0, 4.0, 3.5)
     doc = run(panel)
     assert doc.report is not None and doc.outcome == "stable"
-    assert doc.report.thirdJudge and len(doc.report.judges) == 3
+    assert doc.report.third_judge and len(doc.report.judges) == 3
     assert len(list_receipts(panel.book.db)) == 3
     target = panel.item.blind.candidate_ids[0]
-    cell = next(s for s in doc.report.scores if s.candidateId == target)
-    assert cell.score == 3.5 and cell.method == "median_of_three" and cell.judgeScores == [3.0, 4.0, 3.5]
+    cell = next(s for s in doc.report.scores if s.candidate_id == target)
+    assert cell.score == 3.5 and cell.method == "median_of_three" and cell.judge_scores == [3.0, 4.0, 3.5]
     # judge 3 sees the blind order rotated by one
     third = panel.seen_inputs()[2]
     first = panel.seen_inputs()[0]
@@ -115,7 +115,7 @@ def test_no_pair_within_half_a_point_makes_the_item_invalid_unstable(make_panel:
     doc = run(panel)
     assert doc.outcome == "invalid_unstable" and doc.report is not None
     assert doc.report.scores == [] and doc.report.rankings == [] and doc.report.verdicts == []
-    assert doc.report.unstableCells == 8 and doc.lessons == []
+    assert doc.report.unstable_cells == 8 and doc.lessons == []
     row = panel.book.db.execute("SELECT status, third_judge FROM judge_panels").fetchone()
     assert tuple(row) == ("invalid_unstable", 1)
 
@@ -160,13 +160,13 @@ def test_a_bad_quote_gets_corrections_then_fails_closed_after_three_calls(
     assert len(requests[1]["messages"]) > 2 and len(requests[2]["messages"]) > 2
     code = "CONTRACT_QUOTE_NOT_FOUND" if kind == "missing" else "CONTRACT_QUOTE_NOT_UNIQUE"
     assert code in requests[1]["messages"][-1]["content"] and code in requests[2]["messages"][-1]["content"]
-    assert judge1.errorCode == code and judge1.diagnostics["codes"] == {code: 3}
+    assert judge1.error_code == code and judge1.diagnostics["codes"] == {code: 3}
     assert doc.report.scores == [] and doc.lessons == []
     diag = judge1.diagnostics
     assert diag["slot"] == 1 and diag["attempts"] == 3
-    assert diag["contract"]["scores"] == {"expected": 8, "entries": 8, "missing": 0, "duplicate": 0, "outOfRange": 0}
+    assert diag["contract"]["scores"] == {"expected": 8, "entries": 8, "missing": 0, "duplicate": 0, "out_of_range": 0}
     assert "玄德" not in json.dumps(diag, ensure_ascii=False)  # codes and counts only, never content
-    assert judge1.finalReceiptId is None
+    assert judge1.final_receipt_id is None
 
 
 def test_a_correction_that_fixes_the_quote_is_accepted(make_panel: Callable[..., Panel]) -> None:
@@ -176,9 +176,9 @@ def test_a_correction_that_fixes_the_quote_is_accepted(make_panel: Callable[...,
     assert doc.outcome == "stable" and doc.report is not None
     assert [j.attempts for j in doc.report.judges] == [2, 1]
     for j in doc.report.judges:
-        assert j.providerKind == "scripted" and j.model == "scripted-model-1" and len(j.receiptIds) == j.attempts
+        assert j.provider_kind == "scripted" and j.model == "scripted-model-1" and len(j.receipt_ids) == j.attempts
         assert len(j.quotes) == 8
-        assert j.finalReceiptId == j.receiptIds[-1]
+        assert j.final_receipt_id == j.receipt_ids[-1]
 
 
 def test_a_first_position_biased_judge_is_exposed(make_panel: Callable[..., Panel]) -> None:
@@ -187,14 +187,14 @@ def test_a_first_position_biased_judge_is_exposed(make_panel: Callable[..., Pane
     panel = make_panel(cands, [[biased], [biased], [biased]])
     doc = run(panel)
     assert doc.report is not None and doc.reliability is not None
-    assert doc.report.thirdJudge and doc.report.disagreements == 2 * 8
+    assert doc.report.third_judge and doc.report.disagreements == 2 * 8
     # Each candidate got a 5 only from the judge that saw it first: the median removes the bias entirely.
     assert doc.outcome == "stable"
     assert {s.score for s in doc.report.scores} == {3.0}
     assert all(set(r.ranks.values()) == {1} for r in doc.report.rankings)  # no winner emerges
     rel = doc.reliability
-    assert rel.thirdJudgeRate == 1.0 and rel.meanAbsDiff == pytest.approx(2 * 16 / 24)
-    assert rel.alphaInterval is not None and rel.alphaInterval < 0
+    assert rel.third_judge_rate == 1.0 and rel.mean_abs_diff == pytest.approx(2 * 16 / 24)
+    assert rel.alpha_interval is not None and rel.alpha_interval < 0
 
 
 def test_the_report_binds_hashes_and_unblinds_only_after_the_panel(make_panel: Callable[..., Panel]) -> None:
@@ -210,30 +210,30 @@ def test_the_report_binds_hashes_and_unblinds_only_after_the_panel(make_panel: C
     assert report is not None and report.verify()
     assert report.rubric.sha256 == panel.item.blind.policy.rubricSha256
     assert {c.sha256 for c in report.candidates} == set(panel.item.candidate_sha256.values())
-    assert report.armMapSha256 == panel.item.arm_map.sha256
+    assert report.arm_map_sha256 == panel.item.arm_map.sha256
     dumped = report.model_dump_json()
     assert '"A"' not in dumped and '"B"' not in dumped  # only random ids before unblinding
     assert doc.unblinded == panel.item.arm_map.open(panel.item.arm_map.sha256)
     assert sorted(doc.unblinded.values()) == ["A", "B"]
     assert [v.verdict for v in report.verdicts] == ["pass"] * 4
     for j in report.judges:
-        assert len(j.inputSha256) == 64 and j.reportSha256 and j.receiptIds and j.role == "judge"
+        assert len(j.input_sha256) == 64 and j.report_sha256 and j.receipt_ids and j.role == "judge"
         for q in j.quotes:
-            text = next(c.text for c in panel.item.blind.candidates if c.candidateId == q.candidateId)
+            text = next(c.text for c in panel.item.blind.candidates if c.candidateId == q.candidate_id)
             assert 0 <= q.start < q.end <= len(text)
     receipts = {r.id: r for r in list_receipts(panel.book.db)}
     stored = panel.book.db.execute("SELECT slot, call_id, receipt_ids, input_sha256 FROM judge_reports ORDER BY slot")
     for j, (slot, call_id, receipt_ids, input_sha) in zip(report.judges, stored, strict=True):
-        assert (slot, call_id, json.loads(receipt_ids), input_sha) == (j.slot, j.callId, j.receiptIds, j.inputSha256)
-        assert all(receipts[r].call_id == j.callId for r in j.receiptIds)
-        final = receipts[j.finalReceiptId or ""]
-        assert final.outcome == "ok" and final.prompt_sha256 == j.promptSha256
+        assert (slot, call_id, json.loads(receipt_ids), input_sha) == (j.slot, j.call_id, j.receipt_ids, j.input_sha256)
+        assert all(receipts[r].call_id == j.call_id for r in j.receipt_ids)
+        final = receipts[j.final_receipt_id or ""]
+        assert final.outcome == "ok" and final.prompt_sha256 == j.prompt_sha256
     row = panel.book.db.execute(
         "SELECT report_sha256, opened_at FROM judge_panels p JOIN judge_arm_maps m ON m.panel_id = p.id"
     ).fetchone()
-    assert row[0] == report.reportSha256 and row[1] is not None
+    assert row[0] == report.report_sha256 and row[1] is not None
     assert open_arm_map(panel.book, report) == doc.unblinded
-    tampered = report.model_copy(update={"armMapSha256": "0" * 64})
+    tampered = report.model_copy(update={"arm_map_sha256": "0" * 64})
     with pytest.raises(Exception) as exc:
         open_arm_map(panel.book, tampered)
     assert getattr(exc.value, "code", "") == "JUDGE_ARM_MAP_TAMPERED"
@@ -243,7 +243,7 @@ def test_no_model_configured_is_skipped_never_passed(make_panel: Callable[..., P
     panel = make_panel(corpus_candidates(1), None)
     doc = run(panel)
     assert doc.outcome == "skipped" and doc.reason == "no model configured"
-    assert doc.report is None and doc.gate == [] and doc.runId is None
+    assert doc.report is None and doc.gate == [] and doc.run_id is None
 
 
 def test_fine_outline_replay_only_warns_on_instability(make_panel: Callable[..., Panel]) -> None:
@@ -261,9 +261,9 @@ def test_fine_outline_replay_only_warns_on_instability(make_panel: Callable[...,
     )
     doc = run(panel, outline=outline)
     assert doc.outcome == "stable" and doc.report is not None
-    assert not doc.report.thirdJudge and len(list_receipts(panel.book.db)) == 2
+    assert not doc.report.third_judge and len(list_receipts(panel.book.db)) == 2
     assert doc.report.warnings and doc.report.warnings[0].startswith("STABILITY_WARNING: 6 of 12")
-    assert next(s for s in doc.report.scores if s.candidateId == target).score == 3.0
+    assert next(s for s in doc.report.scores if s.candidate_id == target).score == 3.0
     assert panel.seen_inputs()[0].fineOutline[0].id == "goal"
 
 
@@ -323,12 +323,12 @@ def test_run_reliability_is_computed_from_the_stored_reports(make_panel: Callabl
         [[output(scores_by_id({target: 3.0}))], [output(scores_by_id({target: 4.0}))], [output(scores_by_id({}))]],
     )
     doc = run(panel)
-    assert doc.runId is not None and doc.reliability is not None
-    stored = run_reliability(panel.book, doc.runId)
+    assert doc.run_id is not None and doc.reliability is not None
+    stored = run_reliability(panel.book, doc.run_id)
     assert stored == doc.reliability
-    assert stored.items == 1 and stored.thirdJudgeRate == 1.0
-    d = next(x for x in stored.dimensions if x.dimensionId == "canon_compliance")
-    assert d.cells == 2 and d.meanAbsDiff == 0.5  # |3−4| on one candidate, 0 on the other
+    assert stored.items == 1 and stored.third_judge_rate == 1.0
+    d = next(x for x in stored.dimensions if x.dimension_id == "canon_compliance")
+    assert d.cells == 2 and d.mean_abs_diff == 0.5  # |3−4| on one candidate, 0 on the other
 
 
 def test_the_arm_map_does_not_open_while_its_panel_runs(make_panel: Callable[..., Panel]) -> None:
@@ -338,7 +338,7 @@ def test_the_arm_map_does_not_open_while_its_panel_runs(make_panel: Callable[...
 
     panel = make_panel(corpus_candidates(2), None)
     _seal_arm_map(panel.book, "jp_running", "run-x", panel.item, load_rubric("quality_gate"))
-    stub = type("R", (), {"panelId": "jp_running", "armMapSha256": panel.item.arm_map.sha256})()
+    stub = type("R", (), {"panel_id": "jp_running", "arm_map_sha256": panel.item.arm_map.sha256})()
     with pytest.raises(InputError) as exc:
         open_arm_map(panel.book, stub)  # type: ignore[arg-type]
     assert exc.value.code == "JUDGE_ARM_MAP_UNAVAILABLE"
@@ -360,8 +360,8 @@ def test_a_report_naming_an_arm_gets_a_correction_and_is_never_stored(make_panel
     assert "CONTRACT_REPORT_LEAK" in correction and "arm_cards" not in correction
     assert "arm_cards" not in doc.report.model_dump_json()
     # the run recorded exactly the tasks it used: the profile's judge task, then the correction it sent
-    assert doc.runId is not None
-    assert tasks_used(panel.book.db, doc.runId) == [JUDGE_TASKS["quality_gate"].ref, correction_for("judge").ref]
+    assert doc.run_id is not None
+    assert tasks_used(panel.book.db, doc.run_id) == [JUDGE_TASKS["quality_gate"].ref, correction_for("judge").ref]
 
 
 def test_transient_retries_and_corrections_share_three_calls(make_panel: Callable[..., Panel]) -> None:
@@ -371,7 +371,7 @@ def test_transient_retries_and_corrections_share_three_calls(make_panel: Callabl
     doc = run(panel)
     assert doc.outcome == "invalid" and doc.report is not None
     (judge1,) = doc.report.judges  # judge 2 never ran
-    assert judge1.attempts == 3 and judge1.errorCode == "CONTRACT_QUOTE_NOT_FOUND"
+    assert judge1.attempts == 3 and judge1.error_code == "CONTRACT_QUOTE_NOT_FOUND"
     assert judge1.diagnostics["codes"] == {"MODEL_TRANSIENT": 1, "CONTRACT_QUOTE_NOT_FOUND": 2}
     assert len(list_receipts(panel.book.db)) == 3
 

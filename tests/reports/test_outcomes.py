@@ -92,9 +92,9 @@ def _judged(outcome: str, gate: list[str] = ()) -> JudgeOutcome:  # type: ignore
         outcome=outcome,  # type: ignore[arg-type]
         reason="MODEL_AUTH" if outcome == "invalid" else None,
         rubric=RubricRef(id="r", version=1, sha256="0" * 64),
-        itemRef="item_x",
-        armMapSha256="0" * 64,
-        gate=[GateDecision(candidateId=f"c{i}", outcome=g) for i, g in enumerate(gate)],  # type: ignore[arg-type]
+        item_ref="item_x",
+        arm_map_sha256="0" * 64,
+        gate=[GateDecision(candidate_id=f"c{i}", outcome=g) for i, g in enumerate(gate)],  # type: ignore[arg-type]
     )
 
 

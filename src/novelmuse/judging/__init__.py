@@ -20,6 +20,7 @@ from ._blind import (
     quote_hints,
 )
 from ._contract import ArrayCounts, ContractResult, Finding, check_report
+from ._doc import JudgeDoc
 from ._leak import LeakGuard
 from ._lessons import Lesson, build_lessons, lesson_key, register_lessons
 from ._panel import JudgeFn, JudgeRecord, panel_orders, run_panel, session_judge
@@ -37,6 +38,7 @@ from ._reports import (
 from ._request import JudgeFiles, JudgeRequest, arm_names, request_from_files
 from ._rubrics import HARD_BLOCKS, PROFILES, SCENE_TYPES, Rubric, list_rubrics, load_rubric
 from ._service import (
+    JUDGE_SCHEMA_VERSION,
     JudgeOutcome,
     JudgeSummary,
     LessonRef,
@@ -52,6 +54,7 @@ from ._service import (
 
 __all__ = [
     "HARD_BLOCKS",
+    "JUDGE_SCHEMA_VERSION",
     "PROFILES",
     "QUOTE_MIN_CHARS",
     "SCENE_TYPES",
@@ -68,6 +71,7 @@ __all__ = [
     "Finding",
     "GateDecision",
     "HardBlockState",
+    "JudgeDoc",
     "JudgeEntry",
     "JudgeFiles",
     "JudgeFn",

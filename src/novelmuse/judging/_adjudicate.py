@@ -14,31 +14,32 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ..errors import InputError
+from ._doc import JudgeDoc
 from ._reports import PanelReport
 from ._rubrics import Rubric, as_fraction
 
 HardBlockState = Literal["passed", "fired"]
 
 
-class Suggestion(BaseModel):
-    dimensionId: str
+class Suggestion(JudgeDoc):
+    dimension_id: str
     score: float
     threshold: float
     question: str
 
 
-class GateDecision(BaseModel):
+class GateDecision(JudgeDoc):
     """The gate outcome for one candidate: exactly one of passed / failed / error(code)."""
 
-    candidateId: str
+    candidate_id: str
     outcome: Literal["passed", "failed", "error"]
     code: str | None = None
     reasons: list[str] = Field(default_factory=list)
     suggestions: list[Suggestion] = Field(default_factory=list)
-    hardBlocks: dict[str, str] = Field(default_factory=dict)
+    hard_blocks: dict[str, str] = Field(default_factory=dict)
 
 
 def adjudicate_quality_gate(
@@ -57,11 +58,11 @@ def adjudicate_quality_gate(
     blocks = {name: (hard_blocks or {}).get(name, "not evaluated") for name in rubric.hard_blocks}
     if report.status != "stable":
         return GateDecision(
-            candidateId=candidate_id,
+            candidate_id=candidate_id,
             outcome="error",
-            code=report.errorCode or "JUDGE_INVALID",
+            code=report.error_code or "JUDGE_INVALID",
             reasons=[f"the panel is {report.status}: no scores to adjudicate"],
-            hardBlocks=blocks,
+            hard_blocks=blocks,
         )
     reasons: list[str] = []
     for name, state in blocks.items():
@@ -79,13 +80,13 @@ def adjudicate_quality_gate(
             reasons.append(f"critical dimension {dim.id} scored {float(score)} < {float(threshold)}")
         else:
             suggestions.append(
-                Suggestion(dimensionId=dim.id, score=float(score), threshold=float(threshold), question=dim.question)
+                Suggestion(dimension_id=dim.id, score=float(score), threshold=float(threshold), question=dim.question)
             )
     return GateDecision(
-        candidateId=candidate_id,
+        candidate_id=candidate_id,
         outcome="failed" if reasons else "passed",
         code="GATE_FAILED" if reasons else None,
         reasons=reasons,
         suggestions=suggestions,
-        hardBlocks=blocks,
+        hard_blocks=blocks,
     )

@@ -46,7 +46,7 @@ class ArrayCounts:
             "entries": self.entries,
             "missing": self.missing,
             "duplicate": self.duplicate,
-            "outOfRange": self.out_of_range,
+            "out_of_range": self.out_of_range,
         }
 
 
@@ -75,10 +75,10 @@ class ContractResult:
             "scores": self.scores.to_json(),
             "rankings": self.rankings.to_json(),
             "verdicts": self.verdicts.to_json(),
-            "scoreValueOutOfRange": self.score_value_out_of_range,
-            "scoreOffStep": self.score_off_step,
-            "rankingsIncomplete": self.rankings_incomplete,
-            "verdictValueInvalid": self.verdict_value_invalid,
+            "score_value_out_of_range": self.score_value_out_of_range,
+            "score_off_step": self.score_off_step,
+            "rankings_incomplete": self.rankings_incomplete,
+            "verdict_value_invalid": self.verdict_value_invalid,
         }
 
     def code_counts(self) -> dict[str, int]:

@@ -53,16 +53,16 @@ def build_lessons(report: PanelReport, rubric: Rubric, records: Sequence[JudgeRe
     out: list[Lesson] = []
     names = {d.id: d.name for d in rubric.dimensions}
     for cand in report.candidates:
-        cells = [(as_fraction(s.score), s.dimensionId) for s in report.scores if s.candidateId == cand.candidateId]
+        cells = [(as_fraction(s.score), s.dimension_id) for s in report.scores if s.candidate_id == cand.candidate_id]
         order = {d: i for i, d in enumerate(rubric.dimension_ids)}
         cells.sort(key=lambda x: (-x[0], order[x[1]]))
         (hi, hi_dim), (lo, lo_dim) = cells[0], cells[-1]
         text = (
             f"[{rubric.id} v{rubric.version}] 强项 {names[hi_dim]}({hi_dim}) {float(hi)}："
-            f"{_reason(records, cand.candidateId, hi_dim, hi)}；"
-            f"弱项 {names[lo_dim]}({lo_dim}) {float(lo)}：{_reason(records, cand.candidateId, lo_dim, lo)}"
+            f"{_reason(records, cand.candidate_id, hi_dim, hi)}；"
+            f"弱项 {names[lo_dim]}({lo_dim}) {float(lo)}：{_reason(records, cand.candidate_id, lo_dim, lo)}"
         )
-        out.append(Lesson(cand.candidateId, cand.sha256, text))
+        out.append(Lesson(cand.candidate_id, cand.sha256, text))
     return out
 
 

@@ -128,25 +128,25 @@ def _entry(rec: JudgeRecord, order: list[str]) -> JudgeEntry:
         slot=rec.slot,
         order=order,
         outcome="ok" if rec.ok else "failed",
-        errorCode=None if rec.ok else rec.error_code,
+        error_code=None if rec.ok else rec.error_code,
         diagnostics=rec.diagnostics,
         role=JUDGE_ROLE,
         provider=final.provider if final else None,
-        providerKind=final.provider_kind if final else None,
+        provider_kind=final.provider_kind if final else None,
         model=(final.resolved_model or final.requested_model) if final else None,
-        callId=rec.call_id,
-        receiptIds=[r.id for r in rec.receipts],
-        finalReceiptId=final.id if final is not None and rec.ok else None,
+        call_id=rec.call_id,
+        receipt_ids=[r.id for r in rec.receipts],
+        final_receipt_id=final.id if final is not None and rec.ok else None,
         attempts=len(rec.receipts),
-        promptSha256=rec.prompt_sha256,
-        inputSha256=rec.blind.sha256(),
+        prompt_sha256=rec.prompt_sha256,
+        input_sha256=rec.blind.sha256(),
     )
     if rec.ok and rec.report is not None and rec.contract is not None:
-        entry.reportSha256 = sha256_json(rec.report.model_dump(mode="json"))
+        entry.report_sha256 = sha256_json(rec.report.model_dump(mode="json"))
         entry.scores = [
             JudgeScore(
-                candidateId=s.candidateId,
-                dimensionId=s.dimensionId,
+                candidate_id=s.candidateId,
+                dimension_id=s.dimensionId,
                 score=s.score,
                 reason=s.reason,
                 quote=s.candidateQuote,
@@ -154,11 +154,12 @@ def _entry(rec: JudgeRecord, order: list[str]) -> JudgeEntry:
             for s in rec.report.scores
         ]
         entry.verdicts = [
-            JudgeVerdict(candidateId=v.candidateId, targetId=v.targetId, verdict=v.verdict) for v in rec.report.verdicts
+            JudgeVerdict(candidate_id=v.candidateId, target_id=v.targetId, verdict=v.verdict)
+            for v in rec.report.verdicts
         ]
         entry.rankings = {r.dimensionId: list(r.order) for r in rec.report.rankings}
         entry.quotes = [
-            QuoteSpan(candidateId=c, dimensionId=d, start=a, end=b) for (c, d), (a, b) in rec.contract.quotes.items()
+            QuoteSpan(candidate_id=c, dimension_id=d, start=a, end=b) for (c, d), (a, b) in rec.contract.quotes.items()
         ]
     return entry
 
@@ -199,24 +200,24 @@ async def run_panel(
         return rec
 
     base = PanelReport(
-        panelId=panel_id or new_id("jp_"),
-        runId=run_id,
-        itemRef=blind.itemRef,
+        panel_id=panel_id or new_id("jp_"),
+        run_id=run_id,
+        item_ref=blind.itemRef,
         profile=rubric.profile,
         rubric=RubricRef(id=rubric.id, version=rubric.version, sha256=rubric.sha256),
-        sceneType=blind.policy.sceneType,
+        scene_type=blind.policy.sceneType,
         status="invalid",
-        thirdJudge=False,
+        third_judge=False,
         disagreements=0,
-        unstableCells=0,
+        unstable_cells=0,
         candidates=[
             CandidateRef(
-                candidateId=c.candidateId, sha256=item.candidate_sha256[c.candidateId], chars=count_chars(c.text)
+                candidate_id=c.candidateId, sha256=item.candidate_sha256[c.candidateId], chars=count_chars(c.text)
             )
             for c in blind.candidates
         ],
         judges=[],
-        armMapSha256=item.arm_map.sha256,
+        arm_map_sha256=item.arm_map.sha256,
     )
 
     def finish(**updates: Any) -> tuple[PanelReport, list[JudgeRecord]]:
@@ -225,10 +226,10 @@ async def run_panel(
 
     first = await run(1)
     if not first.ok:
-        return finish(status="invalid", errorCode=first.error_code)
+        return finish(status="invalid", error_code=first.error_code)
     second = await run(2)
     if not second.ok:
-        return finish(status="invalid", errorCode=second.error_code)
+        return finish(status="invalid", error_code=second.error_code)
     s1, s2 = first.scores(), second.scores()
     differing = disagreements(s1, s2)
     cells = [(c, d) for c in blind.candidate_ids for d in blind.dimension_ids]
@@ -239,15 +240,15 @@ async def run_panel(
     if differing and rubric.panel.disagreement == "third_judge":
         third = await run(3)
         if not third.ok:
-            return finish(status="invalid", errorCode=third.error_code, thirdJudge=True, disagreements=len(differing))
+            return finish(status="invalid", error_code=third.error_code, third_judge=True, disagreements=len(differing))
         combined, unstable = combine_three(s1, s2, third.scores())
         if unstable:
             return finish(
                 status="invalid_unstable",
-                errorCode="JUDGE_UNSTABLE",
-                thirdJudge=True,
+                error_code="JUDGE_UNSTABLE",
+                third_judge=True,
                 disagreements=len(differing),
-                unstableCells=len(unstable),
+                unstable_cells=len(unstable),
             )
         method = "median_of_three"
     else:
@@ -256,10 +257,10 @@ async def run_panel(
     judged = [first, second] + ([third] if third is not None else [])
     scores = [
         CellScore(
-            candidateId=c,
-            dimensionId=d,
+            candidate_id=c,
+            dimension_id=d,
             score=float(combined[(c, d)]),
-            judgeScores=[float(r.scores()[(c, d)]) for r in judged],
+            judge_scores=[float(r.scores()[(c, d)]) for r in judged],
             method=method,  # type: ignore[arg-type]
         )
         for c, d in cells
@@ -267,7 +268,7 @@ async def run_panel(
     rankings = []
     for d in blind.dimension_ids:
         r = rank({c: combined[(c, d)] for c in blind.candidate_ids}, blind.candidate_ids)
-        rankings.append(r.model_copy(update={"dimensionId": d}))
+        rankings.append(r.model_copy(update={"dimension_id": d}))
     verdicts = []
     for c in blind.candidate_ids:
         for t in blind.target_ids:
@@ -275,11 +276,11 @@ async def run_panel(
             value = (
                 "pass" if all(v == "pass" for v in given) else "fail" if all(v == "fail" for v in given) else "split"
             )
-            verdicts.append(CellVerdict(candidateId=c, targetId=t, verdict=value, judgeVerdicts=given))  # type: ignore[arg-type]
+            verdicts.append(CellVerdict(candidate_id=c, target_id=t, verdict=value, judge_verdicts=given))  # type: ignore[arg-type]
     return finish(
         status="stable",
-        errorCode=None,
-        thirdJudge=third is not None,
+        error_code=None,
+        third_judge=third is not None,
         disagreements=len(differing),
         warnings=warnings,
         scores=scores,

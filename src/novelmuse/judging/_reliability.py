@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from pydantic import BaseModel
+from ._doc import JudgeDoc
 
 
 def _sum_sq_diffs(values: Sequence[Fraction]) -> Fraction:
@@ -51,23 +51,23 @@ class PanelScores:
     cells: dict[tuple[str, str], list[Fraction]]  # (candidateId, dimensionId) → [judge1, judge2, (judge3)]
 
 
-class DimensionAgreement(BaseModel):
-    dimensionId: str
+class DimensionAgreement(JudgeDoc):
+    dimension_id: str
     cells: int
-    meanAbsDiff: float | None  # judge 1 vs judge 2 on this dimension
+    mean_abs_diff: float | None  # judge 1 vs judge 2 on this dimension
 
 
-class Reliability(BaseModel):
+class Reliability(JudgeDoc):
     """Reliability figures of one run (printed in the run summary)."""
 
     items: int
-    itemsWithTwoJudges: int
-    thirdJudgeRate: float | None
-    invalidUnstableRate: float | None
-    invalidRate: float | None
-    meanAbsDiff: float | None
+    items_with_two_judges: int
+    third_judge_rate: float | None
+    invalid_unstable_rate: float | None
+    invalid_rate: float | None
+    mean_abs_diff: float | None
     dimensions: list[DimensionAgreement]
-    alphaInterval: float | None
+    alpha_interval: float | None
 
 
 def reliability(panels: Sequence[PanelScores]) -> Reliability:
@@ -89,15 +89,15 @@ def reliability(panels: Sequence[PanelScores]) -> Reliability:
     diffs = [d for ds in by_dim.values() for d in ds]
     return Reliability(
         items=len(panels),
-        itemsWithTwoJudges=len(complete),
-        thirdJudgeRate=_rate(sum(p.third_judge for p in complete), len(complete)),
-        invalidUnstableRate=_rate(sum(p.status == "invalid_unstable" for p in complete), len(complete)),
-        invalidRate=_rate(sum(p.status == "invalid" for p in panels), len(panels)),
-        meanAbsDiff=_mean(diffs),
+        items_with_two_judges=len(complete),
+        third_judge_rate=_rate(sum(p.third_judge for p in complete), len(complete)),
+        invalid_unstable_rate=_rate(sum(p.status == "invalid_unstable" for p in complete), len(complete)),
+        invalid_rate=_rate(sum(p.status == "invalid" for p in panels), len(panels)),
+        mean_abs_diff=_mean(diffs),
         dimensions=[
-            DimensionAgreement(dimensionId=d, cells=len(ds), meanAbsDiff=_mean(ds)) for d, ds in by_dim.items()
+            DimensionAgreement(dimension_id=d, cells=len(ds), mean_abs_diff=_mean(ds)) for d, ds in by_dim.items()
         ],
-        alphaInterval=krippendorff_alpha_interval(units),
+        alpha_interval=krippendorff_alpha_interval(units),
     )
 
 

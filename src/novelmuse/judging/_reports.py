@@ -2,7 +2,7 @@
 
 A `PanelReport` names candidates only by their random ids; it binds the rubric (id, version, sha256),
 each judge's identity (role, provider, model, receipt ids), the candidates' sha256, the quote offsets,
-each judge's input and report sha256, and the sealed arm map's sha256. `reportSha256` is the sha256 of
+each judge's input and report sha256, and the sealed arm map's sha256. `report_sha256` is the sha256 of
 the canonical JSON of everything else in the report.
 """
 
@@ -12,137 +12,144 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ..errors import InputError
 from ..text import sha256_json
 from ._arith import TOLERANCE
+from ._doc import JudgeDoc
 from ._rubrics import Rubric
 
 PanelStatus = Literal["stable", "invalid", "invalid_unstable"]
+#: v2: snake_case keys (v1, camelCase, is still read and verified).
+PANEL_SCHEMA_VERSION = "judge-panel-v2"
 
 
-class RubricRef(BaseModel):
+class RubricRef(JudgeDoc):
     id: str
     version: int
     sha256: str
 
 
-class CandidateRef(BaseModel):
-    candidateId: str
+class CandidateRef(JudgeDoc):
+    candidate_id: str
     sha256: str
     chars: int
 
 
-class QuoteSpan(BaseModel):
-    candidateId: str
-    dimensionId: str
+class QuoteSpan(JudgeDoc):
+    candidate_id: str
+    dimension_id: str
     start: int
     end: int
 
 
-class JudgeScore(BaseModel):
+class JudgeScore(JudgeDoc):
     """One judge's score on one cell, with its reason and verbatim quote (located: see `quotes`)."""
 
-    candidateId: str
-    dimensionId: str
+    candidate_id: str
+    dimension_id: str
     score: float
     reason: str = ""
     quote: str = ""
 
 
-class JudgeVerdict(BaseModel):
-    candidateId: str
-    targetId: str
+class JudgeVerdict(JudgeDoc):
+    candidate_id: str
+    target_id: str
     verdict: str
 
 
-class JudgeEntry(BaseModel):
+class JudgeEntry(JudgeDoc):
     """One judge of the panel: who (role/provider/model/receipts), what it saw and what it returned."""
 
     slot: int
     order: list[str]
     outcome: Literal["ok", "failed"]
-    errorCode: str | None = None
+    error_code: str | None = None
     diagnostics: dict[str, object] = Field(default_factory=dict)  # codes and counts only
     role: str
     provider: str | None = None
-    providerKind: str | None = None
+    provider_kind: str | None = None
     model: str | None = None
-    callId: str | None = None
-    receiptIds: list[str] = Field(default_factory=list)
-    finalReceiptId: str | None = None  # the receipt of the accepted draft this report is bound to
+    call_id: str | None = None
+    receipt_ids: list[str] = Field(default_factory=list)
+    final_receipt_id: str | None = None  # the receipt of the accepted draft this report is bound to
     attempts: int = 0
-    promptSha256: str
-    inputSha256: str
-    reportSha256: str | None = None
+    prompt_sha256: str
+    input_sha256: str
+    report_sha256: str | None = None
     scores: list[JudgeScore] = Field(default_factory=list)
     verdicts: list[JudgeVerdict] = Field(default_factory=list)
     rankings: dict[str, list[str]] = Field(default_factory=dict)  # the judge's own ranking (recorded, not used)
     quotes: list[QuoteSpan] = Field(default_factory=list)
 
 
-class CellScore(BaseModel):
-    candidateId: str
-    dimensionId: str
+class CellScore(JudgeDoc):
+    candidate_id: str
+    dimension_id: str
     score: float
-    judgeScores: list[float]
+    judge_scores: list[float]
     method: Literal["mean_of_two", "median_of_three"]
 
 
-class DimensionRanking(BaseModel):
+class DimensionRanking(JudgeDoc):
     """Computed from the panel's scores (best first; tied candidates share a rank)."""
 
-    dimensionId: str
+    dimension_id: str
     order: list[str]
     ranks: dict[str, int]
 
 
-class CellVerdict(BaseModel):
+class CellVerdict(JudgeDoc):
     """pass only if every judge said pass; fail if every judge said fail; split otherwise (not a pass)."""
 
-    candidateId: str
-    targetId: str
+    candidate_id: str
+    target_id: str
     verdict: Literal["pass", "fail", "split"]
-    judgeVerdicts: list[str]
+    judge_verdicts: list[str]
 
 
-class PanelReport(BaseModel):
+class PanelReport(JudgeDoc):
     """One item's panel result. Before unblinding only random candidate ids appear."""
 
-    schemaVersion: str = "judge-panel-v1"
-    panelId: str
-    runId: str
-    itemRef: str
+    schema_version: str = PANEL_SCHEMA_VERSION
+    panel_id: str
+    run_id: str
+    item_ref: str
     profile: str
     rubric: RubricRef
-    sceneType: str | None
+    scene_type: str | None
     status: PanelStatus
-    errorCode: str | None = None
-    thirdJudge: bool
+    error_code: str | None = None
+    third_judge: bool
     disagreements: int  # cells where judges 1 and 2 differ by more than 0.5
-    unstableCells: int
+    unstable_cells: int
     warnings: list[str] = Field(default_factory=list)
     candidates: list[CandidateRef]
     judges: list[JudgeEntry]
     scores: list[CellScore] = Field(default_factory=list)
     rankings: list[DimensionRanking] = Field(default_factory=list)
     verdicts: list[CellVerdict] = Field(default_factory=list)
-    armMapSha256: str
-    reportSha256: str = ""
+    arm_map_sha256: str
+    report_sha256: str = ""
 
     def seal(self) -> PanelReport:
-        """A copy whose reportSha256 is the sha256 of everything else."""
-        body = self.model_dump(mode="json", exclude={"reportSha256"})
-        return self.model_copy(update={"reportSha256": sha256_json(body)})
+        """A copy whose report_sha256 is the sha256 of everything else."""
+        return self.model_copy(update={"report_sha256": self._content_sha256()})
 
     def verify(self) -> bool:
-        """True when reportSha256 matches the report's content."""
-        return self.reportSha256 == sha256_json(self.model_dump(mode="json", exclude={"reportSha256"}))
+        """True when report_sha256 matches the report's content (a v1 report's: over its camelCase form)."""
+        return self.report_sha256 == self._content_sha256()
+
+    def _content_sha256(self) -> str:
+        v1 = self.schema_version == "judge-panel-v1"
+        body = self.model_dump(mode="json", exclude={"report_sha256"}, by_alias=v1)
+        return sha256_json(body)
 
     def score(self, candidate_id: str, dimension_id: str) -> float:
         for s in self.scores:
-            if s.candidateId == candidate_id and s.dimensionId == dimension_id:
+            if s.candidate_id == candidate_id and s.dimension_id == dimension_id:
                 return s.score
         raise KeyError((candidate_id, dimension_id))
 
@@ -154,44 +161,44 @@ def rank(scores: Mapping[str, Fraction], order: Sequence[str]) -> DimensionRanki
     for i, c in enumerate(ordered):
         prev = ordered[i - 1] if i else None
         ranks[c] = ranks[prev] if prev is not None and scores[prev] == scores[c] else i + 1
-    return DimensionRanking(dimensionId="", order=ordered, ranks=ranks)
+    return DimensionRanking(dimension_id="", order=ordered, ranks=ranks)
 
 
 # ── aggregation across items ──────────────────────────────────────────────────────────────────────────
 
 
-class ArmDimension(BaseModel):
+class ArmDimension(JudgeDoc):
     """Mean score of one arm on one dimension over the stable items that have it."""
 
     arm: str
-    dimensionId: str
-    sceneType: str | None  # set for scene dimensions: aggregated only within one scene type
+    dimension_id: str
+    scene_type: str | None  # set for scene dimensions: aggregated only within one scene type
     items: int
     mean: float
 
 
-class Delta(BaseModel):
+class Delta(JudgeDoc):
     """Per-dimension difference of an arm against arm A (B−A, C−A) over the items where both exist.
 
     `withheld` counts items left out because one of the two cells carried a stability warning (a
     warn-only profile: its two judges differed by more than 0.5 there, and seed 000 draws no utility
-    conclusion from such a score); `meanDelta` is None when every item was withheld.
+    conclusion from such a score); `mean_delta` is None when every item was withheld.
     """
 
     arm: str
     base: str
-    dimensionId: str
-    sceneType: str | None
+    dimension_id: str
+    scene_type: str | None
     items: int
-    meanDelta: float | None
+    mean_delta: float | None
     withheld: int = 0
 
 
-class Aggregate(BaseModel):
+class Aggregate(JudgeDoc):
     rubric: RubricRef
-    itemsTotal: int
-    itemsStable: int
-    itemsExcluded: int  # invalid and invalid_unstable items are never counted
+    items_total: int
+    items_stable: int
+    items_excluded: int  # invalid and invalid_unstable items are never counted
     means: list[ArmDimension]
     deltas: list[Delta]
 
@@ -222,7 +229,7 @@ def aggregate(
         ):
             raise InputError(
                 "JUDGE_RUBRIC_MIXED",
-                f"report {report.panelId} was scored with {report.rubric.id} v{report.rubric.version}",
+                f"report {report.panel_id} was scored with {report.rubric.id} v{report.rubric.version}",
                 "aggregation",
                 "aggregate only reports of one rubric version",
             )
@@ -232,17 +239,17 @@ def aggregate(
         by_arm: dict[tuple[str, str], Fraction] = {}
         unsettled: set[tuple[str, str]] = set()
         for s in report.scores:
-            scene = report.sceneType if layer.get(s.dimensionId) == "scene" else None
-            arm = arms[s.candidateId]
+            scene = report.scene_type if layer.get(s.dimension_id) == "scene" else None
+            arm = arms[s.candidate_id]
             value = Fraction(str(s.score))
-            sums.setdefault((arm, s.dimensionId, scene), []).append(value)
-            by_arm[(arm, s.dimensionId)] = value
-            judged = [Fraction(str(v)) for v in s.judgeScores]
+            sums.setdefault((arm, s.dimension_id, scene), []).append(value)
+            by_arm[(arm, s.dimension_id)] = value
+            judged = [Fraction(str(v)) for v in s.judge_scores]
             if warn_only and judged and max(judged) - min(judged) > TOLERANCE:
-                unsettled.add((arm, s.dimensionId))
+                unsettled.add((arm, s.dimension_id))
         for (arm, dim), value in by_arm.items():
             if arm != base_arm and (base_arm, dim) in by_arm:
-                scene = report.sceneType if layer.get(dim) == "scene" else None
+                scene = report.scene_type if layer.get(dim) == "scene" else None
                 if (arm, dim) in unsettled or (base_arm, dim) in unsettled:
                     withheld[(arm, dim, scene)] = withheld.get((arm, dim, scene), 0) + 1
                     deltas.setdefault((arm, dim, scene), [])
@@ -255,21 +262,21 @@ def aggregate(
 
     return Aggregate(
         rubric=RubricRef(id=rubric.id, version=rubric.version, sha256=rubric.sha256),
-        itemsTotal=len(reports),
-        itemsStable=stable,
-        itemsExcluded=len(reports) - stable,
+        items_total=len(reports),
+        items_stable=stable,
+        items_excluded=len(reports) - stable,
         means=[
-            ArmDimension(arm=a, dimensionId=d, sceneType=s, items=len(v), mean=float(sum(v) / len(v)))
+            ArmDimension(arm=a, dimension_id=d, scene_type=s, items=len(v), mean=float(sum(v) / len(v)))
             for (a, d, s), v in sorted(sums.items(), key=lambda kv: key(kv[0]))
         ],
         deltas=[
             Delta(
                 arm=a,
                 base=base_arm,
-                dimensionId=d,
-                sceneType=s,
+                dimension_id=d,
+                scene_type=s,
                 items=len(v),
-                meanDelta=float(sum(v) / len(v)) if v else None,
+                mean_delta=float(sum(v) / len(v)) if v else None,
                 withheld=withheld.get((a, d, s), 0),
             )
             for (a, d, s), v in sorted(deltas.items(), key=lambda kv: key(kv[0]))

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ..book import Book
 from ..errors import InputError, MuseError
@@ -18,6 +18,7 @@ from ..llm import ModelSession
 from ..store import new_id, put_texts, transaction, utc_now
 from ._adjudicate import GateDecision, adjudicate_quality_gate
 from ._blind import BlindItem, SealedArmMap, build_blind_item, judge_call
+from ._doc import JudgeDoc
 from ._leak import LeakGuard
 from ._lessons import build_lessons, register_lessons
 from ._panel import JUDGE_ROLE, JudgeRecord, panel_orders, run_panel, session_judge
@@ -30,21 +31,26 @@ from ._rubrics import PROFILES, Rubric, as_fraction, load_rubric
 MAX_CALLS_PER_JUDGE = 3
 
 
-class LessonRef(BaseModel):
+class LessonRef(JudgeDoc):
     id: str
-    candidateId: str
+    candidate_id: str
     created: bool
 
 
-class JudgeOutcome(BaseModel):
+#: The version of the `muse judge` / `muse judge-summary` documents (2: snake_case keys; 1 was camelCase).
+JUDGE_SCHEMA_VERSION = 2
+
+
+class JudgeOutcome(JudgeDoc):
     """The result of `muse judge` (its --json document)."""
 
+    schema_version: int = JUDGE_SCHEMA_VERSION
     outcome: Literal["stable", "invalid", "invalid_unstable", "skipped"]
     reason: str | None = None
-    runId: str | None = None
+    run_id: str | None = None
     rubric: RubricRef
-    itemRef: str
-    armMapSha256: str
+    item_ref: str
+    arm_map_sha256: str
     report: PanelReport | None = None
     unblinded: dict[str, str] | None = None  # candidateId → arm, opened only after the panel ended
     gate: list[GateDecision] = Field(default_factory=list)
@@ -67,8 +73,8 @@ def panel_scores(report: PanelReport) -> PanelScores:
     for judge in sorted(report.judges, key=lambda j: j.slot):
         if judge.outcome == "ok":
             for s in judge.scores:
-                cells.setdefault((s.candidateId, s.dimensionId), []).append(as_fraction(s.score))
-    return PanelScores(status=report.status, third_judge=report.thirdJudge, cells=cells)
+                cells.setdefault((s.candidate_id, s.dimension_id), []).append(as_fraction(s.score))
+    return PanelScores(status=report.status, third_judge=report.third_judge, cells=cells)
 
 
 def run_reliability(book: Book, run_id: str) -> Reliability:
@@ -110,11 +116,11 @@ def _store_report(book: Book, report: PanelReport, records: Sequence[JudgeRecord
             "WHERE id = ?",
             (
                 report.status,
-                report.errorCode,
-                int(report.thirdJudge),
+                report.error_code,
+                int(report.third_judge),
                 report.model_dump_json(),
-                report.reportSha256,
-                report.panelId,
+                report.report_sha256,
+                report.panel_id,
             ),
         )
         for entry, rec in zip(report.judges, sorted(records, key=lambda r: r.slot), strict=True):
@@ -122,15 +128,15 @@ def _store_report(book: Book, report: PanelReport, records: Sequence[JudgeRecord
                 "INSERT INTO judge_reports (panel_id, slot, call_id, receipt_ids, model, input_sha256, "
                 "report_sha256, report_json, error_code) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    report.panelId,
+                    report.panel_id,
                     entry.slot,
-                    entry.callId,
-                    json.dumps(entry.receiptIds),
+                    entry.call_id,
+                    json.dumps(entry.receipt_ids),
                     entry.model,
-                    entry.inputSha256,
-                    entry.reportSha256,
+                    entry.input_sha256,
+                    entry.report_sha256,
                     rec.report.model_dump_json() if rec.ok and rec.report is not None else None,
-                    entry.errorCode,
+                    entry.error_code,
                 ),
             )
 
@@ -140,20 +146,20 @@ def open_arm_map(book: Book, report: PanelReport) -> dict[str, str]:
     row = book.db.execute(
         "SELECT m.sha256, m.payload, p.status FROM judge_arm_maps m JOIN judge_panels p ON p.id = m.panel_id "
         "WHERE m.panel_id = ?",
-        (report.panelId,),
+        (report.panel_id,),
     ).fetchone()
     if row is None or row["status"] == "running":
         raise InputError(
             "JUDGE_ARM_MAP_UNAVAILABLE",
             "the arm map opens only after its panel has ended",
-            f"panel {report.panelId}",
+            f"panel {report.panel_id}",
             "wait for the panel to finish",
         )
-    arms = SealedArmMap(row["payload"], row["sha256"]).open(report.armMapSha256)
+    arms = SealedArmMap(row["payload"], row["sha256"]).open(report.arm_map_sha256)
     with transaction(book.db) as conn:
         conn.execute(
             "UPDATE judge_arm_maps SET opened_at = COALESCE(opened_at, ?) WHERE panel_id = ?",
-            (utc_now(), report.panelId),
+            (utc_now(), report.panel_id),
         )
     return arms
 
@@ -192,8 +198,8 @@ async def judge_item(
     base = JudgeOutcome(
         outcome="skipped",
         rubric=RubricRef(id=rubric.id, version=rubric.version, sha256=rubric.sha256),
-        itemRef=item.blind.itemRef,
-        armMapSha256=item.arm_map.sha256,
+        item_ref=item.blind.itemRef,
+        arm_map_sha256=item.arm_map.sha256,
         sources=dict(request.sources),
     )
     if not session.is_configured(JUDGE_ROLE):
@@ -221,20 +227,20 @@ async def judge_item(
     arms = open_arm_map(book, report)
     gate: list[GateDecision] = []
     if rubric.adjudicated:
-        gate = [adjudicate_quality_gate(report, rubric, c.candidateId, request.hard_blocks) for c in report.candidates]
+        gate = [adjudicate_quality_gate(report, rubric, c.candidate_id, request.hard_blocks) for c in report.candidates]
     lessons: list[LessonRef] = []
     if report.status == "stable" and request.persist_lessons:
         built = build_lessons(report, rubric, records)
         stored = register_lessons(book.db, built, run_id=run_id, panel_id=panel_id, rubric=rubric)
         lessons = [
-            LessonRef(id=lid, candidateId=lesson.candidate_id, created=created)
+            LessonRef(id=lid, candidate_id=lesson.candidate_id, created=created)
             for lesson, (lid, created) in zip(built, stored, strict=True)
         ]
     return base.model_copy(
         update={
             "outcome": report.status,
-            "reason": report.errorCode,
-            "runId": run_id,
+            "reason": report.error_code,
+            "run_id": run_id,
             "report": report,
             "unblinded": arms,
             "gate": gate,
@@ -244,16 +250,16 @@ async def judge_item(
     )
 
 
-class PanelRow(BaseModel):
-    panelId: str
-    runId: str
-    itemRef: str
+class PanelRow(JudgeDoc):
+    panel_id: str
+    run_id: str
+    item_ref: str
     status: str
-    sceneType: str | None
-    thirdJudge: bool
+    scene_type: str | None
+    third_judge: bool
 
 
-class RubricSummary(BaseModel):
+class RubricSummary(JudgeDoc):
     """Every finished panel scored under one rubric version: per-arm means, deltas and reliability."""
 
     aggregate: Aggregate
@@ -261,9 +267,10 @@ class RubricSummary(BaseModel):
     panels: list[PanelRow]
 
 
-class JudgeSummary(BaseModel):
+class JudgeSummary(JudgeDoc):
     """The `muse judge-summary` document: one block per rubric version (scores never mix across versions)."""
 
+    schema_version: int = JUDGE_SCHEMA_VERSION
     runs: list[str]
     rubrics: list[RubricSummary]
 
@@ -300,18 +307,18 @@ def summarize(book: Book, *, run_ids: Sequence[str] = (), profile: str | None = 
                 reliability=reliability([panel_scores(rep) for rep in reps]),
                 panels=[
                     PanelRow(
-                        panelId=rep.panelId,
-                        runId=rep.runId,
-                        itemRef=rep.itemRef,
+                        panel_id=rep.panel_id,
+                        run_id=rep.run_id,
+                        item_ref=rep.item_ref,
                         status=rep.status,
-                        sceneType=rep.sceneType,
-                        thirdJudge=rep.thirdJudge,
+                        scene_type=rep.scene_type,
+                        third_judge=rep.third_judge,
                     )
                     for rep in reps
                 ],
             )
         )
-    return JudgeSummary(runs=sorted({rep.runId for rep in reports}), rubrics=blocks)
+    return JudgeSummary(runs=sorted({rep.run_id for rep in reports}), rubrics=blocks)
 
 
 def _rubric_for(profile: str, rubric_id: str, version: int, sha256: str) -> Rubric:

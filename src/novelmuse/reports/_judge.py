@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from ..errors import Outcome
-from ..judging import DimensionRanking, JudgeOutcome, JudgeSummary, Rubric
+from ..judging import JUDGE_SCHEMA_VERSION, DimensionRanking, JudgeDoc, JudgeOutcome, JudgeSummary, Rubric
 
 _STYLE = {
     "stable": "green",
@@ -50,7 +49,7 @@ def _ranking(r: DimensionRanking) -> str:
 def render_judge(console: Console, doc: JudgeOutcome) -> None:
     """Everything a panel did: outcome, judges, scores, rankings, verdicts, gate, reliability, unblinding."""
     head = Text(
-        f"judge  {doc.rubric.id} (v{doc.rubric.version}, sha256 {doc.rubric.sha256[:12]}…)  item {doc.itemRef}  "
+        f"judge  {doc.rubric.id} (v{doc.rubric.version}, sha256 {doc.rubric.sha256[:12]}…)  item {doc.item_ref}  "
     )
     label = doc.outcome if doc.outcome != "skipped" else f"skipped({doc.reason})"
     if doc.outcome in ("invalid", "invalid_unstable") and doc.reason:
@@ -66,7 +65,7 @@ def render_judge(console: Console, doc: JudgeOutcome) -> None:
         judges.add_column(col)
     for j in report.judges:
         outcome = Text(
-            j.outcome if j.outcome == "ok" else f"failed({j.errorCode})", style="green" if j.outcome == "ok" else "red"
+            j.outcome if j.outcome == "ok" else f"failed({j.error_code})", style="green" if j.outcome == "ok" else "red"
         )
         judges.add_row(str(j.slot), " ".join(j.order), j.model or "?", str(j.attempts), outcome)
     console.print(judges)
@@ -75,7 +74,7 @@ def render_judge(console: Console, doc: JudgeOutcome) -> None:
     if report.status == "invalid":
         failed = next((j for j in report.judges if j.outcome == "failed"), None)
         cause = (
-            f"judge {failed.slot} failed closed ({failed.errorCode})" if failed else "the panel ended without a report"
+            f"judge {failed.slot} failed closed ({failed.error_code})" if failed else "the panel ended without a report"
         )
         console.print(
             Text(f"{cause}: the item is invalid — no scores, no winner, not counted in gate statistics", style="red")
@@ -83,29 +82,29 @@ def render_judge(console: Console, doc: JudgeOutcome) -> None:
     elif report.status == "invalid_unstable":
         console.print(
             Text(
-                f"{report.disagreements} score(s) differed by more than 0.5; {report.unstableCells} remained unstable "
+                f"{report.disagreements} score(s) differed by more than 0.5; {report.unstable_cells} remained unstable "
                 "after the third judge: no scores, no winner, not counted in gate statistics",
                 style="red",
             )
         )
     else:
-        ids = [c.candidateId for c in report.candidates]
+        ids = [c.candidate_id for c in report.candidates]
         scores = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
         scores.add_column("dimension")
         for cid in ids:
             scores.add_column(cid, justify="right")
         scores.add_column("ranking")
-        by_cell = {(s.candidateId, s.dimensionId): s for s in report.scores}
-        dims = list(dict.fromkeys(s.dimensionId for s in report.scores))
-        ranking = {r.dimensionId: r for r in report.rankings}
+        by_cell = {(s.candidate_id, s.dimension_id): s for s in report.scores}
+        dims = list(dict.fromkeys(s.dimension_id for s in report.scores))
+        ranking = {r.dimension_id: r for r in report.rankings}
         for d in dims:
             cells = []
             for cid in ids:
                 s = by_cell[(cid, d)]
-                cells.append(f"{_fmt(s.score)} ({'/'.join(_fmt(v) for v in s.judgeScores)})")
+                cells.append(f"{_fmt(s.score)} ({'/'.join(_fmt(v) for v in s.judge_scores)})")
             scores.add_row(d, *cells, _ranking(ranking[d]))
         console.print(scores)
-        if report.thirdJudge:
+        if report.third_judge:
             console.print(Text("a third judge ran; scores are medians of three", style="dim"))
         if report.verdicts:
             verdicts = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
@@ -113,24 +112,24 @@ def render_judge(console: Console, doc: JudgeOutcome) -> None:
                 verdicts.add_column(col)
             for v in report.verdicts:
                 verdicts.add_row(
-                    v.candidateId, v.targetId, Text(v.verdict, style=_STYLE[v.verdict]), "/".join(v.judgeVerdicts)
+                    v.candidate_id, v.target_id, Text(v.verdict, style=_STYLE[v.verdict]), "/".join(v.judge_verdicts)
                 )
             console.print(verdicts)
     for g in doc.gate:
-        line = Text(f"quality gate {g.candidateId}: ")
+        line = Text(f"quality gate {g.candidate_id}: ")
         line.append(g.outcome if g.outcome != "error" else f"error({g.code})", style=_STYLE[g.outcome])
         console.print(line)
         for reason in g.reasons:
             console.print(f"  - {reason}")
         for sug in g.suggestions:
-            note = f"  suggestion: {sug.dimensionId} {_fmt(sug.score)} < {_fmt(sug.threshold)} — {sug.question}"
+            note = f"  suggestion: {sug.dimension_id} {_fmt(sug.score)} < {_fmt(sug.threshold)} — {sug.question}"
             console.print(Text(note, style="dim"))
     if doc.reliability is not None:
         rel = doc.reliability
         console.print(
-            f"reliability: mean |judge1 − judge2| {_fmt(rel.meanAbsDiff)}, third-judge rate "
-            f"{_fmt(rel.thirdJudgeRate)}, invalid_unstable rate {_fmt(rel.invalidUnstableRate)}, "
-            f"Krippendorff alpha (interval) {_fmt(rel.alphaInterval, 3)}"
+            f"reliability: mean |judge1 − judge2| {_fmt(rel.mean_abs_diff)}, third-judge rate "
+            f"{_fmt(rel.third_judge_rate)}, invalid_unstable rate {_fmt(rel.invalid_unstable_rate)}, "
+            f"Krippendorff alpha (interval) {_fmt(rel.alpha_interval, 3)}"
         )
     if doc.unblinded:
         console.print(Text("unblinded (after the panel ended):", style="bold"))
@@ -164,18 +163,18 @@ def render_judge_summary(console: Console, doc: JudgeSummary) -> None:
     for block in doc.rubrics:
         agg = block.aggregate
         head = Text(f"{agg.rubric.id} v{agg.rubric.version}", style="bold")
-        head.append(f"  items {agg.itemsTotal}, stable {agg.itemsStable}, excluded {agg.itemsExcluded}")
+        head.append(f"  items {agg.items_total}, stable {agg.items_stable}, excluded {agg.items_excluded}")
         console.print(head)
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
         for col in ("dimension", "scene type", "arm", "items", "mean", "delta vs A"):
             table.add_column(col)
-        deltas = {(d.arm, d.dimensionId, d.sceneType): d for d in agg.deltas}
+        deltas = {(d.arm, d.dimension_id, d.scene_type): d for d in agg.deltas}
         for m in agg.means:
-            d = deltas.get((m.arm, m.dimensionId, m.sceneType))
-            delta = "" if d is None else "n/a" if d.meanDelta is None else f"{d.meanDelta:+.2f} ({d.items})"
+            d = deltas.get((m.arm, m.dimension_id, m.scene_type))
+            delta = "" if d is None else "n/a" if d.mean_delta is None else f"{d.mean_delta:+.2f} ({d.items})"
             if d is not None and d.withheld:
                 delta += f" [{d.withheld} withheld]"
-            table.add_row(m.dimensionId, m.sceneType or "", m.arm, str(m.items), _fmt(m.mean), delta)
+            table.add_row(m.dimension_id, m.scene_type or "", m.arm, str(m.items), _fmt(m.mean), delta)
         console.print(table)
         if any(d.withheld for d in agg.deltas):
             note = (
@@ -185,9 +184,9 @@ def render_judge_summary(console: Console, doc: JudgeSummary) -> None:
             console.print(Text(note, style="dim"))
         rel = block.reliability
         console.print(
-            f"reliability: mean |judge1 − judge2| {_fmt(rel.meanAbsDiff)}, third-judge rate "
-            f"{_fmt(rel.thirdJudgeRate)}, invalid_unstable rate {_fmt(rel.invalidUnstableRate)}, "
-            f"invalid rate {_fmt(rel.invalidRate)}, Krippendorff alpha (interval) {_fmt(rel.alphaInterval, 3)}"
+            f"reliability: mean |judge1 − judge2| {_fmt(rel.mean_abs_diff)}, third-judge rate "
+            f"{_fmt(rel.third_judge_rate)}, invalid_unstable rate {_fmt(rel.invalid_unstable_rate)}, "
+            f"invalid rate {_fmt(rel.invalid_rate)}, Krippendorff alpha (interval) {_fmt(rel.alpha_interval, 3)}"
         )
 
 
@@ -206,12 +205,12 @@ def judge_error(doc: JudgeOutcome) -> str | None:
     if doc.outcome not in ("invalid", "invalid_unstable"):
         return None
     return (
-        f"error[{doc.reason or 'JUDGE_INVALID'}]: the panel is {doc.outcome}, item {doc.itemRef} — "
+        f"error[{doc.reason or 'JUDGE_INVALID'}]: the panel is {doc.outcome}, item {doc.item_ref} — "
         "no scores were produced; see `muse calls` for the receipts"
     )
 
 
-class RubricRow(BaseModel):
+class RubricRow(JudgeDoc):
     """One registered rubric in `muse rubrics --json`."""
 
     profile: str
@@ -222,13 +221,14 @@ class RubricRow(BaseModel):
     scale: dict[str, float]
     dimensions: list[str]
     critical: list[str]
-    sceneTypes: list[str]
-    hardBlocks: list[str]
+    scene_types: list[str]
+    hard_blocks: list[str]
 
 
-class RubricsDoc(BaseModel):
+class RubricsDoc(JudgeDoc):
     """`muse rubrics --json`."""
 
+    schema_version: int = JUDGE_SCHEMA_VERSION
     rubrics: list[RubricRow]
 
 
@@ -245,8 +245,8 @@ def rubrics_doc(rubrics: Sequence[Rubric]) -> RubricsDoc:
                 scale={"min": r.scale.min, "max": r.scale.max, "step": r.scale.step},
                 dimensions=r.dimension_ids,
                 critical=r.critical_ids,
-                sceneTypes=list(r.scene_types),
-                hardBlocks=r.hard_blocks,
+                scene_types=list(r.scene_types),
+                hard_blocks=r.hard_blocks,
             )
             for r in rubrics
         ]

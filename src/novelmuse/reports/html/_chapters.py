@@ -363,20 +363,20 @@ def build_chapter_page(
                 continue
             for j in p.judges:
                 for q in j.quotes:
-                    if q.candidateId != c.candidateId:
+                    if q.candidate_id != c.candidate_id:
                         continue
                     score = next(
-                        (s for s in j.scores if s.candidateId == q.candidateId and s.dimensionId == q.dimensionId),
+                        (s for s in j.scores if s.candidate_id == q.candidate_id and s.dimension_id == q.dimension_id),
                         None,
                     )
                     it = Item(
                         "judge",
                         "quote",
-                        f"panel {p.panelId[-6:]} · judge {j.slot} · {q.dimensionId} {score.score if score else ''}",
+                        f"panel {p.panel_id[-6:]} · judge {j.slot} · {q.dimension_id} {score.score if score else ''}",
                         score.reason if score else "",
                         quote=score.quote if score else "",
                     )
-                    item_marks(it, target, [(q.start - shift, q.end - shift)], f"judge {j.slot}: {q.dimensionId}")
+                    item_marks(it, target, [(q.start - shift, q.end - shift)], f"judge {j.slot}: {q.dimension_id}")
                     judge_items.append(it)
     if judge_items:
         groups.append(Group("judge", "Judge quotes", judge_items))

@@ -65,11 +65,11 @@ class RunView:
 
 def _arms(conn: sqlite3.Connection, report: PanelReport) -> tuple[dict[str, str], str]:
     """The opened arm map of an ended panel (read only: nothing is marked), or why it is not shown."""
-    row = conn.execute("SELECT sha256, payload FROM judge_arm_maps WHERE panel_id = ?", (report.panelId,)).fetchone()
+    row = conn.execute("SELECT sha256, payload FROM judge_arm_maps WHERE panel_id = ?", (report.panel_id,)).fetchone()
     if row is None:
         return {}, "arm map not found"
     try:
-        return SealedArmMap(row["payload"], row["sha256"]).open(report.armMapSha256), ""
+        return SealedArmMap(row["payload"], row["sha256"]).open(report.arm_map_sha256), ""
     except MuseError as exc:
         return {}, f"arm map not shown: {exc.code}"
 
@@ -78,7 +78,7 @@ def build_judging(conn: sqlite3.Connection, panels: list[PanelReport], candidate
     """Panels grouped by run (newest run first), with candidate texts from the store."""
     by_run: dict[str, list[PanelReport]] = {}
     for p in panels:
-        by_run.setdefault(p.runId, []).append(p)
+        by_run.setdefault(p.run_id, []).append(p)
     runs: list[RunView] = []
     for run_id in sorted(by_run, reverse=True):
         views = [_panel_view(conn, p, candidates) for p in by_run[run_id]]
@@ -97,17 +97,19 @@ def _panel_view(conn: sqlite3.Connection, report: PanelReport, texts: dict[str, 
     marks: dict[str, list[Mark]] = {}
     for j in sorted(report.judges, key=lambda j: j.slot):
         for k, q in enumerate(j.quotes):
-            s = next((s for s in j.scores if s.candidateId == q.candidateId and s.dimensionId == q.dimensionId), None)
-            mid = f"p{report.panelId[-8:]}-j{j.slot}-{k}"
-            marks.setdefault(q.candidateId, []).append(
-                Mark(mid, "judge", f"j{j.slot}", q.start, q.end, f"judge {j.slot} · {q.dimensionId}")
+            s = next(
+                (s for s in j.scores if s.candidate_id == q.candidate_id and s.dimension_id == q.dimension_id), None
+            )
+            mid = f"p{report.panel_id[-8:]}-j{j.slot}-{k}"
+            marks.setdefault(q.candidate_id, []).append(
+                Mark(mid, "judge", f"j{j.slot}", q.start, q.end, f"judge {j.slot} · {q.dimension_id}")
             )
             quotes.append(
                 QuoteRow(
                     mid,
                     j.slot,
-                    q.candidateId,
-                    q.dimensionId,
+                    q.candidate_id,
+                    q.dimension_id,
                     s.score if s else float("nan"),
                     s.quote if s else "",
                     s.reason if s else "",
@@ -117,33 +119,35 @@ def _panel_view(conn: sqlite3.Connection, report: PanelReport, texts: dict[str, 
     for c in report.candidates:
         text = texts.get(c.sha256)
         if text is None:
-            cands.append(CandidateView(c.candidateId, arms.get(c.candidateId), c.sha256, c.chars, [], False))
+            cands.append(CandidateView(c.candidate_id, arms.get(c.candidate_id), c.sha256, c.chars, [], False))
             continue
-        ok, bad = valid_marks(text, marks.get(c.candidateId, []))
+        ok, bad = valid_marks(text, marks.get(c.candidate_id, []))
         cands.append(
             CandidateView(
-                c.candidateId, arms.get(c.candidateId), c.sha256, c.chars, segment_lines(text, ok), True, len(bad)
+                c.candidate_id, arms.get(c.candidate_id), c.sha256, c.chars, segment_lines(text, ok), True, len(bad)
             )
         )
     slots = sorted(j.slot for j in report.judges)
     per_judge = {
-        j.slot: {(s.candidateId, s.dimensionId): s.score for s in j.scores} for j in report.judges if j.outcome == "ok"
+        j.slot: {(s.candidate_id, s.dimension_id): s.score for s in j.scores}
+        for j in report.judges
+        if j.outcome == "ok"
     }
-    final = {(s.candidateId, s.dimensionId): (s.score, s.method) for s in report.scores}
+    final = {(s.candidate_id, s.dimension_id): (s.score, s.method) for s in report.scores}
     dims: list[str] = []
     for j in report.judges:
         for s in j.scores:
-            if s.dimensionId not in dims:
-                dims.append(s.dimensionId)
+            if s.dimension_id not in dims:
+                dims.append(s.dimension_id)
     rows = [
         ScoreRow(
             d,
             [
                 (
-                    c.candidateId,
-                    [per_judge.get(slot, {}).get((c.candidateId, d)) for slot in slots],
-                    final.get((c.candidateId, d), (None, ""))[0],
-                    final.get((c.candidateId, d), (None, ""))[1],
+                    c.candidate_id,
+                    [per_judge.get(slot, {}).get((c.candidate_id, d)) for slot in slots],
+                    final.get((c.candidate_id, d), (None, ""))[0],
+                    final.get((c.candidate_id, d), (None, ""))[1],
                 )
                 for c in report.candidates
             ],
@@ -157,5 +161,5 @@ def _panel_view(conn: sqlite3.Connection, report: PanelReport, texts: dict[str, 
         rows,
         quotes,
         note,
-        [(v.candidateId, v.targetId, v.verdict, v.judgeVerdicts) for v in report.verdicts],
+        [(v.candidate_id, v.target_id, v.verdict, v.judge_verdicts) for v in report.verdicts],
     )
