@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
+from .. import reports
 from ..book import Book
 from ..errors import InputError
 from ..memory import (
@@ -22,27 +23,6 @@ from ..memory import (
     update_index,
 )
 from ..memory import sync as run_sync
-from ..reports import (
-    FactsDoc,
-    card_lint_doc,
-    card_show_doc,
-    facts_doc,
-    facts_show_doc,
-    findings_outcome,
-    ledger_doc,
-    mentions_doc,
-    render_card,
-    render_card_lint,
-    render_facts,
-    render_ledger,
-    render_mentions,
-    render_search,
-    render_sync,
-    search_doc,
-    sync_doc,
-    sync_error,
-    sync_outcome,
-)
 from ._app import app
 from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, in_session, open_book
 
@@ -68,13 +48,13 @@ def _refresh_index(b: Book, cards: CardSet) -> None:
         err_console.print(f"index updated: chapters {', '.join(parts)}", markup=False)
 
 
-def _show_facts(doc: FactsDoc, json_out: bool) -> None:
+def _show_facts(doc: reports.FactsDoc, json_out: bool) -> None:
     """Print a fact card (`muse facts extract` / `show`); exit 1 when items were rejected (shown, never dropped)."""
     if json_out:
         emit_json(doc)
     else:
-        render_facts(console, doc)
-    finish(findings_outcome(len(doc.rejected)))
+        reports.render_facts(console, doc)
+    finish(reports.findings_outcome(len(doc.rejected)))
 
 
 @cards_app.command("show")
@@ -93,9 +73,9 @@ def cards_show(
     past = state.index.history(card.card_id, n) if history else None
     status = dict(state.facts_status)
     if json_out:
-        emit_json(card_show_doc(card, past, status))
+        emit_json(reports.card_show_doc(card, past, status))
     else:
-        render_card(console, card, past, status)
+        reports.render_card(console, card, past, status)
 
 
 @cards_app.command("lint")
@@ -106,12 +86,12 @@ def cards_lint(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     """
     b = open_book(book)
     cards, problems = lint_cards(b)
-    doc = card_lint_doc(len(cards.cards), problems)
+    doc = reports.card_lint_doc(len(cards.cards), problems)
     if json_out:
         emit_json(doc)
     else:
-        render_card_lint(console, doc)
-    finish(findings_outcome(len(problems)))
+        reports.render_card_lint(console, doc)
+    finish(reports.findings_outcome(len(problems)))
 
 
 @app.command()
@@ -130,7 +110,7 @@ def ledger(
     last = max([_last_chapter(b.chapter_numbers()), *state.outlines.keys(), 0])
     n = as_of if as_of is not None else last
     active = state.active_foreshadows(n, limit=limit, overdue_only=overdue)
-    doc = ledger_doc(
+    doc = reports.ledger_doc(
         active,
         overdue_only=overdue,
         overdue_default_age=state.overdue_default_age,
@@ -140,7 +120,7 @@ def ledger(
     if json_out:
         emit_json(doc)
     else:
-        render_ledger(console, doc)
+        reports.render_ledger(console, doc)
 
 
 @app.command()
@@ -161,11 +141,13 @@ def search(
     _refresh_index(b, cards)
     index = SearchIndex(b, cards)
     hits = index.search(query, before=before, k=k, isolated=isolated)
-    doc = search_doc(query, before, index.tokens(query, before=before, isolated=isolated), hits, isolated=isolated)
+    doc = reports.search_doc(
+        query, before, index.tokens(query, before=before, isolated=isolated), hits, isolated=isolated
+    )
     if json_out:
         emit_json(doc)
     else:
-        render_search(console, doc)
+        reports.render_search(console, doc)
 
 
 @app.command()
@@ -180,11 +162,11 @@ def mentions(
     cards = load_cards(b)
     card = cards.require(name)
     _refresh_index(b, cards)
-    doc = mentions_doc(card_mentions(b.db, card, before=before))
+    doc = reports.mentions_doc(card_mentions(b.db, card, before=before))
     if json_out:
         emit_json(doc)
     else:
-        render_mentions(console, doc)
+        reports.render_mentions(console, doc)
 
 
 @app.command()
@@ -211,14 +193,14 @@ def sync(book: BookOpt = None, json_out: JsonOpt = False) -> None:
             bar.update(tasks[step], completed=done)
 
         result = in_session(b, "sync", lambda session: run_sync(b, session, progress=progress))
-    doc = sync_doc(result)
+    doc = reports.sync_doc(result)
     if json_out:
         emit_json(doc)
     else:
-        render_sync(console, doc)
-    if (error := sync_error(doc, b.chapter_path)) is not None:
+        reports.render_sync(console, doc)
+    if (error := reports.sync_error(doc, b.chapter_path)) is not None:
         err_console.print(error, markup=False)
-    finish(sync_outcome(doc))
+    finish(reports.sync_outcome(doc))
 
 
 @facts_app.command("extract")
@@ -242,7 +224,7 @@ def facts_extract(
         )
 
     result = in_session(b, "facts", lambda session: extract_facts(session, b, chapter))
-    _show_facts(facts_doc(result), json_out)
+    _show_facts(reports.facts_doc(result), json_out)
 
 
 @facts_app.command("show")
@@ -268,5 +250,5 @@ def facts_show(
             str(b.chapter_path(chapter)),
             "run `muse facts extract N` (or `muse sync` with an extractor model configured)",
         )
-    doc = facts_show_doc(card, state.validations[chapter])
+    doc = reports.facts_show_doc(card, state.validations[chapter])
     _show_facts(doc, json_out)
