@@ -210,12 +210,14 @@ class CallContext:
 
 @dataclass
 class _Sent:
-    """What one sent attempt got: a response or a classified error, the raw response's sha256, the latency."""
+    """What one sent attempt got: a response or a classified error, the raw response's sha256, the latency, and
+    the response's cost (None: unknown)."""
 
     response: ProviderResponse | None
     error: ProviderError | None
     response_sha256: str
     latency_ms: float
+    cost: float | None = None
 
 
 class _Attempts:
@@ -390,8 +392,7 @@ async def run_call(ctx: CallContext, call: TaskCall[T]) -> StructuredResult[T]:
             # the provider's message is novelmuse's own text (status, path, pin): never a body, content or key
             raise record.failed(error.code, f"the provider failed ({error}); not retried", _fix_for(error.code))
         assert sent.response is not None
-        response = sent.response
-        cost = ctx.prices.cost(response.resolved_model or ctx.model, response.usage)
+        response, cost = sent.response, sent.cost
         try:
             judgement = judge_response(response, ctx.model, call.schema, call.contracts, ctx.max_output_tokens)
         except Exception:
@@ -505,13 +506,13 @@ async def _send_attempt(
         return sent
     assert sent.response is not None
     usage = sent.response.usage
-    cost = ctx.prices.cost(sent.response.resolved_model or ctx.model, usage)
+    sent.cost = ctx.prices.cost(sent.response.resolved_model or ctx.model, usage)
     tokens = (
         None
         if usage is None
         else usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens
     )
-    ctx.budget.settle(reservation, tokens, cost)
+    ctx.budget.settle(reservation, tokens, sent.cost)
     return sent
 
 

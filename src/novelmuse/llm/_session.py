@@ -148,10 +148,17 @@ class ModelSession:
 
         A service calls it when the run must exist before its first model call (e.g. rows that name the run).
         """
-        if self._run is not None:
-            return self
-        if self._closed:
-            raise RuntimeError("ModelSession is closed")
+        self._started()
+        return self
+
+    def _started(self) -> _Run:
+        if self._run is None:
+            if self._closed:
+                raise RuntimeError("ModelSession is closed")
+            self._run = self._begin()
+        return self._run
+
+    def _begin(self) -> _Run:
         prices = PriceTable.load(self.book.config.prices)
         conn = connect(self.book.db_path)
         try:
@@ -179,17 +186,13 @@ class ModelSession:
         except Exception:
             conn.close()
             raise
-        self._run = _Run(conn, prices, Vault(self.book.vault_dir), recovery)
-        return self
-
-    def _started(self) -> _Run:
-        return self.start()._run  # type: ignore[return-value]
+        return _Run(conn, prices, Vault(self.book.vault_dir), recovery)
 
     @property
     def budget(self) -> RunBudget:
         """The run's budget: limits, deadline (counted from the opening) and spend, a joined run's included
         (starts the run)."""
-        self.start()
+        self._started()
         return self._budget
 
     @property
