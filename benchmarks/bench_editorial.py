@@ -4,8 +4,8 @@ A book of the first N chapters of 三国演义 (default 30), every role served b
 network, no model time), each chapter answered "no issues" by the reviewer and "accept" by the editor.
 
 1. loop: `review_chapters` over all chapters (rules, memory context, reviewer + editor calls with quote
-   contracts, records, revisions) — baseline: the same 2·N structured calls made directly through
-   `ModelSession.call` with the same messages and schemas, nothing else. The difference is the loop's
+   contracts, records, revisions) — baseline: the same 2·N calls of the same role tasks (rendered, with their
+   quote contracts) made directly through `ModelSession.call`, nothing else. The difference is the loop's
    overhead per chapter (the model layer's own receipts and vault writes are in both).
 2. resume: the same range again, where every chapter is found reviewed at its sha256 and configuration —
    baseline: reading and hashing every chapter file (the least a resume must do).
