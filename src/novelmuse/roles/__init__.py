@@ -8,7 +8,7 @@ files are pinned in ``roles/prompts.yaml`` (PROMPT_HASH_MISMATCH when edited wit
 """
 
 from ._quotes import QUOTE_MIN_CHARS, chapter_quote
-from ._task import RoleTask, Template, correction
+from ._task import RoleTask, correction
 from ._tasks import all_tasks, current_ref
 
-__all__ = ["QUOTE_MIN_CHARS", "RoleTask", "Template", "all_tasks", "chapter_quote", "correction", "current_ref"]
+__all__ = ["QUOTE_MIN_CHARS", "RoleTask", "all_tasks", "chapter_quote", "correction", "current_ref"]

@@ -36,7 +36,7 @@ Req = TypeVar("Req")
 Out = TypeVar("Out", bound=BaseModel)
 
 REGISTRY_FILE = "prompts.yaml"
-_HEADER = re.compile(r"# version (\d+)\b[^\n]*\n?")
+_HEADER = re.compile(r"# version \d+\b[^\n]*\n?")
 #: The registry entry of the correction every task's calls share (rendered under the calling task's role).
 CORRECTION = ("common", "correction")
 
@@ -48,10 +48,9 @@ def _prompts_dir() -> Path:
 
 @dataclass(frozen=True)
 class Template:
-    """One template file: its header version, the body that is sent (header removed) and the file's sha256."""
+    """One template file: the body that is sent (its `# version` header removed) and the file's sha256."""
 
     path: str  # relative to roles/, e.g. "writer/rewrite.txt"
-    version: int
     body: str
     sha256: str  # of the file's bytes, header included
 
@@ -134,7 +133,7 @@ def _read_template(folder: Path, path: str, pin: str, task: str, version: int) -
             where,
             "add the header (it is never sent to a model)",
         )
-    return Template(path, int(header.group(1)), text[header.end() :], digest)
+    return Template(path, text[header.end() :], digest)
 
 
 @cache
