@@ -1,0 +1,232 @@
+"""Gate specs as versioned data files, pinned by sha256 in a registry (like the rubrics).
+
+``replay/specs/<name>.v<N>.yaml`` holds the thresholds and vocabularies Gate A and Gate B apply (the seed
+fixes the outcomes and their order; the numbers are ours and live here, reviewable as a diff).
+``specs/registry.yaml`` pins every (id, version) to the sha256 of its file's bytes: a spec edited without a
+version bump no longer matches its pin and fails to load (GATE_SPEC_HASH_MISMATCH), so a gate can never
+silently change its yardstick. The loaded spec carries its sha256, which every gate report and receipt binds.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..errors import InputError
+from ..text import sha256_hex
+
+Arm = Literal["A", "B", "C"]
+Severity = Literal["high", "medium", "low"]
+_KIND = re.compile(r"^[a-z][a-z_]*$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SetRule(_Strict):
+    """When the pre-registered set itself is too small (the only cause of `insufficient`)."""
+
+    min_items: int = Field(ge=1)
+    min_items_per_scene_type: int = Field(ge=1)
+
+
+class Kinds(_Strict):
+    """Verdict kinds: the fine outline's constraint-id space (hard constraints) and the oracle's assertions."""
+
+    hard_constraint: list[str] = Field(min_length=1)
+    hard_event: list[str] = Field(min_length=1)
+    oracle_assertion: list[str] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Kinds:
+        for kind in (*self.hard_constraint, *self.oracle_assertion):
+            if not _KIND.fullmatch(kind):
+                raise ValueError(f"kind {kind!r} must be lowercase letters and _")
+        if not set(self.hard_event) <= set(self.hard_constraint):
+            raise ValueError("every hard_event kind must also be a hard_constraint kind")
+        if set(self.hard_constraint) & set(self.oracle_assertion):
+            raise ValueError("a kind cannot be both a hard constraint and an oracle assertion")
+        return self
+
+    @property
+    def known(self) -> frozenset[str]:
+        """Every kind a pre-registered item may expect a verdict of."""
+        return frozenset((*self.hard_constraint, *self.oracle_assertion))
+
+
+class GateARule(_Strict):
+    """Gate A (is the detector trustworthy?)."""
+
+    arms: list[Arm] = Field(min_length=1)
+    min_agreement: float = Field(gt=0, le=1)
+
+
+class GateBRule(_Strict):
+    """Gate B (is the candidate arm better than the baseline arm?)."""
+
+    baseline: Arm
+    candidate: Arm
+    diagnostic: list[Arm] = []
+    min_general_mean_delta: float
+    min_scene_mean_delta: float
+
+    @model_validator(mode="after")
+    def _distinct(self) -> GateBRule:
+        if self.baseline == self.candidate or {self.baseline, self.candidate} & set(self.diagnostic):
+            raise ValueError("baseline, candidate and diagnostic arms must be distinct")
+        return self
+
+
+class GateSpec(_Strict):
+    """One gate spec file as loaded; `sha256` is of the file's bytes (bound into every report and receipt)."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9.\-]*$")
+    version: int = Field(ge=1)
+    title: str
+    set: SetRule
+    kinds: Kinds
+    high_severity: list[Severity] = Field(min_length=1)
+    gate_a: GateARule
+    gate_b: GateBRule
+    sha256: str = ""
+    file: str = ""
+
+    @property
+    def locator(self) -> str:
+        """``<id>@<version>``: how a report or receipt names this spec (see `gate_spec_bytes`)."""
+        return f"{self.id}@{self.version}"
+
+
+def exact(value: float | int | str) -> Fraction:
+    """A threshold or score as an exact fraction: floats go through their shortest repr, so 0.9 is 9/10."""
+    return Fraction(str(value))
+
+
+class _RegistryEntry(_Strict):
+    id: str
+    version: int = Field(ge=1)
+    file: str = Field(pattern=r"^[A-Za-z0-9_.\-]+\.yaml$")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class _Registry(_Strict):
+    version: int
+    specs: list[_RegistryEntry] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _one_pin_per_version(self) -> _Registry:
+        versions = [e.version for e in self.specs]
+        if len(set(versions)) != len(versions):
+            raise ValueError("a version is registered twice: one version has one pinned file")
+        return self
+
+
+def _default_dir() -> Traversable:
+    return resources.files("novelmuse.replay") / "specs"
+
+
+def _read(folder: Traversable | Path, name: str) -> bytes:
+    try:
+        return (folder / name).read_bytes()
+    except OSError as exc:
+        raise InputError(
+            "GATE_SPEC_MISSING", f"gate spec file {name} cannot be read", str(folder / name), "restore the file"
+        ) from exc
+
+
+def _yaml(data: bytes, where: str) -> object:
+    try:
+        return yaml.safe_load(data.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise InputError("GATE_SPEC_INVALID", f"not valid YAML ({exc})", where, "fix the file") from exc
+
+
+def _registry(folder: Traversable | Path) -> _Registry:
+    where = str(folder / "registry.yaml")
+    try:
+        return _Registry.model_validate(_yaml(_read(folder, "registry.yaml"), where))
+    except ValidationError as exc:
+        msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise InputError("GATE_SPEC_REGISTRY_INVALID", f"invalid registry ({msg})", where, "fix registry.yaml") from exc
+
+
+def _entry(folder: Traversable | Path, version: int | None) -> _RegistryEntry:
+    entries = [e for e in _registry(folder).specs if version is None or e.version == version]
+    if not entries:
+        raise InputError(
+            "GATE_SPEC_NOT_REGISTERED",
+            f"no registered gate spec v{version}",
+            str(folder),
+            "use a registered version (see specs/registry.yaml)",
+        )
+    return max(entries, key=lambda e: e.version)
+
+
+def _pinned_bytes(folder: Traversable | Path, entry: _RegistryEntry) -> bytes:
+    where = str(folder / entry.file)
+    data = _read(folder, entry.file)
+    digest = sha256_hex(data)
+    if digest != entry.sha256:
+        raise InputError(
+            "GATE_SPEC_HASH_MISMATCH",
+            f"gate spec {entry.id} v{entry.version} was edited without a version bump (sha256 {digest[:12]}…, "
+            f"registry pins {entry.sha256[:12]}…)",
+            where,
+            "restore the file, or bump `version`, save it as a new file and register its sha256 in registry.yaml",
+        )
+    return data
+
+
+def _load(folder: Traversable | Path, entry: _RegistryEntry) -> GateSpec:
+    where = str(folder / entry.file)
+    data = _pinned_bytes(folder, entry)
+    raw = _yaml(data, where)
+    if not isinstance(raw, dict) or raw.get("id") != entry.id or raw.get("version") != entry.version:
+        got = (raw.get("id"), raw.get("version")) if isinstance(raw, dict) else None
+        raise InputError(
+            "GATE_SPEC_NOT_REGISTERED",
+            f"the file says {got} but the registry pins {entry.id!r} v{entry.version} to it",
+            where,
+            "a changed spec is a new version: register the new (id, version) and its sha256 in registry.yaml",
+        )
+    try:
+        return GateSpec.model_validate({**raw, "sha256": entry.sha256, "file": entry.file})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise InputError("GATE_SPEC_INVALID", f"{loc}: {first['msg']}", where, "fix the gate spec file") from exc
+
+
+def load_gate_spec(version: int | None = None, *, folder: Path | None = None) -> GateSpec:
+    """The writer gate spec at `version` (default: the highest registered), hash-checked against its pin."""
+    if folder is not None:
+        return _load(folder, _entry(folder, version))
+    return _load_default(version)
+
+
+@cache
+def _load_default(version: int | None) -> GateSpec:
+    folder = _default_dir()
+    return _load(folder, _entry(folder, version))
+
+
+def gate_spec_bytes(locator: str, *, folder: Path | None = None) -> bytes | None:
+    """The pinned file bytes of the spec named ``<id>@<version>`` (None when no such spec is registered).
+
+    Used to re-hash a spec bound by a receipt; a file edited without a version bump raises
+    GATE_SPEC_HASH_MISMATCH rather than returning bytes that would merely fail to re-hash."""
+    spec_id, sep, ver = locator.rpartition("@")
+    if not sep or not ver.isdigit():
+        return None
+    base: Traversable | Path = folder if folder is not None else _default_dir()
+    entries = [e for e in _registry(base).specs if e.id == spec_id and e.version == int(ver)]
+    return _pinned_bytes(base, entries[0]) if entries else None

@@ -1,0 +1,96 @@
+"""The gate spec: the issue's default thresholds, pinned by sha256; an edit without a version bump fails to load."""
+
+from __future__ import annotations
+
+import shutil
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from novelmuse.errors import InputError
+from novelmuse.judging import SCENE_TYPES
+from novelmuse.replay import gate_spec_bytes, load_gate_spec
+from novelmuse.replay._input import SceneType
+from novelmuse.text import sha256_hex
+
+SPECS = Path(str(resources.files("novelmuse.replay") / "specs"))
+
+
+def test_the_default_spec_holds_the_issue_defaults() -> None:
+    spec = load_gate_spec()
+    assert (spec.id, spec.version) == ("writer-gate-spec-v1", 1)
+    assert (spec.set.min_items, spec.set.min_items_per_scene_type) == (12, 2)
+    assert spec.gate_a.min_agreement == 0.9 and spec.gate_a.arms == ["A", "C"]
+    assert (spec.gate_b.baseline, spec.gate_b.candidate, spec.gate_b.diagnostic) == ("A", "C", ["B"])
+    assert (spec.gate_b.min_general_mean_delta, spec.gate_b.min_scene_mean_delta) == (0, -0.5)
+    assert spec.sha256 == sha256_hex((SPECS / spec.file).read_bytes())
+
+
+def test_the_scene_types_are_the_rubrics() -> None:
+    assert SceneType.__args__ == SCENE_TYPES  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def specs(tmp_path: Path) -> Path:
+    folder = tmp_path / "specs"
+    shutil.copytree(SPECS, folder)
+    return folder
+
+
+def test_an_edit_without_a_version_bump_fails_to_load(specs: Path) -> None:
+    path = specs / "writer_gate.v1.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("min_agreement: 0.9", "min_agreement: 0.8"))
+    with pytest.raises(InputError) as exc:
+        load_gate_spec(folder=specs)
+    assert exc.value.code == "GATE_SPEC_HASH_MISMATCH"
+    with pytest.raises(InputError):
+        gate_spec_bytes("writer-gate-spec-v1@1", folder=specs)
+
+
+def test_a_new_version_is_a_new_registered_file(specs: Path) -> None:
+    text = (specs / "writer_gate.v1.yaml").read_text(encoding="utf-8")
+    v2 = text.replace("id: writer-gate-spec-v1\nversion: 1", "id: writer-gate-spec-v2\nversion: 2").replace(
+        "min_agreement: 0.9", "min_agreement: 0.95"
+    )
+    (specs / "writer_gate.v2.yaml").write_text(v2, encoding="utf-8")
+    registry = specs / "registry.yaml"
+    entry = (
+        f"  - id: writer-gate-spec-v2\n    version: 2\n    file: writer_gate.v2.yaml\n    sha256: {sha256_hex(v2)}\n"
+    )
+    registry.write_text(registry.read_text(encoding="utf-8") + entry, encoding="utf-8")
+    assert load_gate_spec(folder=specs).gate_a.min_agreement == 0.95
+    assert load_gate_spec(1, folder=specs).gate_a.min_agreement == 0.9  # old reports stay checkable
+    with pytest.raises(InputError) as exc:
+        load_gate_spec(3, folder=specs)
+    assert exc.value.code == "GATE_SPEC_NOT_REGISTERED"
+
+
+def test_a_file_that_names_another_version_is_refused(specs: Path) -> None:
+    path = specs / "writer_gate.v1.yaml"
+    text = path.read_text(encoding="utf-8").replace("version: 1", "version: 7")
+    path.write_text(text, encoding="utf-8")
+    registry = specs / "registry.yaml"
+    pinned = registry.read_text(encoding="utf-8").split("sha256: ")[0] + f"sha256: {sha256_hex(text)}\n"
+    registry.write_text(pinned, encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        load_gate_spec(folder=specs)
+    assert exc.value.code == "GATE_SPEC_NOT_REGISTERED"
+
+
+def test_an_invalid_spec_is_named(specs: Path) -> None:
+    path = specs / "writer_gate.v1.yaml"
+    text = path.read_text(encoding="utf-8").replace("hard_event: [event, result]", "hard_event: [event, climax]")
+    path.write_text(text, encoding="utf-8")
+    registry = specs / "registry.yaml"
+    registry.write_text(registry.read_text(encoding="utf-8").split("sha256: ")[0] + f"sha256: {sha256_hex(text)}\n")
+    with pytest.raises(InputError) as exc:
+        load_gate_spec(folder=specs)
+    assert exc.value.code == "GATE_SPEC_INVALID" and "hard_event" in exc.value.what
+
+
+def test_spec_bytes_by_locator() -> None:
+    spec = load_gate_spec()
+    data = gate_spec_bytes(spec.locator)
+    assert data is not None and sha256_hex(data) == spec.sha256
+    assert gate_spec_bytes("writer-gate-spec-v1@9") is None and gate_spec_bytes("nonsense") is None
