@@ -34,6 +34,7 @@ from ._input import (
     gate_input_sha256,
     parse_gate_input,
 )
+from ._order import ItemOrder, OrderPlan, make_order_plan, position_counts, verify_order_plan
 from ._spec import GateSpec, gate_spec_bytes, load_gate_spec
 
 __all__ = [
@@ -46,6 +47,8 @@ __all__ = [
     "GateReport",
     "GateSpec",
     "Item",
+    "ItemOrder",
+    "OrderPlan",
     "Outcome",
     "PanelVerdict",
     "ReportAnomaly",
@@ -62,8 +65,11 @@ __all__ = [
     "gate_input_sha256",
     "gate_spec_bytes",
     "load_gate_spec",
+    "make_order_plan",
     "new_character_bucket",
     "parse_gate_input",
+    "position_counts",
     "report_sha256",
     "set_size",
+    "verify_order_plan",
 ]
