@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from novelmuse.book import Book, find_book, init_book
 from novelmuse.judging import SCENE_TYPES, load_rubric
-from novelmuse.replay import GateInput, RubricBinding
+from novelmuse.replay import (
+    GateInput,
+    ReceiptBindings,
+    RubricBinding,
+    default_key_path,
+    file_ref,
+    gate_input_bytes,
+    generate_key,
+    load_gate_spec,
+    rubric_ref,
+    spec_ref,
+)
 from novelmuse.text import sha256_hex
 
 RUBRIC = RubricBinding.of(load_rubric("writer_replay"))
@@ -79,3 +92,44 @@ def verdict(entries: list[dict[str, Any]], tid: str) -> dict[str, Any]:
 
 def gate_input(doc: dict[str, Any]) -> GateInput:
     return GateInput.model_validate(doc)
+
+
+def make_gate_book(root: Path, user_config: Path) -> Book:
+    """A fresh book whose [gate] signer is a key made in the user config's directory (outside the book)."""
+    init_book(root)
+    user_config.parent.mkdir(parents=True, exist_ok=True)
+    public = generate_key(default_key_path())
+    with (root / "book.toml").open("a", encoding="utf-8") as fh:
+        fh.write(f'\n[gate]\nsigner = "{public.text}"\n')
+    return find_book(root)
+
+
+def prepare_run(book: Book, doc: dict[str, Any], run: str = "RUN1") -> tuple[GateInput, ReceiptBindings]:
+    """Write the run's artefacts into the book (manifests, set, gate-input.json) and bind them."""
+    doc = {**doc, "run_id": run}
+    manifests = []
+    for s in doc["samples"]:
+        if s.get("manifest_sha256") is None:
+            continue
+        rel = f".muse/manifests/{run}-{s['item_id']}-{s['arm']}.json"
+        text = f"manifest {run} {s['item_id']} {s['arm']}"
+        (book.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (book.root / rel).write_text(text, encoding="utf-8")
+        s["manifest_sha256"] = sha(text)
+        manifests.append(file_ref(book, "manifest", rel))
+    (book.root / "sets").mkdir(exist_ok=True)
+    (book.root / "sets" / f"{run}.yaml").write_text(f"set of {run}\n", encoding="utf-8")
+    doc["set_sha256"] = sha(f"set of {run}\n")
+    gi = GateInput.model_validate(doc)
+    rel = f".muse/replay/{run}/gate-input.json"
+    (book.root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (book.root / rel).write_bytes(gate_input_bytes(gi))
+    bindings = ReceiptBindings(
+        gate_input=file_ref(book, "gate_input", rel),
+        gate_spec=spec_ref(load_gate_spec()),
+        rubric=rubric_ref(load_rubric("writer_replay")),
+        eval_set=file_ref(book, "set", f"sets/{run}.yaml"),
+        manifests=manifests,
+        run_config_sha256=sha(f"config of {run}"),
+    )
+    return gi, bindings

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from novelmuse.replay import evaluate_gate, load_gate_spec
@@ -34,6 +34,7 @@ def runs(draw: st.DrawFn, min_items: int = 1) -> dict[str, Any]:
     return doc
 
 
+@settings(max_examples=30)
 @given(runs(), st.data())
 def test_changing_any_score_never_changes_a_verdict_based_outcome(doc: dict[str, Any], data: st.DataObject) -> None:
     before_a, before_b = evaluate_gate("A", gate_input(doc), SPEC), evaluate_gate("B", gate_input(doc), SPEC)
@@ -50,6 +51,7 @@ def test_changing_any_score_never_changes_a_verdict_based_outcome(doc: dict[str,
     ]
 
 
+@settings(max_examples=40)
 @given(
     runs(),
     st.data(),
@@ -66,6 +68,7 @@ def test_an_anomaly_always_fails_even_on_a_too_small_set(
     assert any(a.code == "INJECTED" and a.item_id == s["item_id"] and a.arm == s["arm"] for a in report.anomalies)
 
 
+@settings(max_examples=25)
 @given(runs(min_items=12))
 def test_gate_a_agreement_equals_a_naive_recount(doc: dict[str, Any]) -> None:
     pairs = agreeing = 0

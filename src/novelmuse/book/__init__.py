@@ -8,6 +8,7 @@ from ._config import (
     CallPolicy,
     ChapterLimits,
     ClaudeCliProviderConfig,
+    GateConfig,
     MemoryConfig,
     OpenAIProviderConfig,
     Price,
@@ -16,6 +17,7 @@ from ._config import (
     ScriptedProviderConfig,
     WritingConfig,
     load_config,
+    load_user_config,
     user_config_path,
 )
 from ._files import atomic_write_bytes, atomic_write_text
@@ -64,6 +66,7 @@ __all__ = [
     "FineOutline",
     "ForeshadowDecl",
     "Gap",
+    "GateConfig",
     "HardEvent",
     "HeadingNote",
     "ImportReport",
@@ -95,6 +98,7 @@ __all__ = [
     "load_config",
     "load_outline",
     "load_outlines",
+    "load_user_config",
     "load_yaml_lines",
     "outline_items",
     "outline_paths",

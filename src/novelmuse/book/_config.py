@@ -176,6 +176,14 @@ class WritingConfig(_Strict):
         return self
 
 
+class GateConfig(_Strict):
+    """[gate]: `signer` is the public key that signs this book's gate receipts (book.toml); `key_path` is where
+    the private key lives (user config only — the key is the user's and never inside a book)."""
+
+    signer: str | None = Field(default=None, pattern=r"^ed25519:[A-Za-z0-9+/]{43}=$")
+    key_path: str | None = None
+
+
 class BookConfig(_Strict):
     """The whole of book.toml."""
 
@@ -189,6 +197,7 @@ class BookConfig(_Strict):
     review: ReviewConfig = ReviewConfig()
     memory: MemoryConfig = MemoryConfig()
     writing: WritingConfig = WritingConfig()
+    gate: GateConfig = GateConfig()
 
     @model_validator(mode="after")
     def _roles_valid(self) -> BookConfig:
@@ -235,26 +244,25 @@ def user_config_path() -> Path:
     return base / "novelmuse" / "config.toml"
 
 
-_USER_TABLES = ("providers", "roles", "prices", "budget", "calls")
+_USER_TABLES = ("providers", "roles", "prices", "budget", "calls", "gate")
 
 
-def load_config(path: Path, *, user_config: Path | None = None) -> BookConfig:
-    """Load book.toml, layered over the user-level config's model tables (the book wins per key)."""
-    data = _read_toml(path)
-    user = user_config if user_config is not None else user_config_path()
-    if user.is_file():
-        user_data = _read_toml(user)
-        unknown = set(user_data) - set(_USER_TABLES)
-        if unknown:
-            raise InputError(
-                "CONFIG_INVALID",
-                f"the user config may only hold {', '.join(_USER_TABLES)}; found {', '.join(sorted(unknown))}",
-                str(user),
-                "move book settings into book.toml",
-            )
-        for table in _USER_TABLES:
-            if table in user_data:
-                data[table] = {**user_data[table], **data.get(table, {})}
+def _user_tables(user: Path) -> dict[str, Any]:
+    if not user.is_file():
+        return {}
+    user_data = _read_toml(user)
+    unknown = set(user_data) - set(_USER_TABLES)
+    if unknown:
+        raise InputError(
+            "CONFIG_INVALID",
+            f"the user config may only hold {', '.join(_USER_TABLES)}; found {', '.join(sorted(unknown))}",
+            str(user),
+            "move book settings into book.toml",
+        )
+    return user_data
+
+
+def _validate(data: dict[str, Any], path: Path) -> BookConfig:
     try:
         return BookConfig.model_validate(data)
     except ValidationError as exc:
@@ -264,5 +272,28 @@ def load_config(path: Path, *, user_config: Path | None = None) -> BookConfig:
             "CONFIG_INVALID",
             f"{first['msg']} at {loc}" + (f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""),
             str(path),
-            "fix book.toml (see README: configuration)",
+            f"fix {path.name} (see README: configuration)",
         ) from exc
+
+
+def load_config(path: Path, *, user_config: Path | None = None) -> BookConfig:
+    """Load book.toml, layered over the user-level config's model tables (the book wins per key)."""
+    data = _read_toml(path)
+    if isinstance(data.get("gate"), dict) and "key_path" in data["gate"]:
+        raise InputError(
+            "CONFIG_INVALID",
+            "[gate] key_path belongs in the user config, not in book.toml (the private key never lives with a book)",
+            str(path),
+            "move key_path to the user config (see `muse gate keygen --help`)",
+        )
+    user_data = _user_tables(user_config if user_config is not None else user_config_path())
+    for table in _USER_TABLES:
+        if table in user_data:
+            data[table] = {**user_data[table], **data.get(table, {})}
+    return _validate(data, path)
+
+
+def load_user_config(user_config: Path | None = None) -> BookConfig:
+    """The user-level config alone, for commands that also run outside a book (`muse gate keygen`)."""
+    user = user_config if user_config is not None else user_config_path()
+    return _validate(_user_tables(user), user)
