@@ -26,6 +26,7 @@ def version() -> None:
 from . import (  # noqa: E402
     _cmd_book,  # noqa: F401  muse init, muse import
     _cmd_check,  # noqa: F401  muse check
+    _cmd_gate,  # noqa: F401  muse gate keygen/verify/show/reindex
     _cmd_judge,  # noqa: F401  muse judge, muse rubrics
     _cmd_memory,  # noqa: F401  muse cards show/lint, ledger, search, mentions, sync, facts extract
     _cmd_models,  # noqa: F401  muse calls, muse cost, muse vault recover

@@ -344,7 +344,7 @@ class GateIssuer:
             signer=self._signer.key_id,
             issued_at=utc_now(),
         )
-        report_entry = self._append("report", report_body.model_dump(mode="json"))
+        report_entry = self._append_entry("report", report_body.model_dump(mode="json"))
         receipt_entry = None
         if report.outcome == "passed":
             receipt = ReceiptBody(
@@ -358,7 +358,7 @@ class GateIssuer:
                 signer=self._signer.key_id,
                 issued_at=utc_now(),
             )
-            receipt_entry = self._append("receipt", receipt.model_dump(mode="json"))
+            receipt_entry = self._append_entry("receipt", receipt.model_dump(mode="json"))
         return Issued(report, report_entry, receipt_entry)
 
     def _bound_spec(self, bindings: ReceiptBindings) -> GateSpec:
@@ -373,7 +373,7 @@ class GateIssuer:
             )
         return spec
 
-    def _append(self, kind: EntryKind, body: dict[str, object]) -> EntryRef:
+    def _append_entry(self, kind: EntryKind, body: dict[str, object]) -> EntryRef:
         where = journal_location(self.book)
         with _gates_dir_fd(self.book, create=True) as dir_fd:
             assert dir_fd is not None

@@ -1,0 +1,124 @@
+"""`muse gate keygen / verify / show / reindex`: the signing key, and the journal of gate reports and receipts.
+
+Gates are evaluated only by the replay orchestrator from the store (issue 12): there is deliberately no
+command that evaluates a gate from a JSON file a user hands in (拒绝自算 JSON).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from ..book import Book, load_user_config
+from ..errors import EXIT_FAILED_CLOSED, InputError
+from ..replay import VerifyReport, generate_key, journal_location, key_path, rebuild_index, verify_journal
+from ..reports._gate import (
+    KeygenResult,
+    ReindexResult,
+    render_keygen,
+    render_reindex,
+    render_show,
+    render_verify,
+)
+from ._app import app
+from ._common import BookOpt, JsonOpt, console, emit_json, err_console, open_book
+
+gate_app = typer.Typer(
+    help="Gate receipts: the signing key, and the CAS journal of gate reports and signed receipts.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(gate_app, name="gate")
+
+
+def _book_if_any(book: Path | None) -> Book | None:
+    """The book named by --book (which must exist), else the one around the current directory, else None."""
+    if book is not None:
+        return open_book(book)
+    try:
+        return open_book(None)
+    except InputError as exc:
+        if exc.code != "BOOK_NOT_FOUND":
+            raise
+        return None
+
+
+@gate_app.command("keygen")
+def keygen_cmd(book: BookOpt = None, json_out: JsonOpt = False) -> None:
+    """Make the Ed25519 key that signs gate receipts, at the user config's [gate] key_path (default
+    ~/.config/novelmuse/keys/gate_ed25519.pem; file 0600, directory 0700), and print its public key for
+    book.toml [gate] signer. Refuses a path inside a book and never overwrites an existing key."""
+    target = _book_if_any(book)
+    path = key_path(target.config if target is not None else load_user_config())
+    public = generate_key(path)
+    doc = KeygenResult(
+        key_path=str(path), signer=public.text, key_id=public.key_id, book=str(target.root) if target else None
+    )
+    if json_out:
+        emit_json(doc)
+    else:
+        render_keygen(console, doc)
+
+
+@gate_app.command("verify")
+def verify_cmd(
+    all_signatures: Annotated[
+        bool,
+        typer.Option("--all-signatures", help="Check every entry's signature, not only the last one's."),
+    ] = False,
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Walk the whole journal: hashes, links and seqs of every entry, the signature that covers them, every
+    receipt's report and bound artefacts (re-hashed), every report recomputed from its gate input. Exit 0
+    when intact (or empty), 3 when anything is wrong — each problem named by seq."""
+    doc = verify_journal(open_book(book), all_signatures=all_signatures)
+    _finish(doc, json_out, render_verify)
+
+
+@gate_app.command("show")
+def show_cmd(book: BookOpt = None, json_out: JsonOpt = False) -> None:
+    """List every gate report and receipt in chain order, after verifying the journal (exit 3 when it does not
+    verify: the listing is still printed, under the problems)."""
+    doc = verify_journal(open_book(book), listing=True)
+    _finish(doc, json_out, render_show)
+
+
+@gate_app.command("reindex")
+def reindex_cmd(
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Rebuild even when the index holds entries the journal lost (its only record)."),
+    ] = False,
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Rebuild the store's gate index from the journal (only from a chain that verifies)."""
+    b = open_book(book)
+    indexed = rebuild_index(b, force=force)
+    doc = ReindexResult(journal=journal_location(b), indexed=indexed)
+    if json_out:
+        emit_json(doc)
+    else:
+        render_reindex(console, doc)
+
+
+def _finish(doc: VerifyReport, json_out: bool, render: Callable[[Console, VerifyReport], None]) -> None:
+    if json_out:
+        emit_json(doc)
+    else:
+        render(console, doc)
+    if not doc.ok:
+        first = doc.problems[0]
+        if not json_out:
+            err_console.print(
+                f"error[GATE_JOURNAL_INVALID]: {len(doc.problems)} problem(s) in the gate journal, first at seq "
+                f"{first.seq} ({first.code}), {doc.journal} — nothing in it can be trusted until it is restored; "
+                "only novelmuse's issuer may write it",
+                markup=False,
+            )
+        raise typer.Exit(EXIT_FAILED_CLOSED)
