@@ -243,3 +243,30 @@ def test_the_issuer_needs_the_books_signer(gate_book: Book, user_config: Path) -
     with pytest.raises(Exception) as exc:
         issue(find_book(gate_book.root), "A")
     assert getattr(exc.value, "code", None) == "GATE_SIGNER_MISMATCH"
+
+
+def test_a_receipt_for_a_failed_or_missing_report_is_named(gate_book: Book, user_config: Path) -> None:
+    """Even the key holder cannot make a receipt stand for a report that did not pass, or for no report."""
+    from novelmuse.replay import load_signing_key
+    from novelmuse.replay._chain import line_sha256
+
+    gi, bindings = prepare_run(gate_book, failed_doc())
+    with GateIssuer.open(gate_book) as issuer:
+        out = issuer.issue("A", gi, bindings)
+    assert out.receipt_entry is None
+    report_line = lines(gate_book)[0].rstrip(b"\n")
+    report = json.loads(report_line)
+    receipt = {
+        "schema_version": "gate-receipt-v1", "gate": "A", "outcome": "passed", "mode": "offline_replay",
+        "run_id": "RUN1", "report_seq": 1, "report_entry_sha256": report["sha256"],
+        "report_sha256": report["body"]["report_sha256"], "bindings": bindings.model_dump(mode="json"),
+        "signer": report["body"]["signer"], "issued_at": report["body"]["issued_at"],
+    }  # fmt: skip
+    key = load_signing_key(user_config.parent / "keys" / "gate_ed25519.pem")
+    forged, _ = encode_entry(2, line_sha256(report_line), "receipt", receipt, key)
+    write_lines(gate_book, [report_line + b"\n", forged + b"\n"])
+    assert (2, "GATE_RECEIPT_UNEARNED") in problems(gate_book)
+    assert problems(gate_book, deep=False) == []  # the chain itself is intact: only the deep check sees it
+    orphan, _ = encode_entry(2, line_sha256(report_line), "receipt", receipt | {"report_seq": 7}, key)
+    write_lines(gate_book, [report_line + b"\n", orphan + b"\n"])
+    assert (2, "GATE_RECEIPT_ORPHAN") in problems(gate_book, deep=False)

@@ -33,9 +33,13 @@ from ._keys import PublicKey, SigningKey
 GENESIS: Final = "0" * 64
 SIGNATURE_DOMAIN: Final = b"novelmuse-gate-journal-v1\n"
 EntryKind = Literal["report", "receipt"]
-_TAIL = re.compile(rb',"sha256":"([0-9a-f]{64})","signature":"([A-Za-z0-9+/]{86}==)"\}\Z')
-_SHA = re.compile(r"^[0-9a-f]{64}$")
-_PAYLOAD_KEYS = frozenset({"body", "kind", "prev_sha256", "seq"})
+_TAIL = re.compile(rb',"sha256":"([0-9a-f]{64})","signature":"([A-Za-z0-9+/]{86}==)"\}')
+_TAIL_LEN = 180
+# The payload is canonical JSON with sorted keys, so body comes first and kind, prev_sha256, seq close it: the
+# chain walk reads them from the bytes (already authenticated by the sha256) without parsing the body.
+_HEAD = b'{"body":'
+_FIELDS = re.compile(rb',"kind":"(report|receipt)","prev_sha256":"([0-9a-f]{64})","seq":([1-9][0-9]{0,17})\}\Z')
+_FIELDS_MAX = 128
 
 
 @dataclass(frozen=True)
@@ -45,12 +49,18 @@ class Entry:
     seq: int
     prev_sha256: str
     kind: EntryKind
-    body: dict[str, Any]
+    body_json: bytes  # the body's canonical JSON, as written (parsed only by those who need it)
     sha256: str
     signature: str
     line_sha256: str  # sha256 of the whole line: what the next entry's prev_sha256 names
     offset: int
     length: int  # bytes of the line, without its newline
+
+    def body(self) -> dict[str, Any]:
+        """The body, parsed (an object: the payload's JSON was checked when the entry was decoded)."""
+        value = json.loads(self.body_json)
+        assert isinstance(value, dict)
+        return value
 
     def signed_by(self, key: PublicKey) -> bool:
         """True when `signature` is `key`'s signature of this entry's sha256."""
@@ -79,37 +89,42 @@ def encode_entry(
 ) -> tuple[bytes, str]:
     """The signed line (without newline) for an entry appended after the line whose sha256 is `prev_sha256`,
     and the entry's sha256."""
-    payload = canonical_json({"body": body, "kind": kind, "prev_sha256": prev_sha256, "seq": seq}).encode("utf-8")
+    return encode_entry_json(seq, prev_sha256, kind, canonical_json(body).encode("utf-8"), key)
+
+
+def encode_entry_json(
+    seq: int, prev_sha256: str, kind: EntryKind, body_json: bytes, key: SigningKey
+) -> tuple[bytes, str]:
+    """`encode_entry` for a body already in canonical JSON (the issuer serialises a body once, however often
+    it has to sign it against a moved head)."""
+    payload = b'{"body":' + body_json + f',"kind":"{kind}","prev_sha256":"{prev_sha256}","seq":{seq}}}'.encode()
     digest = hashlib.sha256(payload).hexdigest()
     signature = base64.b64encode(key.sign(SIGNATURE_DOMAIN + digest.encode("ascii"))).decode("ascii")
     return payload[:-1] + f',"sha256":"{digest}","signature":"{signature}"}}'.encode("ascii"), digest
 
 
 def decode_entry(line: bytes, offset: int) -> Entry | LineProblem:
-    """Decode one line and check it against its own sha256 (not its signature, not its place in the chain)."""
-    tail = _TAIL.search(line)
+    """Decode one line and check it against its own sha256 (not its signature, not its place in the chain).
+
+    Only the fixed fields are read; the body is kept as bytes (`Entry.body` parses it). The issuer writes only
+    canonical JSON, and every byte is authenticated by the chain, so a body that is not a JSON object can only
+    come from a broken issuer — `muse gate verify` parses and validates every body anyway."""
+    tail = _TAIL.fullmatch(line, max(len(line) - _TAIL_LEN, 0))  # fixed length: never scan the body
     if tail is None:
         return LineProblem("GATE_ENTRY_MALFORMED", "not a journal entry (no sha256 and signature at its end)")
     payload = line[: tail.start()] + b"}"
     digest = tail.group(1).decode("ascii")
     if hashlib.sha256(payload).hexdigest() != digest:
         return LineProblem("GATE_ENTRY_HASH", "the entry's content does not match its sha256 (changed after signing)")
-    try:
-        obj = json.loads(payload)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return LineProblem("GATE_ENTRY_MALFORMED", "the entry is not valid JSON")
-    if not isinstance(obj, dict) or set(obj) != _PAYLOAD_KEYS:
-        return LineProblem("GATE_ENTRY_MALFORMED", "the entry does not have exactly seq, prev_sha256, kind and body")
-    seq, prev, kind, body = obj["seq"], obj["prev_sha256"], obj["kind"], obj["body"]
-    if type(seq) is not int or seq < 1 or not isinstance(prev, str) or not _SHA.match(prev):
-        return LineProblem("GATE_ENTRY_MALFORMED", "seq or prev_sha256 is not well formed")
-    if kind not in ("report", "receipt") or not isinstance(body, dict):
-        return LineProblem("GATE_ENTRY_MALFORMED", "kind is not report or receipt, or body is not an object")
+    fields = _FIELDS.search(payload, max(len(payload) - _FIELDS_MAX, 0))
+    if not payload.startswith(_HEAD) or fields is None or payload[len(_HEAD) : len(_HEAD) + 1] != b"{":
+        return LineProblem("GATE_ENTRY_MALFORMED", "the entry does not have exactly body, kind, prev_sha256 and seq")
+    kind: EntryKind = "report" if fields.group(1) == b"report" else "receipt"
     return Entry(
-        seq=seq,
-        prev_sha256=prev,
+        seq=int(fields.group(3)),
+        prev_sha256=fields.group(2).decode("ascii"),
         kind=kind,
-        body=body,
+        body_json=payload[len(_HEAD) : fields.start()],
         sha256=digest,
         signature=tail.group(2).decode("ascii"),
         line_sha256=line_sha256(line),

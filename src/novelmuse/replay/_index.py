@@ -45,7 +45,7 @@ class IndexRow:
 
 def row_of(entry: Entry) -> IndexRow:
     """The index row of a checked entry (its body already validated as a report or receipt body)."""
-    body: dict[str, Any] = entry.body
+    body: dict[str, Any] = entry.body()
     if entry.kind == "report":
         report = body["report"]
         gate, outcome, run_id, mode = report["gate"], report["outcome"], report["run_id"], report["mode"]

@@ -5,26 +5,28 @@ agrees with the gate input and still re-hashes, evaluates the gate itself (pure,
 appends the **report** entry, and only when the report says ``passed`` appends a **receipt** entry that binds
 it. A report or receipt computed anywhere else cannot enter the journal (拒绝自算 JSON).
 
-One append, compare-and-swap on the head under a lock:
+One append is a compare-and-swap on the head:
 
-1. take an exclusive ``flock`` on ``journal.lock`` (every issuer, in every process, takes it);
-2. read the head: the last line, which must end with a newline, match its own sha256 and carry a valid
-   signature of the book's signer — a torn or tampered head is never extended;
-3. check the store's index (a witness) does not know more than the journal: an entry it holds must still be
-   there, byte for byte (a truncated or rewritten journal is refused);
-4. sign the new entry with ``prev_sha256`` = sha256 of the head line, and write it with one ``write`` in
-   append mode only if the file is still exactly as long as the head said (the swap), checking after the
-   write that it landed right there (a writer that ignored the lock is detected, never papered over);
-5. release the lock, then ``fsync`` the file (and the directory when the file was created) before returning.
+1. outside the lock, read the head — the last line, which must end with a newline, match its own sha256 and
+   carry a valid signature of the book's signer (a torn or tampered head is never extended) — check that the
+   store's index (a witness) knows no entry the journal lacks or holds differently, and sign the new entry
+   with ``prev_sha256`` = sha256 of that head line;
+2. take an exclusive ``flock`` on ``journal.lock`` (every issuer, in every process, takes it) and swap only if
+   the journal is still the same file, exactly as long as it was, and still ends with that head line; if not
+   (another issuer appended meanwhile), do step 1 again under the lock, where nothing moves — once, no loop;
+3. write the line with one ``write`` in append mode and check it landed right at the end (a writer that
+   ignored the lock, or a short write on a full disk, is detected and never papered over);
+4. release the lock, then ``fsync`` the file (and the directory when the file was created) before returning.
 
-The fsync after the lock is a group commit: fsync flushes every byte written before it, so an entry is
-durable when its ``issue`` returns together with all entries before it, while concurrent issuers do not
-queue behind each other's disk flushes. A crash before the fsync can only lose entries whose issue never
-returned (power loss; a killed process loses nothing — its write is already in the kernel).
+Signing outside the lock keeps the lock held for a compare and a write only. The fsync after the lock is a
+group commit: fsync flushes every byte written before it, so an entry is durable when its ``issue`` returns,
+together with all entries before it, while concurrent issuers do not queue behind each other's disk flushes.
+A crash before the fsync can only lose entries whose issue never returned (power loss; a killed process loses
+nothing — its write is already in the kernel).
 
-Readers (`read_journal`) take a shared lock and see whole lines only. The store index is kept in step by
-`sync_index` (before and after every issue), which indexes only entries whose hash, link and signature it
-checked.
+Readers (`read_journal`) take a shared lock and see whole lines only. The store index is brought up to date
+by `sync_index` after every issue, under its own lock (``index.lock``, so issuers queue there rather than in
+SQLite's busy backoff); it indexes only entries whose hash, link, signature and body it checked.
 """
 
 from __future__ import annotations
@@ -43,17 +45,26 @@ from pydantic import ValidationError
 from ..book import Book
 from ..errors import FailedClosed, InputError
 from ..store import connect, transaction, utc_now
-from ..text import sha256_hex
-from ._chain import GENESIS, Entry, EntryKind, LineProblem, decode_entry, encode_entry
+from ..text import canonical_json, sha256_hex
+from ._chain import GENESIS, Entry, EntryKind, LineProblem, decode_entry, encode_entry_json
 from ._gates import GateName, GateReport, evaluate_gate, report_sha256
 from ._index import IndexRow, index_head, insert_rows, row_of
 from ._input import GateInput
 from ._keys import PublicKey, SigningKey, key_path, load_signing_key
-from ._receipt import ArtefactReader, ReceiptBindings, ReceiptBody, ReportBody, binding_problems, book_artefacts
+from ._receipt import (
+    ArtefactReader,
+    ReceiptBindings,
+    ReceiptBody,
+    Rehasher,
+    ReportBody,
+    binding_problems,
+    book_artefacts,
+)
 from ._spec import GateSpec, load_gate_spec
 
 _JOURNAL = "journal.jsonl"
 _LOCK = "journal.lock"
+_INDEX_LOCK = "index.lock"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -102,11 +113,12 @@ def _gates_dir_fd(book: Book, *, create: bool) -> Iterator[int | None]:
 
 
 @contextlib.contextmanager
-def _locked(dir_fd: int, mode: int) -> Iterator[None]:
+def _locked(dir_fd: int, mode: int, name: str = _LOCK) -> Iterator[None]:
+    """Hold flock `mode` on the lock file `name` of the gates directory (released when the file is closed)."""
     try:
-        lock = os.open(_LOCK, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=dir_fd)
-    except PermissionError:  # a read-only book: readers go on without the lock
-        if mode == fcntl.LOCK_SH:
+        lock = os.open(name, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=dir_fd)
+    except PermissionError:  # a read-only book: readers go on without the lock (nothing can be written anyway)
+        if mode == fcntl.LOCK_SH or name == _INDEX_LOCK:
             yield
             return
         raise
@@ -186,7 +198,7 @@ def parse_body(entry: Entry) -> ReportBody | ReceiptBody | str:
     """`entry`'s body as a report or receipt body, or why it is not one."""
     model: type[ReportBody] | type[ReceiptBody] = ReportBody if entry.kind == "report" else ReceiptBody
     try:
-        return model.model_validate(entry.body)
+        return model.model_validate_json(entry.body_json)
     except ValidationError as exc:
         first = exc.errors()[0]
         return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
@@ -243,11 +255,14 @@ def _new_rows(
 def sync_index(book: Book, conn: sqlite3.Connection, signer: PublicKey) -> int:
     """Index the journal's entries after the index's head, checking each one's hash, link, signature and body;
     returns how many were added. Raises (after indexing the good prefix) on the first entry that fails."""
-    with transaction(conn):
-        head = index_head(conn)
-        journal = read_journal(book, head.offset if head is not None else 0)
-        rows, problem = _new_rows(journal.lines, head, signer, book)
-        insert_rows(conn, rows)
+    with _gates_dir_fd(book, create=False) as dir_fd:
+        if dir_fd is None:
+            return 0
+        with _locked(dir_fd, fcntl.LOCK_EX, _INDEX_LOCK), transaction(conn):  # syncs queue here, not on SQLite
+            head = index_head(conn)
+            journal = read_journal(book, head.offset if head is not None else 0)
+            rows, problem = _new_rows(journal.lines, head, signer, book)
+            insert_rows(conn, rows)
     if problem is not None:
         raise problem
     return len(rows)
@@ -325,7 +340,7 @@ class GateIssuer:
         signed receipt binding the report and `bindings`. Nothing is written when a binding disagrees with the
         gate input or no longer re-hashes (GATE_BINDING_MISMATCH / GATE_ARTEFACT_CHANGED, exit 3)."""
         spec = self._bound_spec(bindings)
-        problems = binding_problems(gate_input, bindings, self._reader)
+        problems = binding_problems(gate_input, bindings, Rehasher(self._reader))
         if problems:
             code, what = problems[0]
             raise _fail(
@@ -359,6 +374,7 @@ class GateIssuer:
                 issued_at=utc_now(),
             )
             receipt_entry = self._append_entry("receipt", receipt.model_dump(mode="json"))
+        sync_index(self.book, self._conn, self._signer)
         return Issued(report, report_entry, receipt_entry)
 
     def _bound_spec(self, bindings: ReceiptBindings) -> GateSpec:
@@ -374,62 +390,65 @@ class GateIssuer:
         return spec
 
     def _append_entry(self, kind: EntryKind, body: dict[str, object]) -> EntryRef:
+        """Append one entry: prepared and signed outside the lock against the head as read, swapped in under
+        the lock only onto that same head — else prepared again under the lock (one retry, never a loop)."""
         where = journal_location(self.book)
+        body_json = canonical_json(body).encode("utf-8")
         with _gates_dir_fd(self.book, create=True) as dir_fd:
             assert dir_fd is not None
-            created = False
-            with _locked(dir_fd, fcntl.LOCK_EX):
-                try:
-                    fd = _open_journal(dir_fd, os.O_RDWR | os.O_APPEND, where)
-                except FileNotFoundError:
-                    fd = _open_journal(dir_fd, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, where)
-                    created = True
-                try:
-                    size = os.fstat(fd).st_size
-                    seq, prev = self._head(fd, size, where)
-                    with transaction(self._conn):  # issuers never wait on each other here: they hold the flock
-                        self._catch_up(fd, size, seq)
-                        signed, digest = encode_entry(seq + 1, prev, kind, body, self._key)
-                        line = signed + b"\n"
-                        if os.fstat(fd).st_size != size:  # the swap: only onto the head just read
-                            raise _conflict(where)
-                        written = os.write(fd, line)
-                        if written != len(line) or os.fstat(fd).st_size != size + len(line):
-                            if written != len(line) and os.fstat(fd).st_size == size + written:
-                                os.ftruncate(fd, size)  # a short write (disk full): take it back, nothing else moved
-                            raise _conflict(where)
-                        entry = decode_entry(signed, size)
-                        assert isinstance(entry, Entry)
-                        insert_rows(self._conn, [row_of(entry)])
-                except BaseException:
-                    os.close(fd)
-                    raise
+            fd, created = _open_for_append(dir_fd, where)
             try:
+                known = index_head(self._conn)  # read before the journal, which can only have grown since
+                size = os.fstat(fd).st_size
+                prepared = self._prepare(fd, size, known, kind, body_json, where, optimistic=True)
+                with _locked(dir_fd, fcntl.LOCK_EX):
+                    _same_file(dir_fd, fd, where)
+                    now = os.fstat(fd).st_size
+                    if prepared is None or now != size or not _still_ends_with(fd, size, prepared[0].line):
+                        size = now  # the compare of the swap failed: prepare again, now that nothing moves
+                        prepared = self._prepare(fd, size, known, kind, body_json, where, optimistic=False)
+                    assert prepared is not None
+                    head, line, digest = prepared
+                    written = os.write(fd, line)
+                    if written != len(line) or os.fstat(fd).st_size != size + len(line):
+                        if written != len(line) and os.fstat(fd).st_size == size + written:
+                            os.ftruncate(fd, size)  # a short write (disk full): take it back, nothing else moved
+                        raise _conflict(where)
                 os.fsync(fd)  # after the lock: see the module doc (group commit)
                 if created:
                     os.fsync(dir_fd)
             finally:
                 os.close(fd)
-        return EntryRef(seq + 1, digest)
+        return EntryRef(head.seq + 1, digest)
 
-    def _catch_up(self, fd: int, size: int, head_seq: int) -> None:
-        """Inside the lock: the index must agree with the journal (a witness: an entry it holds must still be
-        there, byte for byte), and entries it lacks (an issuer killed before it indexed) are checked and added."""
-        known = index_head(self._conn)
-        if known is not None and known.seq > head_seq:
-            raise _divergence(self.book, known)
-        start = known.offset if known is not None else 0
-        rows, problem = _new_rows(
-            _split_lines(os.pread(fd, size - start, start), start), known, self._signer, self.book
-        )
-        if problem is not None:
-            raise problem
-        insert_rows(self._conn, rows)
+    def _prepare(
+        self,
+        fd: int,
+        size: int,
+        known: IndexRow | None,
+        kind: EntryKind,
+        body_json: bytes,
+        where: str,
+        *,
+        optimistic: bool,
+    ) -> tuple[_Head, bytes, str] | None:
+        """(head, signed line, its sha256) for appending onto the journal's last `size` bytes. Outside the lock
+        (`optimistic`) another issuer may be mid-write, so a head that does not check out there means "prepare
+        again under the lock" (None), never an error; under the lock it is one."""
+        try:
+            head = self._head(fd, size, where)
+            self._check_witness(fd, head, known)
+        except FailedClosed:
+            if optimistic:
+                return None
+            raise
+        line, digest = encode_entry_json(head.seq + 1, head.line_sha256, kind, body_json, self._key)
+        return head, line + b"\n", digest
 
-    def _head(self, fd: int, size: int, where: str) -> tuple[int, str]:
-        """(seq, line sha256) of the last line — checked — or (0, GENESIS) for an empty journal."""
+    def _head(self, fd: int, size: int, where: str) -> _Head:
+        """The last line, checked (complete, its own sha256, a valid signature) — or the genesis of an empty file."""
         if size == 0:
-            return 0, GENESIS
+            return _Head(0, GENESIS, b"")
         chunk = _HEAD_CHUNK
         while True:
             start = max(size - chunk, 0)
@@ -455,7 +474,52 @@ class GateIssuer:
                 where,
                 "run `muse gate verify` to see every problem",
             )
-        return entry.seq, entry.line_sha256
+        return _Head(entry.seq, entry.line_sha256, line)
+
+    def _check_witness(self, fd: int, head: _Head, known: IndexRow | None) -> None:
+        """The store's index must not know an entry the journal lacks or holds differently (it may lag)."""
+        if known is None:
+            return
+        line = os.pread(fd, known.length, known.offset) if known.seq <= head.seq else b""
+        if sha256_hex(line) != known.line_sha256:
+            raise _divergence(self.book, known)
+
+
+@dataclass(frozen=True)
+class _Head:
+    seq: int
+    line_sha256: str
+    line: bytes  # without its newline; empty for an empty journal
+
+
+def _open_for_append(dir_fd: int, where: str) -> tuple[int, bool]:
+    """The journal opened for appending, and whether this call created it."""
+    while True:
+        try:
+            return _open_journal(dir_fd, os.O_RDWR | os.O_APPEND, where), False
+        except FileNotFoundError:
+            pass
+        try:
+            return _open_journal(dir_fd, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, where), True
+        except FileExistsError:
+            continue  # another issuer created it just now: open that one
+
+
+def _same_file(dir_fd: int, fd: int, where: str) -> None:
+    """The open journal must still be the file at the journal's name (not renamed away or replaced)."""
+    try:
+        named = os.stat(_JOURNAL, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        raise _conflict(where) from None
+    held = os.fstat(fd)
+    if (named.st_dev, named.st_ino) != (held.st_dev, held.st_ino):
+        raise _conflict(where)
+
+
+def _still_ends_with(fd: int, size: int, line: bytes) -> bool:
+    """True when the file's last bytes are `line` and its newline (the head that was read)."""
+    n = len(line) + 1 if line else 0
+    return os.pread(fd, n, size - n) == line + b"\n" if n else size == 0
 
 
 def _conflict(where: str) -> FailedClosed:

@@ -53,11 +53,11 @@ class ArtefactRef(_Strict):
 
     @model_validator(mode="after")
     def _locator_shape(self) -> ArtefactRef:
+        loc = self.locator
         if self.kind in _FILE_KINDS:
-            path = PurePosixPath(self.locator)
-            if path.is_absolute() or ".." in path.parts or "\\" in self.locator or "\x00" in self.locator:
+            if loc.startswith("/") or "\\" in loc or "\x00" in loc or ".." in loc.split("/"):
                 raise ValueError(f"a {self.kind} locator is a path inside the book (relative, no ..)")
-        elif "@" not in self.locator:
+        elif "@" not in loc:
             raise ValueError(f"a {self.kind} locator is <id>@<version>")
         return self
 
@@ -190,27 +190,58 @@ def book_artefacts(book: Book) -> ArtefactReader:
     return read
 
 
-def rehash_problem(ref: ArtefactRef, reader: ArtefactReader) -> tuple[str, str] | None:
-    """(code, what) when `ref` no longer re-hashes through `reader` (missing, changed, unreadable), else None."""
-    try:
-        data = reader(ref)
-    except MuseError as exc:
-        return "GATE_ARTEFACT_CHANGED", f"the bound {ref.kind} {ref.locator} cannot be re-hashed ({exc.code})"
-    if data is None:
-        return "GATE_ARTEFACT_MISSING", f"the bound {ref.kind} {ref.locator} is gone"
-    if sha256_hex(data) != ref.sha256:
-        return "GATE_ARTEFACT_CHANGED", f"the bound {ref.kind} {ref.locator} no longer has the sha256 it was bound with"
-    return None
+class Rehasher:
+    """The current sha256 of bound artefacts through an `ArtefactReader`, each read and hashed once."""
+
+    def __init__(self, reader: ArtefactReader):
+        self._reader = reader
+        self._data: dict[tuple[str, str], bytes | MuseError | None] = {}
+        self._digests: dict[tuple[str, str], str | None] = {}
+
+    def read(self, ref: ArtefactRef) -> bytes | None:
+        """The artefact's current bytes (None when gone); a reader's refusal is raised again on every call."""
+        key = (ref.kind, ref.locator)
+        if key not in self._data:
+            try:
+                self._data[key] = self._reader(ref)
+            except MuseError as exc:
+                self._data[key] = exc
+        data = self._data[key]
+        if isinstance(data, MuseError):
+            raise data
+        return data
+
+    def problem(self, ref: ArtefactRef) -> tuple[str, str] | None:
+        """(code, what) when `ref` no longer re-hashes (missing, changed, unreadable), else None."""
+        key = (ref.kind, ref.locator)
+        try:
+            if key not in self._digests:
+                data = self.read(ref)
+                self._digests[key] = None if data is None else sha256_hex(data)
+        except MuseError as exc:
+            return "GATE_ARTEFACT_CHANGED", f"the bound {ref.kind} {ref.locator} cannot be re-hashed ({exc.code})"
+        digest = self._digests[key]
+        if digest is None:
+            return "GATE_ARTEFACT_MISSING", f"the bound {ref.kind} {ref.locator} is gone"
+        if digest != ref.sha256:
+            return (
+                "GATE_ARTEFACT_CHANGED",
+                f"the bound {ref.kind} {ref.locator} no longer has the sha256 it was bound with",
+            )
+        return None
 
 
-def binding_problems(gate_input: GateInput, bindings: ReceiptBindings, reader: ArtefactReader) -> list[tuple[str, str]]:
-    """Every way `bindings` disagree with `gate_input` or no longer re-hash (empty when they bind it exactly)."""
+def binding_problems(
+    gate_input: GateInput, bindings: ReceiptBindings, rehasher: Rehasher, *, gate_input_digest: str | None = None
+) -> list[tuple[str, str]]:
+    """Every way `bindings` disagree with `gate_input` or no longer re-hash (empty when they bind it exactly).
+    `gate_input_digest` is the gate input's sha256 when the caller already has it."""
     found: list[tuple[str, str]] = []
 
     def mismatch(what: str) -> None:
         found.append(("GATE_BINDING_MISMATCH", what))
 
-    if bindings.gate_input.sha256 != gate_input_sha256(gate_input):
+    if bindings.gate_input.sha256 != (gate_input_digest or gate_input_sha256(gate_input)):
         mismatch("the bound gate input is not this gate input")
     rubric = gate_input.rubric
     if (bindings.rubric.locator, bindings.rubric.sha256) != (f"{rubric.id}@{rubric.version}", rubric.sha256):
@@ -221,7 +252,7 @@ def binding_problems(gate_input: GateInput, bindings: ReceiptBindings, reader: A
     if {m.sha256 for m in bindings.manifests} != manifests:
         mismatch("the bound manifests are not exactly the gate input's manifests")
     for ref in bindings.all():
-        problem = rehash_problem(ref, reader)
+        problem = rehasher.problem(ref)
         if problem is not None:
             found.append(problem)
     return found

@@ -6,11 +6,13 @@ The walk (see `_chain` for why it is sound):
   (a flipped byte, a deleted, reordered or inserted entry, a replaced signature → named);
 - the last entry's signature must verify with the book's ``[gate] signer`` — it covers every byte before it;
   with ``all_signatures`` (or as soon as anything is wrong, to name the culprits) every entry's is checked;
-- every body must be a valid report or receipt body signed under the signer's key id;
-- every receipt must follow a ``passed`` report of the same gate, bind that report's sha256, be that report's
-  only receipt, bind artefacts that still re-hash, and its report must follow from its gate input: the gate
-  input is read again through the artefact reader (the replay orchestrator rebuilds it from the store), and
-  the gate is evaluated again under the bound spec — a self-computed report never matches (拒绝自算 JSON);
+- every receipt must name an earlier report entry by seq and sha256 and be that report's only receipt;
+- (deep, the default) every body must parse, be of its kind's schema and be issued under the signer's key
+  id, and receipts and the reports they name must validate in full; every receipt's report must have
+  passed, be of its gate and run and bind the same gate input and spec; every bound artefact must re-hash;
+  and every report must follow from its gate input: the gate input is read again through the artefact
+  reader (the replay orchestrator rebuilds it from the store) and the gate evaluated again under the bound
+  spec — a self-computed report never matches (拒绝自算 JSON);
 - the store's index is a witness: an entry it holds must still be in the journal, byte for byte (a journal
   truncated or rewritten behind it is named).
 
@@ -21,27 +23,30 @@ cannot: a failed run's artefacts may be gone). Re-hashes and re-evaluations are 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from ..book import Book
 from ..errors import FailedClosed, MuseError
 from ..store import transaction
+from ..text import canonical_json, sha256_hex
 from ._chain import GENESIS, Entry, LineProblem, decode_entry, line_sha256
 from ._gates import evaluate_gate, report_sha256
 from ._index import IndexRow, clear_index, index_rows
 from ._input import GateInput, parse_gate_input
-from ._journal import configured_signer, parse_body, read_journal, sync_index
+from ._journal import configured_signer, read_journal, sync_index
 from ._keys import PublicKey
 from ._receipt import (
+    RECEIPT_SCHEMA,
+    REPORT_ENTRY_SCHEMA,
     ArtefactReader,
     ArtefactRef,
     ReceiptBody,
+    Rehasher,
     ReportBody,
     binding_problems,
     book_artefacts,
-    rehash_problem,
 )
 from ._spec import load_gate_spec
 
@@ -90,21 +95,20 @@ class VerifyReport(BaseModel):
     listing: list[EntrySummary] | None = None
 
 
+_Recomputed = tuple[str | None, GateInput | None, tuple[str, str] | None]
+_BODY_SCHEMA = {"report": REPORT_ENTRY_SCHEMA, "receipt": RECEIPT_SCHEMA}
+
+
 @dataclass
 class _Walk:
     signer: PublicKey
-    reader: ArtefactReader
+    artefacts: Rehasher
     problems: list[Problem] = field(default_factory=list)
     notes: list[Problem] = field(default_factory=list)
-    recomputed: dict[tuple[str, str, str], tuple[str | None, GateInput | None, tuple[str, str] | None]] = field(
-        default_factory=dict
-    )
+    recomputed: dict[tuple[str, str, str], _Recomputed] = field(default_factory=dict)
 
     def problem(self, seq: int | None, code: str, what: str) -> None:
         self.problems.append(Problem(seq=seq, code=code, what=what))
-
-
-Body = ReportBody | ReceiptBody
 
 
 def verify_journal(
@@ -115,8 +119,11 @@ def verify_journal(
     listing: bool = False,
     deep: bool = True,
 ) -> VerifyReport:
-    """Walk the whole journal of `book` (see the module doc); `ok` only when nothing is wrong. `deep=False`
-    leaves out the artefacts (no re-hash, no recomputed report): the chain, signatures, bodies and links only."""
+    """Walk the whole journal of `book` (see the module doc); `ok` only when nothing is wrong.
+
+    `deep=False` checks the chain (every line's hash, seq and link, the covering signature, the index witness)
+    and that every receipt names an earlier report entry by its sha256, and leaves out the reports' bodies and
+    the artefacts (no re-hash, no recomputed report)."""
     journal = read_journal(book)
     witness = index_rows(book.db)
     if not journal.lines and journal.torn_offset is None and not witness:
@@ -125,22 +132,26 @@ def verify_journal(
             head=None, signatures_checked=0, artefacts_checked=0, problems=[], notes=[],
             listing=[] if listing else None,
         )  # fmt: skip
-    walk = _Walk(configured_signer(book), _cached(reader if reader is not None else book_artefacts(book)))
+    walk = _Walk(configured_signer(book), Rehasher(reader if reader is not None else book_artefacts(book)))
     entries = _walk_chain(walk, journal.lines)
     if journal.torn_offset is not None:
         seq = (entries[-1].seq + 1) if entries else len(journal.lines) + 1
         walk.problem(seq, "GATE_ENTRY_TORN", "the last line is incomplete (an interrupted append or a damaged file)")
     signatures = _check_signatures(walk, entries, all_signatures or bool(walk.problems))
-    _check_witness(walk, witness, {e.seq: e for e in entries})
-    bodies = _check_bodies(walk, entries)
+    by_seq: dict[int, Entry] = {}
+    for e in entries:
+        by_seq.setdefault(e.seq, e)
+    _check_witness(walk, witness, by_seq)
+    bodies = _bodies(walk, entries, everything=deep or listing)
     receipts_of: dict[int, list[int]] = {}
     for seq, body in bodies.items():
-        if isinstance(body, ReceiptBody):
-            receipts_of.setdefault(body.report_seq, []).append(seq)
-    artefacts = _check_receipts(walk, bodies, receipts_of, deep)
-    for seq, body in bodies.items():
-        if deep and isinstance(body, ReportBody) and seq not in receipts_of:
-            _recheck(walk, seq, body, None)
+        if by_seq[seq].kind == "receipt" and isinstance(body.get("report_seq"), int):
+            receipts_of.setdefault(body["report_seq"], []).append(seq)
+    artefacts = _check_receipts(walk, by_seq, bodies, receipts_of, deep)
+    if deep:
+        for seq, body in bodies.items():
+            if by_seq[seq].kind == "report" and seq not in receipts_of:
+                _recheck(walk, seq, body, None)
     reports = sum(e.kind == "report" for e in entries)
     last = entries[-1] if entries else None
     return VerifyReport(
@@ -156,20 +167,8 @@ def verify_journal(
         artefacts_checked=artefacts,
         problems=sorted(walk.problems, key=lambda p: (p.seq or 0, p.code)),
         notes=walk.notes,
-        listing=_listing(bodies, receipts_of) if listing else None,
+        listing=_listing(by_seq, bodies, receipts_of) if listing else None,
     )
-
-
-def _cached(reader: ArtefactReader) -> ArtefactReader:
-    cache: dict[tuple[str, str], bytes | None] = {}
-
-    def read(ref: ArtefactRef) -> bytes | None:
-        key = (ref.kind, ref.locator)
-        if key not in cache:
-            cache[key] = reader(ref)
-        return cache[key]
-
-    return read
 
 
 def _walk_chain(walk: _Walk, lines: list[tuple[int, bytes]]) -> list[Entry]:
@@ -216,114 +215,155 @@ def _check_witness(walk: _Walk, witness: list[IndexRow], by_seq: dict[int, Entry
             walk.problem(row.seq, "GATE_JOURNAL_REWRITTEN", "the journal's entry differs from the one the index holds")
 
 
-def _check_bodies(walk: _Walk, entries: list[Entry]) -> dict[int, Body]:
-    """Every valid body by seq (the first entry of a duplicated seq wins); invalid ones and foreign key ids named."""
-    bodies: dict[int, Body] = {}
+def _bodies(walk: _Walk, entries: list[Entry], *, everything: bool) -> dict[int, dict[str, Any]]:
+    """Parsed bodies by seq — every entry's, or only the receipts' — each of its kind's schema and issued under
+    the signer's key id (the first entry of a duplicated seq wins)."""
+    out: dict[int, dict[str, Any]] = {}
     for e in entries:
-        body = parse_body(e)
-        if isinstance(body, str):
-            walk.problem(e.seq, "GATE_ENTRY_BODY", f"not a valid {e.kind} body ({body})")
+        if not everything and e.kind != "receipt":
             continue
-        if body.signer != walk.signer.key_id:
-            walk.problem(e.seq, "GATE_SIGNATURE", f"issued under key id {body.signer}, not {walk.signer.key_id}")
-        bodies.setdefault(e.seq, body)
-    return bodies
+        try:
+            body = e.body()
+        except ValueError:
+            body = {}
+        if body.get("schema_version") != _BODY_SCHEMA[e.kind]:
+            walk.problem(e.seq, "GATE_ENTRY_BODY", f"not a {e.kind} body of schema {_BODY_SCHEMA[e.kind]}")
+        elif body.get("signer") != walk.signer.key_id:
+            walk.problem(e.seq, "GATE_SIGNATURE", f"issued under key id {body.get('signer')}, not {walk.signer.key_id}")
+        else:
+            out.setdefault(e.seq, body)
+    return out
 
 
-def _check_receipts(walk: _Walk, bodies: dict[int, Body], receipts_of: dict[int, list[int]], deep: bool) -> int:
+def _check_receipts(
+    walk: _Walk,
+    by_seq: dict[int, Entry],
+    bodies: dict[int, dict[str, Any]],
+    receipts_of: dict[int, list[int]],
+    deep: bool,
+) -> int:
+    """Every receipt names an earlier report entry by seq and sha256 and is its only receipt; deep: that report
+    passed, is of the receipt's gate and run, and everything is typed, re-hashed and recomputed."""
     checked = 0
     for seq, receipt in bodies.items():
-        if not isinstance(receipt, ReceiptBody):
+        if by_seq[seq].kind != "receipt":
             continue
-        report_body = bodies.get(receipt.report_seq)
-        if not isinstance(report_body, ReportBody) or receipt.report_seq >= seq:
-            walk.problem(seq, "GATE_RECEIPT_ORPHAN", f"names seq {receipt.report_seq}, which is no earlier report")
+        report_seq = receipt.get("report_seq")
+        target = by_seq.get(report_seq) if isinstance(report_seq, int) and report_seq < seq else None
+        if target is None or target.kind != "report" or receipt.get("report_entry_sha256") != target.sha256:
+            walk.problem(seq, "GATE_RECEIPT_ORPHAN", f"does not bind an earlier report entry (names seq {report_seq})")
             continue
-        report = report_body.report
-        if receipt.report_sha256 != report_body.report_sha256:
-            walk.problem(seq, "GATE_RECEIPT_ORPHAN", f"does not bind report seq {receipt.report_seq} by its sha256")
-        if report.outcome != "passed" or report.gate != receipt.gate or report.run_id != receipt.run_id:
+        if receipts_of[target.seq][0] != seq:
+            walk.problem(seq, "GATE_RECEIPT_DUPLICATE", f"report seq {target.seq} already has a receipt")
+        report = bodies.get(target.seq)
+        if not deep or report is None:
+            continue  # chain only, or the report's body is already named as invalid
+        try:
+            typed = ReceiptBody.model_validate(receipt)
+            typed_report = ReportBody.model_validate(report)
+        except ValidationError as exc:
+            walk.problem(seq, "GATE_ENTRY_BODY", f"the receipt or its report is not well formed ({exc.error_count()})")
+            continue
+        r = typed_report.report
+        if typed.report_sha256 != typed_report.report_sha256:
+            walk.problem(seq, "GATE_RECEIPT_ORPHAN", f"does not bind report seq {target.seq} by its report's sha256")
+        if (r.outcome, r.gate, r.run_id) != ("passed", typed.gate, typed.run_id):
             walk.problem(
                 seq,
                 "GATE_RECEIPT_UNEARNED",
-                f"follows a {report.outcome} gate {report.gate} report (seq {receipt.report_seq}): a receipt is "
-                "only ever issued for a passed report of its own gate",
+                f"follows a {r.outcome} gate {r.gate} report (seq {target.seq}): a receipt is only ever issued for a "
+                "passed report of its own gate and run",
             )
-        if receipts_of[receipt.report_seq][0] != seq:
-            walk.problem(seq, "GATE_RECEIPT_DUPLICATE", f"report seq {receipt.report_seq} already has a receipt")
-        if receipt.bindings.gate_input != report_body.gate_input or receipt.bindings.gate_spec != report_body.gate_spec:
+        if typed.bindings.gate_input != typed_report.gate_input or typed.bindings.gate_spec != typed_report.gate_spec:
             walk.problem(seq, "GATE_BINDING_MISMATCH", "binds another gate input or spec than its report")
-        if deep:
-            checked += len(receipt.bindings.all())
-            _recheck(walk, receipt.report_seq, report_body, (seq, receipt))
+        checked += len(typed.bindings.all())
+        _recheck(walk, target.seq, report, (seq, typed))
     return checked
 
 
-def _recheck(walk: _Walk, seq: int, body: ReportBody, receipt: tuple[int, ReceiptBody] | None) -> None:
+def _recheck(walk: _Walk, seq: int, body: dict[str, Any], receipt: tuple[int, ReceiptBody] | None) -> None:
     """Recompute report `seq` from its gate input under its spec; for its receipt, re-hash every binding."""
-    if report_sha256(body.report) != body.report_sha256:
+    try:
+        report = body["report"]
+        recorded = body["report_sha256"]
+        gate_input_ref = ArtefactRef.model_validate(body["gate_input"])
+        spec = (report["gate"], report["gate_spec"]["version"], report["gate_spec"]["sha256"])
+    except (KeyError, TypeError, ValidationError) as exc:
+        walk.problem(seq, "GATE_ENTRY_BODY", f"the report is not well formed ({type(exc).__name__})")
+        return
+    if sha256_hex(canonical_json(report)) != recorded:
         walk.problem(seq, "GATE_REPORT_HASH", "the report does not match the sha256 recorded beside it")
         return
-    digest, gate_input, problem = _recompute(walk, body)
+    digest, gate_input, problem = _recompute(walk, gate_input_ref, *spec)
     if problem is not None and problem[0] == "GATE_ARTEFACT_MISSING" and receipt is None:
         walk.notes.append(Problem(seq=seq, code="GATE_REPORT_NOT_RECHECKED", what="its gate input is gone"))
         return
     if problem is not None:
         walk.problem(receipt[0] if receipt else seq, *problem)
         return
-    if digest != body.report_sha256:
+    if digest != recorded:
         walk.problem(
             seq,
             "GATE_REPORT_NOT_RECOMPUTED",
             "the report does not follow from its gate input under its spec (a self-computed report?)",
         )
     if receipt is not None and gate_input is not None:
-        for code, what in binding_problems(gate_input, receipt[1].bindings, walk.reader):
+        # the gate input re-hashed to the report's binding, so that is its digest (no re-serialisation)
+        for code, what in binding_problems(
+            gate_input, receipt[1].bindings, walk.artefacts, gate_input_digest=gate_input_ref.sha256
+        ):
             walk.problem(receipt[0], code, what)
 
 
-def _recompute(walk: _Walk, body: ReportBody) -> tuple[str | None, GateInput | None, tuple[str, str] | None]:
-    """(sha256 of the report recomputed from the gate input, the gate input, None) — or (None, None, problem)."""
-    report = body.report
-    key = (body.gate_input.sha256, report.gate_spec.sha256, report.gate)
+def _recompute(walk: _Walk, ref: ArtefactRef, gate: str, version: int, spec_sha: str) -> _Recomputed:
+    """(sha256 of the report recomputed from the gate input, the gate input, None) — or (None, None, problem);
+    once per (gate input, spec, gate) within a walk."""
+    key = (ref.sha256, spec_sha, gate)
     if key not in walk.recomputed:
-        walk.recomputed[key] = _evaluate_again(walk, body)
+        walk.recomputed[key] = _evaluate_again(walk, ref, gate, version, spec_sha)
     return walk.recomputed[key]
 
 
-def _evaluate_again(walk: _Walk, body: ReportBody) -> tuple[str | None, GateInput | None, tuple[str, str] | None]:
-    missing = rehash_problem(body.gate_input, walk.reader)
+def _evaluate_again(walk: _Walk, ref: ArtefactRef, gate: str, version: int, spec_sha: str) -> _Recomputed:
+    missing = walk.artefacts.problem(ref)  # None: it re-hashes, so these are the bytes that were bound
     if missing is not None:
         return None, None, missing
-    data = walk.reader(body.gate_input)
+    data = walk.artefacts.read(ref)
     assert data is not None
-    report = body.report
+    if gate not in ("A", "B"):
+        return None, None, ("GATE_ENTRY_BODY", f"unknown gate {gate!r}")
     try:
-        gate_input = parse_gate_input(data, body.gate_input.locator)
-        spec = load_gate_spec(report.gate_spec.version)
+        gate_input = parse_gate_input(data, ref.locator)
+        spec = load_gate_spec(version)
     except MuseError as exc:
         return None, None, ("GATE_INPUT_UNUSABLE", f"cannot recompute the report ({exc.code}: {exc.what})")
-    if spec.sha256 != report.gate_spec.sha256:
+    if spec.sha256 != spec_sha:
         return None, None, ("GATE_ARTEFACT_CHANGED", f"gate spec v{spec.version} is not the one the report used")
-    return report_sha256(evaluate_gate(report.gate, gate_input, spec)), gate_input, None
+    return report_sha256(evaluate_gate("A" if gate == "A" else "B", gate_input, spec)), gate_input, None
 
 
-def _listing(bodies: dict[int, Body], receipts_of: dict[int, list[int]]) -> list[EntrySummary]:
+def _listing(
+    by_seq: dict[int, Entry], bodies: dict[int, dict[str, Any]], receipts_of: dict[int, list[int]]
+) -> list[EntrySummary]:
     out: list[EntrySummary] = []
     for seq, b in bodies.items():
-        if isinstance(b, ReportBody):
-            r = b.report
-            row = EntrySummary(
-                seq=seq, kind="report", gate=r.gate, outcome=r.outcome, run_id=r.run_id, mode=r.mode, summary=r.summary,
-                report_seq=None, receipt_seq=receipts_of[seq][0] if seq in receipts_of else None, issued_at=b.issued_at,
-            )  # fmt: skip
-        else:
-            row = EntrySummary(
-                seq=seq, kind="receipt", gate=b.gate, outcome=b.outcome, run_id=b.run_id, mode=b.mode,
-                summary=f"binds report seq {b.report_seq}, its gate input, spec, rubric, set and "
-                f"{len(b.bindings.manifests)} manifests",
-                report_seq=b.report_seq, receipt_seq=None, issued_at=b.issued_at,
-            )  # fmt: skip
+        try:
+            if by_seq[seq].kind == "report":
+                r = b["report"]
+                row = EntrySummary(
+                    seq=seq, kind="report", gate=r["gate"], outcome=r["outcome"], run_id=r["run_id"], mode=r["mode"],
+                    summary=r["summary"], report_seq=None,
+                    receipt_seq=receipts_of[seq][0] if seq in receipts_of else None, issued_at=b["issued_at"],
+                )  # fmt: skip
+            else:
+                row = EntrySummary(
+                    seq=seq, kind="receipt", gate=b["gate"], outcome=b["outcome"], run_id=b["run_id"], mode=b["mode"],
+                    summary=f"binds report seq {b['report_seq']}, its gate input, spec, rubric, set and "
+                    f"{len(b['bindings']['manifests'])} manifests",
+                    report_seq=b["report_seq"], receipt_seq=None, issued_at=b["issued_at"],
+                )  # fmt: skip
+        except (KeyError, TypeError, ValidationError):
+            continue  # named as GATE_ENTRY_BODY by the checks
         out.append(row)
     return out
 
