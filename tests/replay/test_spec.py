@@ -66,24 +66,24 @@ def test_a_new_version_is_a_new_registered_file(specs: Path) -> None:
     assert exc.value.code == "GATE_SPEC_NOT_REGISTERED"
 
 
-def test_a_file_that_names_another_version_is_refused(specs: Path) -> None:
+def _edit_and_repin(specs: Path, old: str, new: str) -> None:
+    """Edit v1 and pin the edited bytes in the registry (as a careless maintainer would)."""
     path = specs / "writer_gate.v1.yaml"
-    text = path.read_text(encoding="utf-8").replace("version: 1", "version: 7")
+    text = path.read_text(encoding="utf-8").replace(old, new)
     path.write_text(text, encoding="utf-8")
     registry = specs / "registry.yaml"
-    pinned = registry.read_text(encoding="utf-8").split("sha256: ")[0] + f"sha256: {sha256_hex(text)}\n"
-    registry.write_text(pinned, encoding="utf-8")
+    registry.write_text(registry.read_text(encoding="utf-8").split("sha256: ")[0] + f"sha256: {sha256_hex(text)}\n")
+
+
+def test_a_file_that_names_another_version_is_refused(specs: Path) -> None:
+    _edit_and_repin(specs, "version: 1", "version: 7")
     with pytest.raises(InputError) as exc:
         load_gate_spec(folder=specs)
     assert exc.value.code == "GATE_SPEC_NOT_REGISTERED"
 
 
 def test_an_invalid_spec_is_named(specs: Path) -> None:
-    path = specs / "writer_gate.v1.yaml"
-    text = path.read_text(encoding="utf-8").replace("hard_event: [event, result]", "hard_event: [event, climax]")
-    path.write_text(text, encoding="utf-8")
-    registry = specs / "registry.yaml"
-    registry.write_text(registry.read_text(encoding="utf-8").split("sha256: ")[0] + f"sha256: {sha256_hex(text)}\n")
+    _edit_and_repin(specs, "hard_event: [event, result]", "hard_event: [event, climax]")
     with pytest.raises(InputError) as exc:
         load_gate_spec(folder=specs)
     assert exc.value.code == "GATE_SPEC_INVALID" and "hard_event" in exc.value.what

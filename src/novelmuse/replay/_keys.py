@@ -132,17 +132,24 @@ def _refuse_in_book(path: Path) -> None:
 
 
 def _unsafe(what: str, path: Path, fix: str) -> NoReturn:
-    raise InputError("GATE_KEY_UNSAFE", what, str(path), fix)
+    raise InputError(
+        "GATE_KEY_UNSAFE", what, str(path), fix or "use the key `muse gate keygen` wrote, where it wrote it"
+    )
+
+
+def _check_private(st: os.stat_result, path: Path, what: str, directory: bool) -> None:
+    """`path` (its stat `st`) must be a real file or directory of this user, closed to everyone else."""
+    if not (stat.S_ISDIR(st.st_mode) if directory else stat.S_ISREG(st.st_mode)):
+        _unsafe(f"the {what} is not a {'directory' if directory else 'regular file'} (or is a symlink)", path, "")
+    if st.st_uid != os.geteuid():
+        _unsafe(f"the {what} belongs to another user", path, "use your own")
+    if st.st_mode & 0o077:
+        mode = "700" if directory else "600"
+        _unsafe(f"the {what} is open to others (mode {st.st_mode & 0o777:o})", path, f"chmod {mode} {path}")
 
 
 def _check_dir(folder: Path) -> None:
-    st = folder.lstat()
-    if not stat.S_ISDIR(st.st_mode):
-        _unsafe("the key directory is not a directory (or is a symlink)", folder, "use a real directory")
-    if st.st_uid != os.geteuid():
-        _unsafe("the key directory belongs to another user", folder, "use a directory you own")
-    if st.st_mode & 0o077:
-        _unsafe(f"the key directory is open to others (mode {st.st_mode & 0o777:o})", folder, f"chmod 700 {folder}")
+    _check_private(folder.lstat(), folder, "key directory", directory=True)
 
 
 def generate_key(path: Path) -> PublicKey:
@@ -207,13 +214,7 @@ def load_signing_key(path: Path) -> SigningKey:
             "GATE_KEY_UNSAFE", f"cannot open the key ({exc.strerror})", str(path), "use a regular file"
         ) from exc
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            _unsafe("the signing key is not a regular file", path, "use the file `muse gate keygen` wrote")
-        if st.st_uid != os.geteuid():
-            _unsafe("the signing key belongs to another user", path, "use your own key")
-        if st.st_mode & 0o077:
-            _unsafe(f"the signing key is readable by others (mode {st.st_mode & 0o777:o})", path, f"chmod 600 {path}")
+        _check_private(os.fstat(fd), path, "signing key", directory=False)
         _check_dir(path.parent)
         data = os.read(fd, _MAX_KEY_BYTES + 1)
     finally:
