@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from novelmuse.book import HARD_KINDS
 from novelmuse.errors import InputError
-from novelmuse.judging import SCENE_TYPES
 from novelmuse.replay import gate_spec_bytes, load_gate_spec
-from novelmuse.replay._input import SceneType
 from novelmuse.text import sha256_hex
 
 SPECS = Path(str(resources.files("novelmuse.replay") / "specs"))
@@ -27,8 +26,11 @@ def test_the_default_spec_holds_the_issue_defaults() -> None:
     assert spec.sha256 == sha256_hex((SPECS / spec.file).read_bytes())
 
 
-def test_the_scene_types_are_the_rubrics() -> None:
-    assert SceneType.__args__ == SCENE_TYPES  # type: ignore[attr-defined]
+def test_the_hard_kinds_are_the_outlines_constraint_kinds() -> None:
+    """The spec's verdict kinds are the fine outline's hard-constraint kinds: a change there needs a new spec."""
+    kinds = load_gate_spec().kinds
+    assert set(kinds.hard_constraint) == set(HARD_KINDS)
+    assert {"event", "result"} == set(kinds.hard_event)
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..book import SceneType
 from ..errors import FailedClosed
 from ..judging import Rubric
 from ..text import canonical_json, sha256_hex
@@ -25,7 +26,6 @@ from ._spec import Arm, Severity
 Verdict = Literal["pass", "fail", "unknown"]
 AnomalyCategory = Literal["system", "schema", "hash", "leak", "judge"]
 Mode = Literal["offline_replay", "real"]
-SceneType = Literal["battle", "character_dialogue", "turning_point", "information_reveal", "returning_character"]
 
 SHA256 = r"^[0-9a-f]{64}$"
 KIND = r"^[a-z][a-z_]{0,31}$"
