@@ -9,6 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from novelmuse.book import Book, find_book
 from novelmuse.errors import FailedClosed
@@ -127,6 +129,15 @@ def test_deleted_reordered_inserted_entries_are_named(six: Book) -> None:
     assert {(3, "GATE_ENTRY_SEQ"), (2, "GATE_ENTRY_SEQ"), (4, "GATE_ENTRY_LINK")} <= set(found)
     write_lines(six, [*original[:3], original[2], *original[3:]])
     assert (3, "GATE_ENTRY_SEQ") in problems(six)
+
+
+def test_a_passed_report_whose_receipt_never_came_is_noted(six: Book) -> None:
+    """As after a crash between the report and its receipt: not a problem, but never read as a receipt."""
+    original = lines(six)
+    write_lines(six, original[:4])
+    six.db.execute("DELETE FROM gate_entries WHERE seq > 4")
+    report = verify_journal(six)
+    assert report.ok and [(n.seq, n.code) for n in report.notes] == [(4, "GATE_RECEIPT_MISSING")]
 
 
 def test_a_truncated_tail_is_named_by_the_store_witness(six: Book) -> None:
@@ -270,3 +281,22 @@ def test_a_receipt_for_a_failed_or_missing_report_is_named(gate_book: Book, user
     orphan, _ = encode_entry(2, line_sha256(report_line), "receipt", receipt | {"report_seq": 7}, key)
     write_lines(gate_book, [report_line + b"\n", orphan + b"\n"])
     assert (2, "GATE_RECEIPT_ORPHAN") in problems(gate_book, deep=False)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_single_changed_byte_is_caught(six: Book, data: st.DataObject) -> None:
+    """Property: changing any one byte of the journal, to anything, never verifies — even without the index."""
+    path = six.root / JOURNAL
+    original = path.read_bytes()
+    at = data.draw(st.integers(min_value=0, max_value=len(original) - 1))
+    new = data.draw(st.integers(min_value=0, max_value=255).filter(lambda b: b != original[at]))
+    path.write_bytes(original[:at] + bytes([new]) + original[at + 1 :])
+    try:
+        six.db.execute("SAVEPOINT no_witness")
+        six.db.execute("DELETE FROM gate_entries")  # the chain alone must catch it
+        assert not verify_journal(six, deep=False).ok
+    finally:
+        six.db.execute("ROLLBACK TO no_witness")
+        six.db.execute("RELEASE no_witness")
+        path.write_bytes(original)

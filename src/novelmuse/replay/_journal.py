@@ -80,10 +80,6 @@ def journal_location(book: Book) -> str:
     return str((_gates_dir(book) / _JOURNAL).relative_to(book.root))
 
 
-def _fail(code: str, what: str, where: str, fix: str) -> FailedClosed:
-    return FailedClosed(code, what, where, fix)
-
-
 @contextlib.contextmanager
 def _gates_dir_fd(book: Book, *, create: bool) -> Iterator[int | None]:
     """The gates directory, opened without following a symlink (None when it does not exist and create is off)."""
@@ -100,7 +96,7 @@ def _gates_dir_fd(book: Book, *, create: bool) -> Iterator[int | None]:
         yield None
         return
     except OSError as exc:
-        raise _fail(
+        raise FailedClosed(
             "GATE_JOURNAL_UNSAFE",
             f"the gates directory cannot be opened safely ({exc.strerror})",
             str(folder),
@@ -135,7 +131,7 @@ def _open_journal(dir_fd: int, flags: int, where: str) -> int:
     except FileNotFoundError:
         raise
     except OSError as exc:
-        raise _fail(
+        raise FailedClosed(
             "GATE_JOURNAL_UNSAFE",
             f"the journal cannot be opened safely ({exc.strerror})",
             where,
@@ -143,7 +139,9 @@ def _open_journal(dir_fd: int, flags: int, where: str) -> int:
         ) from exc
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise _fail("GATE_JOURNAL_UNSAFE", "the journal is not a regular file", where, "restore the journal file")
+        raise FailedClosed(
+            "GATE_JOURNAL_UNSAFE", "the journal is not a regular file", where, "restore the journal file"
+        )
     return fd
 
 
@@ -208,7 +206,7 @@ def parse_body(entry: Entry) -> ReportBody | ReceiptBody | str:
 
 
 def _divergence(book: Book, head: IndexRow) -> FailedClosed:
-    return _fail(
+    return FailedClosed(
         "GATE_JOURNAL_DIVERGED",
         f"the journal no longer holds entry seq {head.seq} as the store's index recorded it "
         "(truncated, replaced or rewritten)",
@@ -240,7 +238,7 @@ def _new_rows(
         entry = decode_entry(line, offset)
         why = _entry_problem(entry, prev_seq, prev_sha, signer)
         if why is not None:
-            return rows, _fail(
+            return rows, FailedClosed(
                 "GATE_JOURNAL_CORRUPT",
                 f"entry seq {prev_seq + 1}: {why}",
                 journal_location(book),
@@ -338,12 +336,15 @@ class GateIssuer:
     def issue(self, gate: GateName, gate_input: GateInput, bindings: ReceiptBindings) -> Issued:
         """Evaluate gate `gate` on `gate_input` and journal it: the report first, then — only if it passed — a
         signed receipt binding the report and `bindings`. Nothing is written when a binding disagrees with the
-        gate input or no longer re-hashes (GATE_BINDING_MISMATCH / GATE_ARTEFACT_CHANGED, exit 3)."""
+        gate input or no longer re-hashes (GATE_BINDING_MISMATCH / GATE_ARTEFACT_CHANGED, exit 3). The store's
+        index is synced last; if that fails the entries stand in the journal (the truth) and the index catches
+        up on the next sync. A crash between the two appends leaves a passed report without a receipt, which
+        `muse gate verify` notes (GATE_RECEIPT_MISSING) and the guard never mistakes for one."""
         spec = self._bound_spec(bindings)
         problems = binding_problems(gate_input, bindings, Rehasher(self._reader))
         if problems:
             code, what = problems[0]
-            raise _fail(
+            raise FailedClosed(
                 code,
                 what + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
                 bindings.gate_input.locator,
@@ -381,7 +382,7 @@ class GateIssuer:
         spec_id, _, version = bindings.gate_spec.locator.rpartition("@")
         spec = load_gate_spec(int(version)) if version.isdigit() else None
         if spec is None or spec.id != spec_id or spec.sha256 != bindings.gate_spec.sha256:
-            raise _fail(
+            raise FailedClosed(
                 "GATE_BINDING_MISMATCH",
                 f"the bound gate spec {bindings.gate_spec.locator} is not a registered spec with that sha256",
                 "gate spec",
@@ -454,7 +455,7 @@ class GateIssuer:
             start = max(size - chunk, 0)
             data = os.pread(fd, size - start, start)
             if not data.endswith(b"\n"):
-                raise _fail(
+                raise FailedClosed(
                     "GATE_JOURNAL_TORN",
                     "the journal's last line is incomplete (an append was interrupted, or the file was damaged)",
                     where,
@@ -468,7 +469,7 @@ class GateIssuer:
         entry = decode_entry(line, start + cut + 1)
         if isinstance(entry, LineProblem) or not entry.signed_by(self._signer):
             what = entry.what if isinstance(entry, LineProblem) else "its signature does not verify"
-            raise _fail(
+            raise FailedClosed(
                 "GATE_JOURNAL_CORRUPT",
                 f"the journal's last entry is not intact ({what}); nothing is issued onto it",
                 where,
@@ -523,7 +524,7 @@ def _still_ends_with(fd: int, size: int, line: bytes) -> bool:
 
 
 def _conflict(where: str) -> FailedClosed:
-    return _fail(
+    return FailedClosed(
         "GATE_JOURNAL_CONFLICT",
         "the journal changed under the lock (a writer that does not take the lock, or a short write)",
         where,

@@ -24,7 +24,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..book import Book
-from ..errors import MuseError
+from ..errors import FailedClosed, MuseError
 from ..judging import Rubric, list_rubrics
 from ..text import sha256_hex
 from ._gates import GateName, GateReport
@@ -67,7 +67,12 @@ def file_ref(book: Book, kind: ArtefactKind, relative: str) -> ArtefactRef:
     ref = ArtefactRef(kind=kind, locator=relative, sha256="0" * 64)
     data = book_artefacts(book)(ref)
     if data is None:
-        raise FileNotFoundError(relative)
+        raise FailedClosed(
+            "GATE_ARTEFACT_MISSING",
+            f"no {kind} to bind (missing, not a regular file, or reached through a symlink)",
+            relative,
+            "bind a file inside the book",
+        )
     return ref.model_copy(update={"sha256": sha256_hex(data)})
 
 

@@ -152,6 +152,10 @@ def verify_journal(
         for seq, body in bodies.items():
             if by_seq[seq].kind == "report" and seq not in receipts_of:
                 _recheck(walk, seq, body, None)
+                if isinstance(body.get("report"), dict) and body["report"].get("outcome") == "passed":
+                    walk.notes.append(
+                        Problem(seq=seq, code="GATE_RECEIPT_MISSING", what="a passed report with no receipt after it")
+                    )
     reports = sum(e.kind == "report" for e in entries)
     last = entries[-1] if entries else None
     return VerifyReport(
