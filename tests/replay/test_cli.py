@@ -59,7 +59,7 @@ def test_verify_show_and_reindex(cli, gate_book: Book) -> None:  # type: ignore[
     _issue_some(gate_book)
     r = cli("gate", "verify", "--book", gate_book.root)
     assert r.exit_code == 0, r.stdout + r.stderr
-    assert "passed" in r.stdout and "5 entries (3 reports, 2 receipts)" in r.stdout
+    assert "passed" in r.stdout and "5 entries (3 report(s), 2 receipt(s))" in r.stdout
     r = cli("gate", "show", "--json", "--book", gate_book.root)
     doc = json.loads(r.stdout)
     assert r.exit_code == 0 and [(e["seq"], e["kind"], e["outcome"]) for e in doc["listing"]] == [

@@ -141,7 +141,7 @@ def verify_journal(
     by_seq: dict[int, Entry] = {}
     for e in entries:
         by_seq.setdefault(e.seq, e)
-    _check_witness(walk, witness, by_seq)
+    _check_witness(walk, witness, dict(journal.lines))
     bodies = _bodies(walk, entries, everything=deep or listing)
     receipts_of: dict[int, list[int]] = {}
     for seq, body in bodies.items():
@@ -210,12 +210,13 @@ def _check_signatures(walk: _Walk, entries: list[Entry], every: bool) -> int:
     return len(targets)
 
 
-def _check_witness(walk: _Walk, witness: list[IndexRow], by_seq: dict[int, Entry]) -> None:
+def _check_witness(walk: _Walk, witness: list[IndexRow], lines: dict[int, bytes]) -> None:
+    """Every entry the store's index holds must still be the journal's line at its offset, byte for byte."""
     for row in witness:
-        entry = by_seq.get(row.seq)
-        if entry is None:
+        line = lines.get(row.offset)
+        if line is None:
             walk.problem(row.seq, "GATE_JOURNAL_TRUNCATED", "the store's index holds this entry; the journal does not")
-        elif entry.line_sha256 != row.line_sha256:
+        elif line_sha256(line) != row.line_sha256:
             walk.problem(row.seq, "GATE_JOURNAL_REWRITTEN", "the journal's entry differs from the one the index holds")
 
 

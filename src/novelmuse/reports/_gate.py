@@ -36,7 +36,7 @@ class ReindexResult(BaseModel):
 def render_keygen(console: Console, doc: KeygenResult) -> None:
     """The key's path (never its content) and the line to put into book.toml."""
     console.print(f"wrote a new Ed25519 signing key (key id {doc.key_id}) to {doc.key_path}", markup=False)
-    console.print("keep it there: it never goes into a book, and nothing else can sign this book's gate receipts")
+    console.print("keep it there and to yourself: it never goes into a book; only this key can sign its gate receipts")
     target = f" ({doc.book}/book.toml)" if doc.book else ""
     console.print(f"add this to book.toml{target}:", markup=False)
     console.print(f'[gate]\nsigner = "{doc.signer}"', markup=False)
@@ -49,7 +49,7 @@ def _head(doc: VerifyReport) -> Text:
         text.append("  (no gate report has been issued yet)")
         return text
     text.append(
-        f"  {doc.entries} entries ({doc.reports} reports, {doc.receipts} receipts), signer {doc.signer}, "
+        f"  {doc.entries} entries ({doc.reports} report(s), {doc.receipts} receipt(s)), signer {doc.signer}, "
         f"{doc.signatures_checked} signature(s) and {doc.artefacts_checked} bound artefact(s) checked"
     )
     return text
