@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 
 from ..book import Book, load_user_config
-from ..errors import EXIT_FAILED_CLOSED, InputError
+from ..errors import InputError
 from ..replay import VerifyReport, generate_key, journal_location, key_path, rebuild_index, verify_journal
 from ..reports._gate import (
     KeygenResult,
@@ -25,7 +25,7 @@ from ..reports._gate import (
     render_verify,
 )
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, err_console, open_book
+from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, open_book
 
 gate_app = typer.Typer(
     help="Gate receipts: the signing key, and the CAS journal of gate reports and signed receipts.",
@@ -121,4 +121,4 @@ def _finish(doc: VerifyReport, json_out: bool, render: Callable[[Console, Verify
                 "only novelmuse's issuer may write it",
                 markup=False,
             )
-        raise typer.Exit(EXIT_FAILED_CLOSED)
+        finish("failed_closed")
