@@ -16,18 +16,24 @@ from novelmuse.book import Book, find_book
 from novelmuse.memory import load_cards, update_index
 from novelmuse.text import locate_quote, split_chapters
 
-from ..conftest import SANGUO
+from ..conftest import HONGLOU, SANGUO
 
 BOOK_TOML = '[book]\ntitle = "三国演义"\n\n[memory]\nchunk_max_chars = 400\n'
 
 
 def write_book(
-    root: Path, *, chapters: int | None = None, cards: dict[str, str] | None = None, toml: str = BOOK_TOML
+    root: Path,
+    *,
+    chapters: int | None = None,
+    cards: dict[str, str] | None = None,
+    toml: str = BOOK_TOML,
+    source: Path = SANGUO,
 ) -> Book:
-    """A book directory with the first `chapters` chapters of 三国演义 (all when None) and the given cards."""
+    """A book directory with the first `chapters` chapters of 三国演义 (or `source`; all when None) and the given
+    cards (the heroes of 三国演义 by default)."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "book.toml").write_text(toml, encoding="utf-8")
-    split = split_chapters(SANGUO.read_text(encoding="utf-8"))
+    split = split_chapters(source.read_text(encoding="utf-8"))
     (root / "chapters").mkdir(exist_ok=True)
     for part in split.chapters[: chapters or len(split.chapters)]:
         path = root / "chapters" / f"{part.number:04d}.md"
@@ -112,6 +118,14 @@ attributes:
 def sanguo_book(tmp_path_factory: pytest.TempPathFactory) -> Book:
     """All 120 chapters of 三国演义 with hero cards, indexed once per session (read-only for tests)."""
     book = write_book(tmp_path_factory.mktemp("sanguo") / "book")
+    update_index(book, load_cards(book))
+    return book
+
+
+@pytest.fixture(scope="session")
+def honglou_book(tmp_path_factory: pytest.TempPathFactory) -> Book:
+    """All 120 chapters of 红楼梦 (no cards), indexed once per session (read-only for tests)."""
+    book = write_book(tmp_path_factory.mktemp("honglou") / "book", cards={}, source=HONGLOU)
     update_index(book, load_cards(book))
     return book
 

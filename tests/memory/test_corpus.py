@@ -98,8 +98,13 @@ def test_names_are_tokens(sanguo_book: Book) -> None:
 
 def test_query_tokens_fall_back_to_known_subwords_then_characters(sanguo_book: Book) -> None:
     tok = Tokenizer(load_cards(sanguo_book).lexicon())
-    vocab = {"桃园", "三顾", "茅庐", "结", "义", "曹操"}
-    assert tok.query_tokens("桃园结义", vocab) == ["桃园"]  # 结/义 alone would match every 麴义
-    assert tok.query_tokens("三顾茅庐", vocab) == ["三顾", "茅庐"]
-    assert tok.query_tokens("结义", vocab) == ["结", "义"]  # nothing longer known: characters, never empty
-    assert tok.query_tokens("曹操引兵", vocab) == ["曹操"]
+    vocab = {"桃园", "三顾", "茅庐", "结", "义", "曹操", "三英", "吕布", "战"}
+
+    def known(words: set[str]) -> set[str]:
+        return words & vocab
+
+    assert tok.query_tokens("桃园结义", known) == ["桃园"]  # 结/义 alone would match every 麴义
+    assert tok.query_tokens("三顾茅庐", known) == ["三顾", "茅庐"]
+    assert tok.query_tokens("结义", known) == ["结", "义"]  # nothing longer known: characters, never empty
+    assert tok.query_tokens("曹操引兵", known) == ["曹操"]
+    assert tok.query_tokens("三英战吕布", known) == ["三英", "吕布"]  # a compound query matches its parts

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
@@ -38,10 +40,33 @@ def _last_chapter(numbers: list[int]) -> int:
     return max(numbers) if numbers else 0
 
 
+@contextmanager
+def _progress_bar() -> Iterator[Callable[[str, int, int], None]]:
+    """A Rich progress bar on stderr, one task per step (`muse sync` and the first `search`/`mentions` on a
+    book); off a terminal it stays off (a transient bar would leave a blank line on stderr)."""
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    ) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def progress(step: str, done: int, total: int) -> None:
+            if step not in tasks:
+                tasks[step] = bar.add_task(step, total=total)
+            bar.update(tasks[step], completed=done)
+
+        yield progress
+
+
 def _refresh_index(b: Book, cards: CardSet) -> None:
-    """Bring the search index up to date before reading it (`muse search`, `muse mentions`); a note on stderr
-    when chapters were re-indexed, so --json stays one document."""
-    up = update_index(b, cards)
+    """Bring the search index up to date before reading it (`muse search`, `muse mentions`), with the progress
+    bar `muse sync` shows; a note on stderr when chapters were re-indexed, so --json stays one document."""
+    with _progress_bar() as progress:
+        up = update_index(b, cards, progress=progress)
     kinds = [(up.added, "added"), (up.changed, "changed"), (up.relexed, "redone for new card names")]
     parts = [f"{len(ns)} {what}" for ns, what in [*kinds, (up.removed, "removed")] if ns]
     if parts:
@@ -127,7 +152,7 @@ def ledger(
 def search(
     query: Annotated[str, typer.Argument(help="What to look for (Chinese text).")],
     before: Annotated[int | None, typer.Option("--before", help="Only chapters before N.", min=1)] = None,
-    k: Annotated[int, typer.Option("--k", help="How many chunks.", min=1, max=200)] = 10,
+    k: Annotated[int, typer.Option("--k", help="How many chapters (and best chunks).", min=1, max=200)] = 10,
     isolated: Annotated[
         bool,
         typer.Option("--isolated", help="Score with statistics of the chapters before N only (reproducible)."),
@@ -135,15 +160,12 @@ def search(
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """BM25 search over paragraph chunks of earlier chapters (the index is brought up to date first)."""
+    """BM25 search of earlier chapters: chapters ranked as whole documents (heading included), each with its best
+    paragraph chunk; --json also lists the k best chunks. The index is brought up to date first."""
     b = open_book(book)
     cards = load_cards(b)
     _refresh_index(b, cards)
-    index = SearchIndex(b, cards)
-    hits = index.search(query, before=before, k=k, isolated=isolated)
-    doc = reports.search_doc(
-        query, before, index.tokens(query, before=before, isolated=isolated), hits, isolated=isolated
-    )
+    doc = reports.search_doc(SearchIndex(b, cards).find(query, before=before, k=k, isolated=isolated))
     if json_out:
         emit_json(doc)
     else:
@@ -177,21 +199,7 @@ def sync(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     its own). Exit 3 when a fact extraction failed closed.
     """
     b = open_book(book)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,  # off a terminal a transient bar leaves a blank line on stderr
-    ) as bar:
-        tasks: dict[str, TaskID] = {}
-
-        def progress(step: str, done: int, total: int) -> None:
-            if step not in tasks:
-                tasks[step] = bar.add_task(step, total=total)
-            bar.update(tasks[step], completed=done)
-
+    with _progress_bar() as progress:
         result = in_session(b, "sync", lambda session: run_sync(b, session, progress=progress))
     doc = reports.sync_doc(result)
     if json_out:

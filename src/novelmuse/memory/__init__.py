@@ -11,6 +11,7 @@
 """
 
 from ._asof import CardIndex, CardState, RelationAt, Source, ValueAt
+from ._bm25 import naive_scores
 from ._cards import Card, CardFile, CardProblem, CardSet, lint_cards, load_cards
 from ._chunks import Chunk, chunk_body
 from ._context import (
@@ -25,11 +26,13 @@ from ._context import (
 from ._extract import FactCardResult, extract_facts, extract_request
 from ._facts import FactCard, current_fact_cards, latest_fact_cards, locate_items, store_fact_card
 from ._index import (
+    ChapterHit,
     ChapterMentions,
     IndexUpdate,
     MentionReport,
     SearchHit,
     SearchIndex,
+    SearchResult,
     card_mentions,
     indexed_chapters,
     lexicon_sha256,
@@ -62,6 +65,7 @@ __all__ = [
     "CardProblem",
     "CardSet",
     "CardState",
+    "ChapterHit",
     "ChapterMentions",
     "Chunk",
     "ContextLine",
@@ -81,6 +85,7 @@ __all__ = [
     "RelationAt",
     "SearchHit",
     "SearchIndex",
+    "SearchResult",
     "Source",
     "StatusVocabulary",
     "SyncResult",
@@ -102,6 +107,7 @@ __all__ = [
     "memory_context",
     "mention_names",
     "naive_mentions",
+    "naive_scores",
     "previous_ending",
     "replay",
     "store_fact_card",

@@ -1,50 +1,69 @@
-"""The persisted, incremental retrieval and mention indexes over chapter bodies (``.muse/muse.db``).
+"""The persisted, incremental retrieval and mention indexes over chapters (``.muse/muse.db``).
 
-`update_index` compares every chapter file's sha256 with the one it was last indexed at (and the lexicon —
-card names and aliases, chunk bound, tokenizer version — it was indexed with) and redoes only what changed:
-chunks + jieba tokens (table `memory_chunks`) and mentions (`memory_mentions`). The BM25 model (bm25s) is
-built from the stored tokens and cached under ``.muse/index/bm25`` keyed by a fingerprint of the indexed
-chapters; search restricts hits to chapters before N, with the whole book's BM25 statistics (fast) or, with
-`isolated`, with those of the chapters before N only (reproducible as the book grows).
+`update_index` finds the chapter files that changed (size/mtime/ctime/inode first, sha256 only of the files
+whose stat moved — `FileHashes`) and redoes only those: chunks + tokens (`memory_chunks`, the heading in
+`memory_chapters`) and mentions (`memory_mentions`). When card names or aliases change, it redoes the mentions,
+and the tokens of the chunks, of exactly the chapters that contain a changed name (names are whole tokens, see
+`_tokens`). The BM25 postings (`_bm25`) are rebuilt from the stored tokens only when some tokens changed.
+
+`SearchIndex` reads only the query's postings: chapters before N with the whole book's statistics (fast) or,
+with `isolated`, with those of the chapters before N only (reproducible as the book grows) — both without
+rebuilding anything. Chapters are ranked as whole documents (`_bm25.chapter_scores`) so a query for an episode
+ranks the chapter that tells it, not the chapter with the single best short chunk.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
-import tempfile
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
-
-import numpy as np
 
 from ..book import Book, Chapter, read_chapter_file
 from ..errors import InputError
 from ..store import transaction, utc_now
 from ..text import sha256_json
+from ._bm25 import (
+    HEADING,
+    SEP,
+    Docs,
+    chapter_scores,
+    fetch_postings,
+    load_docs,
+    rebuild_postings,
+    score_postings,
+    split_tokens,
+)
 from ._cards import Card, CardSet
 from ._chunks import chunk_body
+from ._files import FileHashes
 from ._mentions import MentionMatcher
+from ._tokens import Tokenizer, tokenizer_version
 
-if TYPE_CHECKING:  # bm25s loads lazily: every `muse` command would pay its import otherwise
-    import bm25s
-from ._tokens import TOKENIZER_VERSION, Tokenizer
-
-_SEP = "\x01"
+Progress = Callable[[str, int, int], None]  # (step, done, total)
 
 
 def lexicon_sha256(cards: CardSet, chunk_max_chars: int) -> str:
-    """What the indexes depend on besides the chapter text: names → card ids, chunk bound, tokenizer."""
+    """What a chapter's index rows depend on besides its text: names and aliases → card ids, chunk bound,
+    tokenizer (each chapter's row records the one it is current with: `indexed_chapters`)."""
     names = sorted((n, cid) for n, cid in cards.by_name.items())
-    return sha256_json({"names": names, "chunk_max_chars": chunk_max_chars, "tokenizer": TOKENIZER_VERSION})
+    return sha256_json({"names": names, "chunk_max_chars": chunk_max_chars, "tokenizer": tokenizer_version()})
+
+
+def build_sha256(chunk_max_chars: int) -> str:
+    """What every chapter's index rows depend on besides its text and the card names: a change redoes all."""
+    return sha256_json({"chunk_max_chars": chunk_max_chars, "tokenizer": tokenizer_version()})
 
 
 def mention_names(cards: CardSet) -> dict[str, str]:
-    """Every name and alias (not ids) → card id: the mention automaton's dictionary."""
-    return {n: c.id for c in cards.cards.values() for n in c.all_names}
+    """Every name and alias (not ids) → card id: the mention automaton's dictionary (the first card to claim a
+    name keeps it, as `CardSet.resolve` does)."""
+    out: dict[str, str] = {}
+    for c in cards.cards.values():
+        for n in c.all_names:
+            out.setdefault(n, c.id)
+    return out
 
 
 @dataclass
@@ -55,9 +74,10 @@ class IndexUpdate:
     changed: list[int] = field(default_factory=list)
     removed: list[int] = field(default_factory=list)
     unchanged: list[int] = field(default_factory=list)
-    relexed: list[int] = field(default_factory=list)  # text unchanged, redone because the lexicon changed
+    relexed: list[int] = field(default_factory=list)  # text unchanged, redone because names in it changed
     rows_written: int = 0
     rows_deleted: int = 0
+    postings_rebuilt: bool = False
 
     @property
     def reindexed(self) -> list[int]:
@@ -65,55 +85,129 @@ class IndexUpdate:
         return sorted(self.added + self.changed + self.relexed)
 
 
+def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM memory_meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT OR REPLACE INTO memory_meta VALUES (?, ?)", (key, value))
+
+
+def _bump_generation(conn: sqlite3.Connection) -> None:
+    _set_meta(conn, "generation", str(int(_meta(conn, "generation") or 0) + 1))
+
+
+def _mention_rows(matcher: MentionMatcher, number: int, body: str) -> list[tuple[str, int, int, str, bytes]]:
+    per_card: dict[str, tuple[dict[str, int], array[int]]] = {}
+    for m in matcher.find(body):
+        by_name, spans = per_card.setdefault(m.card_id, ({}, array("i")))
+        k = list(by_name).index(m.name) if m.name in by_name else len(by_name)
+        by_name[m.name] = by_name.get(m.name, 0) + 1
+        spans.extend((m.start, m.end, k))
+    return [
+        (cid, number, len(spans) // 3, json.dumps(by_name, ensure_ascii=False), spans.tobytes())
+        for cid, (by_name, spans) in per_card.items()
+    ]
+
+
+def _write_mentions(conn: sqlite3.Connection, matcher: MentionMatcher, ch: Chapter) -> tuple[int, int]:
+    deleted = conn.execute("DELETE FROM memory_mentions WHERE chapter = ?", (ch.number,)).rowcount
+    rows = _mention_rows(matcher, ch.number, ch.body)
+    conn.executemany("INSERT INTO memory_mentions VALUES (?, ?, ?, ?, ?)", rows)
+    return len(rows), deleted
+
+
 def _index_chapter(
-    conn: sqlite3.Connection, ch: Chapter, tok: Tokenizer, matcher: MentionMatcher, max_chars: int, lex: str
+    conn: sqlite3.Connection, ch: Chapter, tok: Tokenizer, matcher: MentionMatcher, max_chars: int, build: str
 ) -> tuple[int, int]:
     chunks = chunk_body(ch.body, max_chars)
-    rows = [(ch.number, c.idx, c.start, c.end, c.text, _SEP.join(tok.tokens(c.text))) for c in chunks]
-    per_card: dict[str, list[list[object]]] = {}
-    for m in matcher.find(ch.body):
-        per_card.setdefault(m.card_id, []).append([m.start, m.end, m.name])
+    rows = [(ch.number, c.idx, c.start, c.end, c.text, SEP.join(tok.tokens(c.text))) for c in chunks]
     deleted = conn.execute("DELETE FROM memory_chunks WHERE chapter = ?", (ch.number,)).rowcount
-    deleted += conn.execute("DELETE FROM memory_mentions WHERE chapter = ?", (ch.number,)).rowcount
     conn.executemany("INSERT INTO memory_chunks VALUES (?, ?, ?, ?, ?, ?)", rows)
-    conn.executemany(
-        "INSERT INTO memory_mentions VALUES (?, ?, ?, ?)",
-        [(cid, ch.number, len(offs), json.dumps(offs, ensure_ascii=False)) for cid, offs in per_card.items()],
-    )
+    written, gone = _write_mentions(conn, matcher, ch)
     conn.execute(
-        "INSERT OR REPLACE INTO memory_chapters VALUES (?, ?, ?, ?, ?)",
-        (ch.number, ch.sha256, lex, len(rows), utc_now()),
+        "INSERT OR REPLACE INTO memory_chapters VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (ch.number, ch.sha256, build, len(rows), utc_now(), ch.heading, SEP.join(tok.tokens(ch.heading))),
     )
-    return len(rows) + len(per_card) + 1, deleted
+    _bump_generation(conn)
+    return len(rows) + written + 1, deleted + gone
 
 
-def update_index(book: Book, cards: CardSet, *, progress: Callable[[int, int], None] | None = None) -> IndexUpdate:
-    """Bring the chunk/token and mention indexes up to date with the chapter files (only what changed)."""
+def _relex_chapter(
+    conn: sqlite3.Connection, ch: Chapter, tok: Tokenizer, matcher: MentionMatcher, changed: MentionMatcher
+) -> tuple[int, int]:
+    """Redo the mentions of a chapter whose text did not change, and the tokens of its chunks (and heading) that
+    contain a changed name — the others cannot change (names are split off before segmentation)."""
+    written, deleted = _write_mentions(conn, matcher, ch)
+    moved = False
+    for idx, text, old in conn.execute(
+        "SELECT idx, text, tokens FROM memory_chunks WHERE chapter = ?", (ch.number,)
+    ).fetchall():
+        if changed.find(text):
+            new = SEP.join(tok.tokens(text))
+            if new != old:
+                conn.execute("UPDATE memory_chunks SET tokens = ? WHERE chapter = ? AND idx = ?", (new, ch.number, idx))
+                written += 1
+                moved = True
+    if changed.find(ch.heading):
+        new = SEP.join(tok.tokens(ch.heading))
+        n = conn.execute(
+            "UPDATE memory_chapters SET heading_tokens = ? WHERE number = ? AND heading_tokens != ?",
+            (new, ch.number, new),
+        ).rowcount
+        written += n
+        moved = moved or n > 0
+    if moved:
+        _bump_generation(conn)
+    return written, deleted
+
+
+def update_index(book: Book, cards: CardSet, *, progress: Progress | None = None) -> IndexUpdate:
+    """Bring the chunk/token, mention and BM25 indexes up to date with the chapter files (only what changed)."""
     conn = book.db
     max_chars = book.config.memory.chunk_max_chars
-    lex = lexicon_sha256(cards, max_chars)
+    build = build_sha256(max_chars)
+    names = mention_names(cards)
+    names_json = json.dumps(sorted(names.items()), ensure_ascii=False)
+    old_names_json = _meta(conn, "names")
     indexed = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT number, sha256, lexicon_sha256 FROM memory_chapters")}
+    hashes = FileHashes(conn, book.root)
     disk = book.chapter_paths()
     up = IndexUpdate()
     todo: list[Chapter] = []
-    for n in disk:
-        ch = read_chapter_file(n, disk[n])  # one directory listing for the book, not one per chapter
+    for n, path in disk.items():
         prev = indexed.get(n)
+        if prev is not None and prev[1] == build and hashes.known(path) == prev[0]:
+            up.unchanged.append(n)
+            continue
+        st = path.stat()
+        ch = read_chapter_file(n, path)
+        hashes.record(path, st, ch.sha256)
         if prev is None:
             up.added.append(n)
-        elif prev[0] != ch.sha256:
+        elif prev[0] != ch.sha256 or prev[1] != build:
             up.changed.append(n)
-        elif prev[1] != lex:
-            up.relexed.append(n)
         else:
             up.unchanged.append(n)
             continue
         todo.append(ch)
     up.removed = sorted(set(indexed) - set(disk))
-    if not todo and not up.removed:
-        return up
-    tok = Tokenizer(cards.lexicon()) if todo else None
-    matcher = MentionMatcher(mention_names(cards))
+    relex: list[Chapter] = []
+    changed_names: MentionMatcher | None = None
+    if old_names_json != names_json and up.unchanged:
+        old = dict(json.loads(old_names_json)) if old_names_json else {}
+        diff = {n for n in set(old) | set(names) if old.get(n) != names.get(n)}
+        changed_names = MentionMatcher({n: n for n in diff})
+        for n in up.unchanged:
+            ch = read_chapter_file(n, disk[n])
+            if changed_names.find(ch.heading) or changed_names.find(ch.body):
+                relex.append(ch)
+        up.relexed = [ch.number for ch in relex]
+        up.unchanged = sorted(set(up.unchanged) - set(up.relexed))
+    hashes.save()
+    matcher = MentionMatcher(names)
+    tok = Tokenizer(cards.lexicon())
     with transaction(conn):
         for n in up.removed:
             for table, col in (
@@ -122,20 +216,43 @@ def update_index(book: Book, cards: CardSet, *, progress: Callable[[int, int], N
                 ("memory_chapters", "number"),
             ):
                 up.rows_deleted += conn.execute(f"DELETE FROM {table} WHERE {col} = ?", (n,)).rowcount
-    for i, ch in enumerate(todo):
-        assert tok is not None
+        if up.removed:
+            _bump_generation(conn)
+        if not todo and not relex and old_names_json != names_json:
+            _set_meta(conn, "names", names_json)
+    total = len(todo) + len(relex)
+    for i, ch in enumerate(todo + relex):
         with transaction(conn):
-            written, deleted = _index_chapter(conn, ch, tok, matcher, max_chars, lex)
+            if i < len(todo):
+                written, deleted = _index_chapter(conn, ch, tok, matcher, max_chars, build)
+            else:
+                assert changed_names is not None
+                written, deleted = _relex_chapter(conn, ch, tok, matcher, changed_names)
+            if i == total - 1:
+                _set_meta(conn, "names", names_json)  # only once every chapter is redone: a crash redoes them
         up.rows_written += written
         up.rows_deleted += deleted
         if progress is not None:
-            progress(i + 1, len(todo))
+            progress("indexing", i + 1, total)
+    up.postings_rebuilt = ensure_postings(conn, progress=progress)
     return up
+
+
+def ensure_postings(conn: sqlite3.Connection, *, progress: Progress | None = None) -> bool:
+    """Rebuild the BM25 postings when the stored tokens moved since they were built; True if rebuilt."""
+    generation = _meta(conn, "generation") or "0"
+    if _meta(conn, "postings_generation") == generation:
+        return False
+    rebuild_postings(conn, progress=(lambda i, n: progress("search index", i, n)) if progress else None)
+    with transaction(conn):
+        _set_meta(conn, "postings_generation", generation)
+    return True
 
 
 @dataclass(frozen=True)
 class SearchHit:
-    """One retrieved chunk: chapter, [start, end) offsets into that chapter's body, BM25 score, text."""
+    """One retrieved chunk: chapter, [start, end) offsets into that chapter's body, BM25 score, text, and its
+    chapter's aggregate score and rank among the chapters (see `ChapterHit`)."""
 
     rank: int
     chapter: int
@@ -143,146 +260,157 @@ class SearchHit:
     end: int
     score: float
     text: str
+    chapter_score: float = 0.0
+    chapter_rank: int = 0
 
 
-def _fingerprint(conn: sqlite3.Connection) -> str:
-    rows = conn.execute("SELECT number, sha256, lexicon_sha256 FROM memory_chapters ORDER BY number").fetchall()
-    return sha256_json([list(r) for r in rows])
+@dataclass(frozen=True)
+class ChapterHit:
+    """One chapter's aggregate: its BM25 score as one document (heading and all its chunks, see `_bm25`),
+    whether its heading holds a query token, how many chunks match, and the best of them (None when only the
+    heading matched)."""
+
+    rank: int
+    chapter: int
+    heading: str
+    score: float
+    in_heading: bool
+    chunks: int
+    best: SearchHit | None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """A query's tokens, its chapters ranked by aggregate score, and its k best chunks."""
+
+    query: str
+    tokens: list[str]
+    before: int | None
+    isolated: bool
+    chapters: list[ChapterHit]
+    hits: list[SearchHit]
 
 
 class SearchIndex:
-    """BM25 over the stored chunk tokens (loaded from the cache when the fingerprint matches)."""
+    """BM25 over the persisted postings; reads only what a query needs."""
 
     def __init__(self, book: Book, cards: CardSet):
         conn = book.db
-        self._cards = cards
-        self._tok: Tokenizer | None = None
-        rows = conn.execute(
-            "SELECT chapter, start, end, text, tokens FROM memory_chunks ORDER BY chapter, idx"
-        ).fetchall()
-        if not rows:
+        if conn.execute("SELECT 1 FROM memory_chapters LIMIT 1").fetchone() is None:
             raise InputError(
                 "MEMORY_INDEX_EMPTY",
                 "the retrieval index is empty",
                 str(book.db_path),
                 "add chapters, then `muse sync`",
             )
-        self.chapters = np.array([r[0] for r in rows], dtype=np.int32)
-        self.meta = [(r[0], r[1], r[2], r[3]) for r in rows]
-        self._raw_tokens = [r[4] for r in rows]
-        fp = _fingerprint(conn)
-        cache = book.state_dir / "index" / "bm25"
-        stamp = cache / "fingerprint.txt"
-        model: bm25s.BM25 | None = None
-        if stamp.is_file() and stamp.read_text() == fp:
-            try:
-                import bm25s
+        ensure_postings(conn)
+        self._conn = conn
+        self.docs: Docs = load_docs(conn)
+        self._tok = Tokenizer(cards.lexicon())
 
-                model = bm25s.BM25.load(str(cache), show_progress=False)
-                if int(model.scores["num_docs"]) != len(rows):  # a cache copied from elsewhere: not this index
-                    model = None
-            except (OSError, ValueError, KeyError, TypeError):
-                model = None
-        if model is None:
-            model = self._build(len(rows))
-            if model is not None:
-                _save(model, cache, fp)
-        self.model = model
-        self.vocab: dict[str, int] = dict(model.vocab_dict) if model is not None else {}
-        self._prefix_models: dict[int, tuple[bm25s.BM25 | None, dict[str, int]]] = {}
+    def _stats(self, before: int | None, isolated: bool) -> tuple[int, int]:
+        """(docs whose statistics count, docs that may be hits)."""
+        n_cut = self.docs.before(before)
+        return (n_cut if isolated else self.docs.count), n_cut
 
-    def _build(self, n_docs: int) -> bm25s.BM25 | None:
-        """A BM25 model over the first `n_docs` chunks; None when they hold no word at all (chapters of
-        punctuation only: bm25s cannot index an empty vocabulary, and nothing could match anyway)."""
-        corpus = [t.split(_SEP) if t else [] for t in self._raw_tokens[:n_docs]]
-        if not any(corpus):
-            return None
-        import bm25s
+    def _postings(self, query: str, n_stats: int) -> tuple[list[str], dict[str, tuple[array[int], array[int]]]]:
+        postings: dict[str, tuple[array[int], array[int]]] = {}
 
-        model = bm25s.BM25()
-        model.index(corpus, show_progress=False)
-        return model
+        def known(words: set[str]) -> set[str]:
+            postings.update(fetch_postings(self._conn, words))
+            return {w for w in words if w in postings and postings[w][0] and postings[w][0][0] < n_stats}
 
-    def _model_for(self, before: int | None, isolated: bool) -> tuple[bm25s.BM25 | None, dict[str, int], int]:
-        """The model to score with, its vocabulary, and how many leading chunks it covers."""
-        n_all = len(self.meta)
-        if before is None or not isolated:
-            return self.model, self.vocab, n_all
-        n = int(np.searchsorted(self.chapters, before, side="left"))  # chunks are ordered by chapter
-        if n == n_all:
-            return self.model, self.vocab, n_all
-        if n not in self._prefix_models:
-            if n == 0:
-                return self.model, {}, 0
-            m = self._build(n)
-            self._prefix_models[n] = (m, dict(m.vocab_dict) if m is not None else {})
-        m, vocab = self._prefix_models[n]
-        return m, vocab, n
+        toks = self._tok.query_tokens(query, known)
+        return toks, {t: postings[t] for t in toks}
 
     def tokens(self, query: str, *, before: int | None = None, isolated: bool = False) -> list[str]:
-        """The query's tokens that occur in the index (same tokenizer and lexicon as the chunks)."""
-        if self._tok is None:
-            self._tok = Tokenizer(self._cards.lexicon())
-        return self._tok.query_tokens(query, self._model_for(before, isolated)[1])
+        """The query's tokens that occur in the index (in the chapters before N with `isolated`)."""
+        return self._postings(query, self._stats(before, isolated)[0])[0]
 
-    def search(self, query: str, *, before: int | None = None, k: int = 10, isolated: bool = False) -> list[SearchHit]:
-        """The k best chunks for `query` among chapters < `before` (all chapters when None).
+    def find(self, query: str, *, before: int | None = None, k: int = 10, isolated: bool = False) -> SearchResult:
+        """Chapters ranked by their BM25 score as whole documents, and the k best chunks, for `query` among the
+        chapters before `before` (all when None); each chunk hit carries its chapter's score and rank.
 
         By default the BM25 statistics (IDF, average length) are those of the whole book and only the hits
-        are restricted, which is fast. With `isolated`, scores use only the chunks before `before` — as if
-        the later chapters did not exist — so results for a chapter never change when the book grows
-        (what reproducible context assembly needs); the first query per `before` builds a model.
+        are restricted. With `isolated`, scores use only the chapters before `before` — as if the later
+        chapters did not exist — so results for a chapter never change when the book grows (what
+        reproducible context assembly needs). Both read only the query's postings.
         """
-        model, _, n = self._model_for(before, isolated)
-        toks = self.tokens(query, before=before, isolated=isolated)
-        if not toks or n == 0 or model is None:
-            return []
-        scores = np.asarray(model.get_scores(toks), dtype=np.float64)
-        if scores.shape[0] > n:
-            scores = scores[:n]
-        if before is not None:
-            scores = np.where(self.chapters[:n] < before, scores, -np.inf)
-        k = min(k, int(np.isfinite(scores).sum()))
-        if k <= 0:
-            return []
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.lexsort((top, -scores[top]))]
-        hits = []
-        for rank, i in enumerate(top, 1):
-            if scores[i] <= 0:
-                break
-            ch, start, end, text = self.meta[int(i)]
-            hits.append(SearchHit(rank, ch, start, end, float(scores[i]), text))
-        return hits
+        n_stats, n_cut = self._stats(before, isolated)
+        toks, postings = self._postings(query, n_stats)
+        scores = score_postings(postings, self.docs, n_stats, n_cut)
+        agg = chapter_scores(postings, self.docs, n_stats, n_cut)
+        in_heading: set[int] = set()
+        per_chapter: dict[int, list[tuple[float, int]]] = {}
+        chapter_of, idx_of = self.docs.chapter, self.docs.idx
+        for d, s in scores.items():
+            if idx_of[d] == HEADING:
+                in_heading.add(chapter_of[d])
+            else:
+                per_chapter.setdefault(chapter_of[d], []).append((s, d))
+        ranked = sorted(agg, key=lambda c: (-agg[c], c))
+        chapter_rank = {c: i for i, c in enumerate(ranked, 1)}
+        order = sorted(((s, d) for sd in per_chapter.values() for s, d in sd), key=lambda sd: (-sd[0], sd[1]))
+        chunk_rank = {d: i for i, (_, d) in enumerate(order, 1)}
+        top = order[:k]
+        shown = ranked[:k]
+        best = {c: min(per_chapter[c], key=lambda sd: (-sd[0], sd[1])) for c in shown if c in per_chapter}
+        rows = self._chunks({d for _, d in top} | {d for _, d in best.values()})
+        heads = self._headings(shown)
 
+        def hit(s: float, d: int) -> SearchHit:
+            c = chapter_of[d]
+            start, end, text = rows[d]
+            return SearchHit(chunk_rank[d], c, start, end, s, text, agg[c], chapter_rank[c])
 
-def _save(model: bm25s.BM25, cache: Path, fp: str) -> None:
-    """Write the model beside the cache, then swap it in (a concurrent writer's copy is equally good)."""
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="bm25.", dir=cache.parent))
-    try:
-        model.save(str(tmp), show_progress=False)
-        (tmp / "fingerprint.txt").write_text(fp)
-        shutil.rmtree(cache, ignore_errors=True)
-        tmp.rename(cache)
-    except OSError:
-        pass  # the cache is only an optimisation: the index is rebuilt from SQLite next time
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        chapters = [
+            ChapterHit(
+                chapter_rank[c],
+                c,
+                heads.get(c, ""),
+                agg[c],
+                c in in_heading,
+                len(per_chapter.get(c, [])),
+                hit(*best[c]) if c in best else None,
+            )
+            for c in shown
+        ]
+        return SearchResult(query, toks, before, isolated, chapters, [hit(s, d) for s, d in top])
+
+    def search(self, query: str, *, before: int | None = None, k: int = 10, isolated: bool = False) -> list[SearchHit]:
+        """The k best chunks for `query` among chapters < `before` (all chapters when None); see `find`."""
+        return self.find(query, before=before, k=k, isolated=isolated).hits
+
+    def _chunks(self, doc_ids: set[int]) -> dict[int, tuple[int, int, str]]:
+        out: dict[int, tuple[int, int, str]] = {}
+        for d in doc_ids:
+            row = self._conn.execute(
+                "SELECT start, end, text FROM memory_chunks WHERE chapter = ? AND idx = ?",
+                (self.docs.chapter[d], self.docs.idx[d]),
+            ).fetchone()
+            out[d] = (row[0], row[1], row[2])
+        return out
+
+    def _headings(self, chapters: list[int]) -> dict[int, str]:
+        marks = ",".join("?" * len(chapters))
+        rows = self._conn.execute(f"SELECT number, heading FROM memory_chapters WHERE number IN ({marks})", chapters)
+        return {r[0]: r[1] for r in rows}
 
 
 @dataclass(frozen=True)
 class ChapterMentions:
-    """Mentions of one card in one chapter: count and [start, end, name] spans into the body."""
+    """Mentions of one card in one chapter: count, [start, end, name] spans into the body, count per name."""
 
     chapter: int
     count: int
     offsets: list[tuple[int, int, str]]
+    by_name: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class MentionReport:
-    """Where a card is mentioned (chapters before `before`, or all), and when last."""
+    """Where a card is mentioned (chapters before `before`, or all), and when last; `by_name` totals each of
+    its names as written (name first, then aliases; names never written are 0)."""
 
     card_id: str
     name: str
@@ -291,20 +419,32 @@ class MentionReport:
     chapters: list[ChapterMentions]
     total: int
     last_chapter: int | None
+    by_name: dict[str, int] = field(default_factory=dict)
 
 
 def card_mentions(
     conn: sqlite3.Connection, card: Card, *, before: int | None = None, offsets: bool = True
 ) -> MentionReport:
-    """Per-chapter mentions of `card` from the index (spans only with `offsets`, which costs JSON parsing)."""
-    cols = "chapter, count, offsets" if offsets else "chapter, count, '[]'"
+    """Per-chapter mentions of `card` from the index (spans only with `offsets`)."""
+    cols = "chapter, count, by_name, spans" if offsets else "chapter, count, by_name, x''"
     sql = f"SELECT {cols} FROM memory_mentions WHERE card_id = ?"
     args: tuple[object, ...] = (card.id,)
     if before is not None:
         sql += " AND chapter < ?"
         args = (card.id, before)
-    rows = conn.execute(sql + " ORDER BY chapter", args).fetchall()
-    chapters = [ChapterMentions(r[0], r[1], [(a, b, n) for a, b, n in json.loads(r[2])]) for r in rows]
+    chapters: list[ChapterMentions] = []
+    totals = dict.fromkeys(card.all_names, 0)
+    for number, count, by_name_json, blob in conn.execute(sql + " ORDER BY chapter", args):
+        by_name: dict[str, int] = json.loads(by_name_json)
+        for name, c in by_name.items():
+            totals[name] = totals.get(name, 0) + c
+        spans: list[tuple[int, int, str]] = []
+        if blob:
+            names = list(by_name)
+            flat = array("i")
+            flat.frombytes(blob)
+            spans = [(flat[i], flat[i + 1], names[flat[i + 2]]) for i in range(0, len(flat), 3)]
+        chapters.append(ChapterMentions(number, count, spans, by_name))
     return MentionReport(
         card.id,
         card.name,
@@ -313,6 +453,7 @@ def card_mentions(
         chapters,
         sum(c.count for c in chapters),
         chapters[-1].chapter if chapters else None,
+        totals,
     )
 
 
@@ -332,3 +473,17 @@ def indexed_chapters(conn: sqlite3.Connection, *, before: int | None = None) -> 
         sql += " WHERE number < ?"
         args = (before,)
     return {r[0]: (r[1], r[2]) for r in conn.execute(sql + " ORDER BY number", args)}
+
+
+def stored_doc_tokens(conn: sqlite3.Connection) -> list[tuple[int, int, list[str]]]:
+    """Every document as (chapter, chunk idx or -1 for the heading, tokens), in doc-id order: what the
+    postings are built from (the tests' and the benchmark's reference path reads this)."""
+    headings = {r[0]: split_tokens(r[1]) for r in conn.execute("SELECT number, heading_tokens FROM memory_chapters")}
+    chunks: dict[int, list[tuple[int, int, list[str]]]] = {}
+    for c, i, t in conn.execute("SELECT chapter, idx, tokens FROM memory_chunks ORDER BY chapter, idx"):
+        chunks.setdefault(c, []).append((c, i, split_tokens(t)))
+    out: list[tuple[int, int, list[str]]] = []
+    for c in sorted(headings):
+        out.append((c, HEADING, headings[c]))
+        out.extend(chunks.get(c, []))
+    return out

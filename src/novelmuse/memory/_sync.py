@@ -49,7 +49,7 @@ async def sync(
     """Run the sync steps (see the module doc) in the entry point's model session (its run starts only when a
     fact card is extracted); never writes an author's file."""
     cards = load_cards(book)
-    index = update_index(book, cards, progress=(lambda i, n: progress("indexing", i, n)) if progress else None)
+    index = update_index(book, cards, progress=progress)
     register_chapters(
         book.db,
         [book.chapter_record(read_chapter_file(n, p)) for n, p in book.chapter_paths().items()],

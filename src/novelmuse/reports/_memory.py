@@ -21,6 +21,7 @@ from ..memory import (
     ActiveList,
     CardProblem,
     CardState,
+    ChapterHit,
     ChapterMentions,
     FactCard,
     FactCardResult,
@@ -29,6 +30,7 @@ from ..memory import (
     MentionReport,
     RelationAt,
     SearchHit,
+    SearchResult,
     SyncResult,
     ValueAt,
 )
@@ -201,28 +203,38 @@ class SearchDoc(BaseModel):
     before: int | None
     isolated: bool
     tokens: list[str]
-    hits: list[SearchHit]
+    chapters: list[ChapterHit]  # ranked by aggregate score: the episode's chapter first, with its best chunk
+    hits: list[SearchHit]  # the k best chunks, by chunk score, each with its chapter's score and rank
 
 
-def search_doc(
-    query: str, before: int | None, tokens: list[str], hits: list[SearchHit], *, isolated: bool = False
-) -> SearchDoc:
+def search_doc(r: SearchResult) -> SearchDoc:
     """`muse search` as JSON."""
     return SearchDoc(
-        query=query,
-        before=before,
-        isolated=isolated,
-        tokens=tokens,
-        hits=hits,
+        query=r.query,
+        before=r.before,
+        isolated=r.isolated,
+        tokens=r.tokens,
+        chapters=r.chapters,
+        hits=r.hits,
     )
 
 
 def render_search(console: Console, doc: SearchDoc) -> None:
-    """Ranked chunks with chapter and offsets."""
+    """Chapters best first, each with its best chunk (chapter, offsets, snippet); "no results" when none."""
     console.print(f"query tokens: {' / '.join(doc.tokens) or '(none in the index)'}", markup=False)
-    for h in doc.hits:
-        snippet = h.text if len(h.text) <= 80 else h.text[:80] + "…"
-        console.print(f"{h.rank:>2}. ch.{h.chapter} [{h.start}:{h.end}] {h.score:.2f}  {snippet}", markup=False)
+    scope = f" before chapter {doc.before}" if doc.before is not None else ""
+    if not doc.chapters:
+        console.print(f"no results{scope}", markup=False)
+        return
+    for c in doc.chapters:
+        where = ", ".join(
+            [p for p in ("heading" if c.in_heading else "", f"{c.chunks} chunks" if c.chunks else "") if p]
+        )
+        console.print(f"{c.rank:>2}. ch.{c.chapter} {c.heading}  score {c.score:.2f} ({where})", markup=False)
+        if c.best is not None:
+            text = " ".join(c.best.text.split())
+            snippet = text if len(text) <= 80 else text[:80] + "…"
+            console.print(f"      [{c.best.start}:{c.best.end}] {snippet}", markup=False)
 
 
 class MentionsDoc(BaseModel):
@@ -232,6 +244,7 @@ class MentionsDoc(BaseModel):
     names: list[str]
     before: int | None
     total: int
+    by_name: dict[str, int]  # every name and alias of the card with its total (0 when never written)
     last_chapter: int | None
     chapters: list[ChapterMentions]
 
@@ -244,19 +257,21 @@ def mentions_doc(r: MentionReport) -> MentionsDoc:
         names=r.names,
         before=r.before,
         total=r.total,
+        by_name=r.by_name,
         last_chapter=r.last_chapter,
         chapters=r.chapters,
     )
 
 
 def render_mentions(console: Console, doc: MentionsDoc) -> None:
-    """Per-chapter counts and the last chapter."""
+    """The total, the per-name breakdown, per-chapter counts and the last chapter."""
     scope = f" before chapter {doc.before}" if doc.before is not None else ""
     console.print(
         f"{doc.name} ({'/'.join(doc.names)}): {doc.total} mentions in {len(doc.chapters)} chapters{scope}; "
         f"last in chapter {doc.last_chapter if doc.last_chapter is not None else '-'}",
         markup=False,
     )
+    console.print("by name: " + ", ".join(f"{n} {c}" for n, c in doc.by_name.items()), markup=False)
     console.print("  ".join(f"{c.chapter}:{c.count}" for c in doc.chapters), markup=False)
 
 

@@ -1,0 +1,230 @@
+"""BM25 over an inverted index persisted in SQLite, scored with the statistics of any prefix of the book.
+
+Documents are, in chapter order, each chapter's heading and then its chunks; a document's id is its position,
+so the documents of the chapters before N are the ids below one bound. Postings (``memory_postings``) hold,
+per token, the ascending doc ids and term frequencies; the document table (``memory_bm25``) holds per doc its
+chapter, its chunk index (-1 for the heading) and the cumulative token counts. A query reads only its own
+tokens' postings, so it costs what those tokens occur, never a pass over the book; restricting the statistics
+to a prefix (`--isolated`: as if later chapters did not exist) is a bisect per token, not a rebuild.
+
+Scoring is Lucene's BM25 (as bm25s computed it before): ``idf = ln(1 + (N − df + 0.5) / (df + 0.5))``,
+``score = Σ idf · tf / (tf + k1 · (1 − b + b · dl / avgdl))``, k1 = 1.5, b = 0.75, over the query's distinct
+tokens — once with the chunks as documents (`score_postings`: which passages) and once with each chapter, its
+heading and all its chunks, as one document (`chapter_scores`: which chapters). At the chapter level a name
+that every chapter mentions has an idf near 0, so the rare word of the episode decides, and a chapter that
+tells the episode at length outranks a one-line retelling elsewhere; a word only in a heading finds its chapter.
+`naive_scores` computes the same from plain token lists (the tests' and the benchmark's reference).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from array import array
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from ..store import transaction
+
+K1 = 1.5
+B = 0.75
+SEP = "\x01"  # separator of the tokens stored in memory_chunks.tokens / memory_chapters.heading_tokens
+HEADING = -1  # the chunk index of a chapter's heading document
+
+
+def _ints(data: bytes, code: str = "i") -> array[int]:
+    out = array(code)
+    out.frombytes(data)
+    return out
+
+
+def split_tokens(stored: str) -> list[str]:
+    """Stored tokens (joined by U+0001) back to a list."""
+    return stored.split(SEP) if stored else []
+
+
+@dataclass(frozen=True)
+class Docs:
+    """The document table: chapter and chunk index of each doc id, cumulative token counts, and the chapters
+    with the id of their first doc (a chapter's docs are ``first_doc[j] .. first_doc[j + 1] - 1``)."""
+
+    chapter: array[int]
+    idx: array[int]
+    cum_len: array[int]  # cum_len[d] = total tokens of docs < d (len = docs + 1)
+    chapters: array[int]  # the chapter numbers, ascending
+    first_doc: array[int]  # len = chapters + 1, the last entry = the number of docs
+
+    @property
+    def count(self) -> int:
+        return len(self.chapter)
+
+    def before(self, chapter: int | None) -> int:
+        """How many docs belong to chapters < `chapter` (all when None)."""
+        return self.count if chapter is None else bisect_left(self.chapter, chapter)
+
+
+def load_docs(conn: sqlite3.Connection) -> Docs:
+    """The stored document table (empty when the index has no postings yet)."""
+    blobs = dict(conn.execute("SELECT key, value FROM memory_bm25").fetchall())
+    if "chapter" not in blobs:
+        return Docs(array("i"), array("i"), array("q", [0]), array("i"), array("i", [0]))
+    return Docs(
+        _ints(blobs["chapter"]),
+        _ints(blobs["idx"]),
+        _ints(blobs["cum_len"], "q"),
+        _ints(blobs["chapters"]),
+        _ints(blobs["first_doc"]),
+    )
+
+
+def idf(n_docs: int, df: int) -> float:
+    """Lucene's BM25 idf (never negative)."""
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def score_postings(
+    postings: dict[str, tuple[array[int], array[int]]], docs: Docs, n_stats: int, n_cut: int
+) -> dict[int, float]:
+    """BM25 scores of the docs below `n_cut`, with the statistics (N, df, avgdl) of the docs below `n_stats`."""
+    scores: dict[int, float] = {}
+    if n_stats <= 0:
+        return scores
+    cum = docs.cum_len
+    avgdl = cum[n_stats] / n_stats
+    if avgdl <= 0:
+        return scores
+    norm0, norm1 = K1 * (1 - B), K1 * B / avgdl
+    for dids, tfs in postings.values():
+        df = bisect_left(dids, n_stats)
+        if df == 0:
+            continue
+        w = idf(n_stats, df)
+        cut = bisect_left(dids, n_cut)
+        get = scores.get
+        for i in range(cut):
+            d = dids[i]
+            f = tfs[i]
+            scores[d] = get(d, 0.0) + w * f / (f + norm0 + norm1 * (cum[d + 1] - cum[d]))
+    return scores
+
+
+def chapter_scores(
+    postings: dict[str, tuple[array[int], array[int]]], docs: Docs, n_stats: int, n_cut: int
+) -> dict[int, float]:
+    """BM25 scores of the chapters whose docs are below `n_cut`, each chapter (heading + chunks) being one
+    document, with the statistics of the chapters below doc `n_stats` (both bounds fall between chapters)."""
+    scores: dict[int, float] = {}
+    first, cum = docs.first_doc, docs.cum_len
+    n_ch = bisect_left(first, n_stats, 0, len(docs.chapters))
+    if n_ch <= 0 or n_cut <= 0 or cum[n_stats] <= 0:
+        return scores
+    last = docs.chapter[n_cut - 1]  # the last chapter that may be a hit
+    avg = cum[n_stats] / n_ch
+    norm0, norm1 = K1 * (1 - B), K1 * B / avg
+    chapter_of = docs.chapter
+    for dids, tfs in postings.values():
+        tf_ch: dict[int, int] = {}
+        for i in range(bisect_left(dids, n_stats)):
+            c = chapter_of[dids[i]]
+            tf_ch[c] = tf_ch.get(c, 0) + tfs[i]
+        if not tf_ch:
+            continue
+        w = idf(n_ch, len(tf_ch))
+        for c, f in tf_ch.items():
+            if c > last:
+                continue
+            j = bisect_left(docs.chapters, c)
+            dl = cum[first[j + 1]] - cum[first[j]]
+            scores[c] = scores.get(c, 0.0) + w * f / (f + norm0 + norm1 * dl)
+    return scores
+
+
+def fetch_postings(conn: sqlite3.Connection, tokens: Iterable[str]) -> dict[str, tuple[array[int], array[int]]]:
+    """The postings of `tokens` that occur in the index (one indexed lookup per token)."""
+    toks = list(dict.fromkeys(tokens))
+    out: dict[str, tuple[array[int], array[int]]] = {}
+    for i in range(0, len(toks), 500):
+        part = toks[i : i + 500]
+        marks = ",".join("?" * len(part))
+        for token, dids, tfs in conn.execute(
+            f"SELECT token, docs, tfs FROM memory_postings WHERE token IN ({marks})", part
+        ):
+            out[token] = (_ints(dids), _ints(tfs))
+    return out
+
+
+def rebuild_postings(conn: sqlite3.Connection, *, progress: Callable[[int, int], None] | None = None) -> int:
+    """Rebuild the postings and the document table from the stored tokens; returns the number of docs."""
+    headings = conn.execute("SELECT number, heading_tokens FROM memory_chapters ORDER BY number").fetchall()
+    chunks = conn.execute("SELECT chapter, idx, tokens FROM memory_chunks ORDER BY chapter, idx")
+    chapter_of, idx_of, cum = array("i"), array("i"), array("q", [0])
+    docs: dict[str, list[int]] = {}
+    freqs: dict[str, list[int]] = {}
+
+    def add(chapter: int, idx: int, stored: str) -> None:
+        d = len(chapter_of)
+        toks = split_tokens(stored)
+        chapter_of.append(chapter)
+        idx_of.append(idx)
+        cum.append(cum[-1] + len(toks))
+        for t, f in Counter(toks).items():
+            ds = docs.get(t)
+            if ds is None:
+                docs[t], freqs[t] = [d], [f]
+            else:
+                ds.append(d)
+                freqs[t].append(f)
+
+    pending = iter(chunks)
+    nxt = next(pending, None)
+    chapters, first_doc = array("i"), array("i")
+    for i, (number, heading_tokens) in enumerate(headings):
+        chapters.append(number)
+        first_doc.append(len(chapter_of))
+        add(number, HEADING, heading_tokens)
+        while nxt is not None and nxt[0] == number:
+            add(nxt[0], nxt[1], nxt[2])
+            nxt = next(pending, None)
+        if progress is not None:
+            progress(i + 1, len(headings))
+    with transaction(conn):
+        conn.execute("DELETE FROM memory_postings")
+        conn.executemany(
+            "INSERT INTO memory_postings VALUES (?, ?, ?, ?)",
+            ((t, len(ds), array("i", ds).tobytes(), array("i", freqs[t]).tobytes()) for t, ds in docs.items()),
+        )
+        conn.executemany(
+            "INSERT OR REPLACE INTO memory_bm25 VALUES (?, ?)",
+            [
+                ("chapter", chapter_of.tobytes()),
+                ("idx", idx_of.tobytes()),
+                ("cum_len", cum.tobytes()),
+                ("chapters", chapters.tobytes()),
+                ("first_doc", (first_doc + array("i", [len(chapter_of)])).tobytes()),
+            ],
+        )
+    return len(chapter_of)
+
+
+def naive_scores(
+    doc_tokens: Sequence[Sequence[str]], query: Sequence[str], n_stats: int, n_cut: int
+) -> dict[int, float]:
+    """The same BM25 by brute force over plain token lists (the reference of the tests and the benchmark)."""
+    if n_stats <= 0:
+        return {}
+    stats = doc_tokens[:n_stats]
+    avgdl = sum(len(d) for d in stats) / n_stats
+    out: dict[int, float] = {}
+    if avgdl <= 0:
+        return out
+    for t in dict.fromkeys(query):
+        df = sum(1 for d in stats if t in d)
+        if df == 0:
+            continue
+        for i, d in enumerate(doc_tokens[:n_cut]):
+            f = d.count(t)
+            if f:
+                out[i] = out.get(i, 0.0) + idf(n_stats, df) * f * 1.0 / (f + K1 * (1 - B + B * len(d) / avgdl))
+    return out
