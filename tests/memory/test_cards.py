@@ -183,3 +183,94 @@ def test_chunks_cover_paragraphs_within_bound(paras: list[str], max_chars: int) 
 )
 def test_mentions_equal_leftmost_longest_naive_scan(names: dict[str, str], text: str) -> None:
     assert MentionMatcher(names).find(text) == naive_mentions(text, names)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "needle"),
+    [
+        ('id: a\ntype: character\nname: "  "\n', 3, "the name is blank"),
+        ('id: a\ntype: character\nname: "关\\u200b羽"\n', 3, "U+200B"),
+        ('id: a\ntype: character\nname: 甲\naliases: [阿甲, "\\a乙"]\n', 4, "an alias contains the control"),
+        ('id: a\ntype: character\nname: " 甲"\n', 3, "starts or ends with a space"),
+        ("id: ..\ntype: character\nname: 甲\n", 1, "contains '..'"),
+        ("id: a..b\ntype: character\nname: 甲\n", 1, "contains '..'"),
+        ("id: .a\ntype: character\nname: 甲\n", 1, "starts with '.'"),
+        ("id: 12\ntype: character\nname: 甲\n", 1, "valid string"),
+        (A.replace("target: b", "target: a"), 10, "relation '师徒' to itself"),
+        (A.replace("{value: dead, from: 10}", "{value: .nan, from: 10}"), 8, "finite"),
+        (A.replace("{value: dead, from: 10}", "{value: .inf, from: 10}"), 8, "finite"),
+        (A.replace("from: 10}", "from: 1000000}"), 8, "less than or equal to 99999"),
+        (A.replace("from: 10}", "from: true}"), 8, "valid integer"),
+        (A.replace("from: 10}", 'from: "10"}'), 8, "valid integer"),
+        (A.replace("to: 9}", "to: yes}"), 7, "valid integer"),
+        (
+            A.replace(
+                "{value: dead, from: 10}", "{value: dead, from: 10, source: {chapter: 100000000, start: 0, end: 3}}"
+            ),
+            8,
+            "99999",
+        ),
+    ],
+)
+def test_strict_card_values_are_refused_with_file_and_line(tmp_path: Path, text: str, line: int, needle: str) -> None:
+    """Issue 18.4: blank or control-character names, '..' ids, self-relations, NaN, absurd and boolean
+    chapters are errors naming file:line (they were accepted)."""
+    book = book_with(tmp_path, {"a.yaml": text, "b.yaml": B})
+    problems = lint_cards(book)[1]
+    assert problems and problems[0].where == f"cards/a.yaml:{line}", problems
+    assert problems[0].code == "CARD_INVALID" and needle in problems[0].message, problems[0].message
+
+
+def test_lint_names_every_unknown_key_with_its_line(tmp_path: Path) -> None:
+    text = A.replace("name: 甲\n", "name: 甲\ncolour: red\n") + "weight: 3\n"
+    text = text.replace("{value: dead, from: 10}", "{value: dead, from: 10, sauce: x}")
+    book = book_with(tmp_path, {"a.yaml": text, "b.yaml": B})
+    got = [(p.where, p.message) for p in lint_cards(book)[1]]
+    assert [w for w, _ in got] == ["cards/a.yaml:4", "cards/a.yaml:9", "cards/a.yaml:12"], got
+    assert all("unknown key" in m for _, m in got)
+    assert {m.split("'")[1] for _, m in got} == {"colour", "sauce", "weight"}
+
+
+def test_a_huge_name_is_refused_fast_and_names_cost_linear_time(tmp_path: Path) -> None:
+    """A 20,000-character name took 65 s and 547 MB in `sync` (jieba's add_word stored every prefix). It is
+    refused by the length cap, and even without the cap a name is one automaton pattern: linear."""
+    import time
+
+    from novelmuse.memory import Tokenizer
+
+    huge = "甲乙" * 10_000
+    book = book_with(tmp_path, {"a.yaml": f"id: a\ntype: character\nname: {huge}\n"}, {1: "正文。\n"})
+    t0 = time.process_time()
+    problems = lint_cards(book)[1]
+    assert problems[0].code == "CARD_INVALID" and "20,000 characters long" in problems[0].message
+    text = ("丙丁" * 500 + huge) * 3
+    tok = Tokenizer([huge, "丙丁"])
+    assert tok.tokens(text).count(huge) == 3
+    assert time.process_time() - t0 < 5
+
+
+def test_parsed_cards_are_cached_by_sha256_and_invalidated_exactly_when_a_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from novelmuse.memory import _cards
+
+    book = book_with(tmp_path, {"a.yaml": A, "b.yaml": B})
+    parsed: list[str] = []
+    real = _cards._parse_card
+
+    def counting(book: Book, path: Path, data: bytes) -> _cards.Card:
+        parsed.append(path.name)
+        return real(book, path, data)
+
+    monkeypatch.setattr(_cards, "_parse_card", counting)
+    first = load_cards(book)
+    assert sorted(parsed) == ["a.yaml", "b.yaml"]
+    parsed.clear()
+    again = load_cards(book)
+    assert parsed == [] and again.cards["a"].attributes == first.cards["a"].attributes
+    assert again.cards["a"].relations == first.cards["a"].relations and again.by_name == first.by_name
+    (book.cards_dir / "b.yaml").write_text(B + "aliases: [小乙]\n", encoding="utf-8")
+    assert load_cards(book).resolve("小乙") is not None and parsed == ["b.yaml"]
+    parsed.clear()
+    (book.cards_dir / "a.yaml").write_text(A.replace("from: 10", "from: 11"), encoding="utf-8")  # same size
+    assert load_cards(book).cards["a"].attributes["status"][1].start == 11 and parsed == ["a.yaml"]

@@ -273,3 +273,21 @@ def test_yaml_author_files_use_libyaml_when_available() -> None:
     from novelmuse.book import _yamlfile
 
     assert issubclass(_yamlfile._LineLoader, yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader)
+
+
+def test_one_invalid_card_file_is_named_and_skipped_by_search_and_mentions(muse, small_book: Book) -> None:
+    """Issue 15.6: every memory command exited 2 on one bad card file; search and mentions of other names
+    now name it on stderr and go on, while the commands that replay the memory still refuse it."""
+    d = small_book.root
+    (d / "cards" / "bad.yaml").write_text("id: bad\ntype: person\nname: 董卓\n", encoding="utf-8")
+    s = muse("search", "桃园结义", "--json", "--book", d)
+    assert s.exit_code == 0 and json.loads(s.stdout)["chapters"][0]["chapter"] == 1
+    assert "warning[CARD_INVALID]" in s.stderr and "cards/bad.yaml:2" in s.stderr
+    m = muse("mentions", "关羽", "--json", "--book", d)
+    assert m.exit_code == 0 and json.loads(m.stdout)["total"] > 0 and "cards/bad.yaml:2" in m.stderr
+    gone = muse("mentions", "董卓", "--json", "--book", d)
+    assert gone.exit_code == 2 and json.loads(gone.stdout)["error"]["code"] == "CARD_NOT_FOUND"
+    assert "cards/bad.yaml" in json.loads(gone.stdout)["error"]["what"]
+    for args in (("cards", "show", "关羽"), ("ledger",), ("sync",)):
+        r = muse(*args, "--json", "--book", d)
+        assert r.exit_code == 2 and json.loads(r.stdout)["error"]["where"] == "cards/bad.yaml:2", args

@@ -293,8 +293,9 @@ def test_sync_extracts_with_a_model_and_cli_shows_rejections(muse, tmp_path: Pat
     }
     book = scripted_book(tmp_path / "b", script)
     r = muse("sync", "--book", book.root, "--json")
-    assert r.exit_code == 0, r.stderr
+    assert r.exit_code == 1, r.stderr  # issue 15.6: the replayed memory has errors (exit 0 hid them)
     doc = json.loads(r.stdout)
+    assert doc["ok"] is False
     assert doc["facts_extracted"] == [1, 2] and doc["facts_stale"] == [] and doc["facts_step"] == "passed"
     assert doc["facts_rejected"] == 2
     assert sorted(p["code"] for p in doc["problems"]) == ["FORESHADOW_PLANT_CAP", "FORESHADOW_UNKNOWN"]

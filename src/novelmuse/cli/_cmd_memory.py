@@ -20,7 +20,6 @@ from ..memory import (
     current_fact_cards,
     extract_facts,
     lint_cards,
-    load_cards,
     replay,
     update_index,
 )
@@ -62,6 +61,20 @@ def _progress_bar() -> Iterator[Callable[[str, int, int], None]]:
         yield progress
 
 
+def _cards_for_lookup(b: Book) -> CardSet:
+    """The valid cards, for commands that only look names up (`search`, `mentions`): a problem in one card file
+    is one warning line on stderr and that file is left out, instead of failing the command. The commands that
+    replay the memory (`cards show`, `ledger`, `sync`) still need every card valid."""
+    cards, problems = lint_cards(b, check_sources=False)
+    for p in problems:
+        also = f" (also at {p.other})" if p.other else ""
+        err_console.print(
+            f"warning[{p.code}]: {p.message}, {p.where}{also} — left out here; `muse cards lint` lists every problem",
+            markup=False,
+        )
+    return cards
+
+
 def _refresh_index(b: Book, cards: CardSet) -> None:
     """Bring the search index up to date before reading it (`muse search`, `muse mentions`), with the progress
     bar `muse sync` shows; a note on stderr when chapters were re-indexed, so --json stays one document."""
@@ -93,14 +106,15 @@ def cards_show(
     """Show a card's state at the end of a chapter, with the source of every value."""
     b = open_book(book)
     state = replay(b)
-    n = as_of if as_of is not None else _last_chapter(b.chapter_numbers())
+    last = _last_chapter(b.chapter_numbers())
+    n = as_of if as_of is not None else last
     card = state.card_as_of(name, n)
     past = state.index.history(card.card_id, n) if history else None
-    status = dict(state.facts_status)
+    doc = reports.card_show_doc(card, past, dict(state.facts_status), last)
     if json_out:
-        emit_json(reports.card_show_doc(card, past, status))
+        emit_json(doc)
     else:
-        reports.render_card(console, card, past, status)
+        reports.render_card(console, doc)
 
 
 @cards_app.command("lint")
@@ -129,7 +143,10 @@ def ledger(
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """The foreshadow ledger (伏笔账本): planted, unresolved items as of a chapter, with age and overdue flag."""
+    """The foreshadow ledger (伏笔账本): planted, unresolved items as of a chapter, with age and overdue flag.
+
+    Exit 1 when the ledger has problems (an advance or resolve of an unknown foreshadow, a duplicate plant, …).
+    """
     b = open_book(book)
     state = replay(b)
     last = max([_last_chapter(b.chapter_numbers()), *state.outlines.keys(), 0])
@@ -141,11 +158,13 @@ def ledger(
         overdue_default_age=state.overdue_default_age,
         problems=state.problems,
         facts_status=dict(state.facts_status),
+        last_chapter=last,
     )
     if json_out:
         emit_json(doc)
     else:
         reports.render_ledger(console, doc)
+    finish(reports.findings_outcome(len(doc.problems)))
 
 
 @app.command()
@@ -163,7 +182,7 @@ def search(
     """BM25 search of earlier chapters: chapters ranked as whole documents (heading included), each with its best
     paragraph chunk; --json also lists the k best chunks. The index is brought up to date first."""
     b = open_book(book)
-    cards = load_cards(b)
+    cards = _cards_for_lookup(b)
     _refresh_index(b, cards)
     doc = reports.search_doc(SearchIndex(b, cards).find(query, before=before, k=k, isolated=isolated))
     if json_out:
@@ -181,7 +200,7 @@ def mentions(
 ) -> None:
     """Where a card is named (any of its names), per chapter, and the last chapter before N."""
     b = open_book(book)
-    cards = load_cards(b)
+    cards = _cards_for_lookup(b)
     card = cards.require(name)
     _refresh_index(b, cards)
     doc = reports.mentions_doc(card_mentions(b.db, card, before=before))
@@ -196,7 +215,8 @@ def sync(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     """Bring memory up to date after manual edits: re-index changed chapters, re-extract or mark stale facts.
 
     Never rewrites a chapter file. Interrupted work resumes where it stopped (each chapter is committed on
-    its own). Exit 3 when a fact extraction failed closed.
+    its own). Exit 3 when a fact extraction failed closed, 1 when the replayed memory has problems (an
+    advance or resolve of an unknown foreshadow, a duplicate plant, a rejected fact-card item, …).
     """
     b = open_book(book)
     with _progress_bar() as progress:

@@ -48,6 +48,7 @@ class _Change:
     value: Scalar | None
     source: Source
     author_start: bool  # an author's range start (wins over a fact at the same chapter)
+    note: str = ""  # the author's note on the value (cards only)
 
 
 @dataclass
@@ -74,21 +75,24 @@ class _Series:
 
 @dataclass(frozen=True, slots=True)
 class ValueAt:
-    """An attribute's value at the queried chapter: since which chapter it holds, and its source."""
+    """An attribute's value at the queried chapter: since which chapter it holds, its source, the author's note."""
 
     value: Scalar
     since: int
     source: Source
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class RelationAt:
-    """A relation holding at the queried chapter."""
+    """A relation holding at the queried chapter: the target card's id and name, and the author's note."""
 
     type: str
     target: str
     since: int
     source: Source
+    target_name: str = ""
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -121,7 +125,7 @@ def _author_changes(card: Card) -> dict[Key, _Series]:
                 span.start if span else None,
                 span.end if span else None,
             )
-            series.put(_Change(e.start, e.value, src, True))
+            series.put(_Change(e.start, e.value, src, True, e.note))
             if e.end is not None:
                 ends.append(_Change(e.end + 1, None, src, False))
         for end in ends:  # an author start at the same chapter wins over the end of the previous range
@@ -144,7 +148,7 @@ class CardIndex:
         """One attribute of one card at the end of `chapter`."""
         series = self._series[card_id].get(("attr", attribute))
         ch = series.at(chapter) if series else None
-        return None if ch is None or ch.value is None else ValueAt(ch.value, ch.chapter, ch.source)
+        return None if ch is None or ch.value is None else ValueAt(ch.value, ch.chapter, ch.source, ch.note)
 
     def history(self, card_id: str, chapter: int) -> dict[str, list[ValueAt]]:
         """Every value each attribute took up to the end of `chapter`, oldest first, with its source
@@ -155,7 +159,7 @@ class CardIndex:
             if key[0] != "attr":
                 continue
             values = [
-                ValueAt(ch.value, ch.chapter, ch.source)
+                ValueAt(ch.value, ch.chapter, ch.source, ch.note)
                 for ch in series.changes
                 if ch.chapter <= chapter and ch.value is not None
             ]
@@ -173,9 +177,11 @@ class CardIndex:
             if ch is None or ch.value is None:
                 continue
             if key[0] == "attr":
-                attrs[key[1]] = ValueAt(ch.value, ch.chapter, ch.source)
+                attrs[key[1]] = ValueAt(ch.value, ch.chapter, ch.source, ch.note)
             elif ch.value is not False:
-                rels.append(RelationAt(key[1], key[2], ch.chapter, ch.source))
+                target = self.cards.cards.get(key[2])
+                name = target.name if target is not None else ""
+                rels.append(RelationAt(key[1], key[2], ch.chapter, ch.source, name, ch.note))
         return CardState(card.id, card.type, card.name, list(card.aliases), chapter, attrs, rels)
 
     def as_of(self, chapter: int) -> dict[str, CardState]:

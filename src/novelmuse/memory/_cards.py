@@ -18,33 +18,77 @@ One card per file::
 Problems found across the card set: overlapping ranges of one attribute or relation, a relation to an
 unknown card id, a name or alias claimed by two cards (both places named), duplicate ids, bad types,
 source pointers outside their chapter. Codes are ``CARD_*``; loading raises the first (exit 2),
-`lint_cards` lists them all.
+`lint_cards` lists them all (every unknown key and every invalid field, each with its line).
+
+Strict values: chapters are integers 0…`MAX_CHAPTER` (YAML ``true`` is not chapter 1), values are finite (no
+NaN), names and aliases are at most `MAX_NAME_CHARS` characters, not blank, without control or invisible
+format characters and without surrounding spaces; an id is not ``.``/``..``-like; a card does not relate to
+itself. A parsed file is cached by its sha256 (``memory_card_cache``): 500 cards are not re-parsed per command.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
+import math
+import sqlite3
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from ..book import Book, LineDict, LineList, line_of, load_yaml_lines, read_chapter_file, validate_located
+from ..book import Book, LineDict, LineList, line_of, load_yaml_lines, read_chapter_file
 from ..errors import InputError, MuseError
+from ..store import transaction
+from ..text import sha256_hex
 
 CardType = Literal["character", "place", "item", "faction", "concept"]
 Scalar = str | int | float | bool
 
 
+#: The highest chapter number a card may name (the same bound as chapter headings).
+MAX_CHAPTER = 99_999
+#: The longest name or alias (characters); a name is one token and one automaton pattern: linear in its length.
+MAX_NAME_CHARS = 100
+#: Bump when parsing or validation rules change: every cached card is then parsed again.
+PARSER_VERSION = "cards-v2"
+
+Chapter = Field(ge=0, le=MAX_CHAPTER)  # 0 is the prologue (序, chapters/0000.md)
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # strict: YAML `true` is not chapter 1 and `"3"` is not 3; no NaN or infinite values
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True, allow_inf_nan=False)
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` cannot be a card name or alias (None when it can)."""
+    if not name.strip():
+        return "is blank"
+    if len(name) > MAX_NAME_CHARS:
+        return f"is {len(name):,} characters long (at most {MAX_NAME_CHARS})"
+    if name != name.strip():
+        return "starts or ends with a space"
+    bad = next((ch for ch in name if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp")), None)
+    if bad is not None:
+        return f"contains the control or invisible character U+{ord(bad):04X}"
+    return None
 
 
 class SourceSpan(_Strict):
     """A span of a chapter's body: [start, end) character offsets."""
 
-    chapter: int = Field(ge=0)  # 0 is the prologue (序, chapters/0000.md)
+    chapter: int = Chapter
     start: int = Field(ge=0)
     end: int = Field(ge=1)
 
@@ -56,8 +100,8 @@ class SourceSpan(_Strict):
 
 
 class _Ranged(_Strict):
-    from_: int = Field(alias="from", ge=0)  # 0: from the prologue (序) on
-    to: int | None = Field(default=None, ge=0)
+    from_: int = Field(alias="from", ge=0, le=MAX_CHAPTER)  # 0: from the prologue (序) on
+    to: int | None = Field(default=None, ge=0, le=MAX_CHAPTER)
     source: SourceSpan | None = None
     note: str = ""
 
@@ -73,6 +117,15 @@ class RangedValue(_Ranged):
 
     value: Scalar
 
+    @field_validator("value", mode="before")
+    @classmethod
+    def _scalar(cls, v: object) -> object:
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError("the value is not a finite number (NaN or infinite)")
+        if not isinstance(v, str | int | float | bool):
+            raise ValueError("a value must be text, a number or true/false")
+        return v
+
 
 class RelationEntry(_Ranged):
     """A relation of `type` to another card id, valid over a chapter range."""
@@ -81,23 +134,40 @@ class RelationEntry(_Ranged):
     target: str = Field(min_length=1)
 
 
+def _checked_name(v: str, what: str) -> str:
+    why = name_problem(v)
+    if why is not None:
+        raise ValueError(f"{what} {why}")
+    return v
+
+
+Alias = Annotated[str, AfterValidator(lambda v: _checked_name(v, "an alias"))]
+
+
 class CardFile(_Strict):
     """The content of one ``cards/*.yaml`` file."""
 
     id: str = Field(pattern=r"^[A-Za-z0-9_\-.\u4e00-\u9fff]{1,64}$")
     type: CardType
-    name: str = Field(min_length=1)
-    aliases: list[str] = []
+    name: str
+    aliases: list[Alias] = []
     description: str = ""
     attributes: dict[str, list[RangedValue]] = {}
     relations: list[RelationEntry] = []
 
-    @model_validator(mode="after")
-    def _names(self) -> CardFile:
-        for a in self.aliases:
-            if not a.strip():
-                raise ValueError("an alias is empty")
-        return self
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if v.startswith(".") or ".." in v:
+            raise ValueError(
+                f"the id {v!r} starts with '.' or contains '..' (ids may name files: use letters, digits, -)"
+            )
+        return v
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return _checked_name(v, "the name")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +180,7 @@ class AuthorEntry:
     file: str  # relative to the book root
     line: int
     span: SourceSpan | None
+    note: str = ""  # the author's note on this value
 
 
 @dataclass
@@ -160,6 +231,7 @@ class CardSet:
 
     cards: dict[str, Card]
     by_name: dict[str, str]  # any name or alias (and the id) → card id
+    skipped: list[str] = field(default_factory=list)  # card files left out as invalid (lenient loading only)
 
     def resolve(self, name: str) -> Card | None:
         """The card called `name` (id, name or any alias), or None."""
@@ -171,11 +243,13 @@ class CardSet:
         card = self.resolve(name)
         if card is None:
             known = ", ".join(c.name for c in list(self.cards.values())[:8]) or "none"
+            skipped = f"; invalid, so not read: {', '.join(self.skipped)}" if self.skipped else ""
             raise InputError(
                 "CARD_NOT_FOUND",
-                f"no card is called {name!r} (cards: {known}{', …' if len(self.cards) > 8 else ''})",
+                f"no card is called {name!r} (cards: {known}{', …' if len(self.cards) > 8 else ''}{skipped})",
                 "cards/",
-                "use a card's id, name or one of its aliases",
+                "use a card's id, name or one of its aliases"
+                + (" (or fix the invalid card files: `muse cards lint`)" if self.skipped else ""),
             )
         return card
 
@@ -187,7 +261,7 @@ class CardSet:
 def _entries(raw: Any, key_path: tuple[Any, ...], values: list[Any], rel: str, value_of: Any) -> list[AuthorEntry]:
     out: list[AuthorEntry] = []
     for i, v in enumerate(values):
-        out.append(AuthorEntry(value_of(v), v.from_, v.to, rel, line_of(raw, (*key_path, i)), v.source))
+        out.append(AuthorEntry(value_of(v), v.from_, v.to, rel, line_of(raw, (*key_path, i)), v.source, v.note))
     return out
 
 
@@ -200,16 +274,44 @@ def _overlaps(entries: list[AuthorEntry]) -> list[tuple[AuthorEntry, AuthorEntry
     return out
 
 
-def _parse_card(book: Book, path: Path) -> Card:
-    rel = str(path.relative_to(book.root))
+def _validation_problems(exc: ValidationError, raw: Any, rel: str) -> list[CardProblem]:
+    """Every error of a card (each unknown key, each bad field) with the line it is written on."""
+    out: list[CardProblem] = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        field_name = ".".join(str(p) for p in loc) or "(top level)"
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = f"unknown key {loc[-1]!r}"
+        out.append(CardProblem("CARD_INVALID", f"{msg} at {field_name}", f"{rel}:{line_of(raw, loc)}"))
+    return sorted(out, key=lambda p: int(p.where.rpartition(":")[2]))
+
+
+class _CardInvalid(Exception):
+    def __init__(self, problems: list[CardProblem]):
+        super().__init__(problems[0].message)
+        self.problems = problems
+
+
+def _parse_card(book: Book, path: Path, data: bytes) -> Card:
+    """Parse and validate one card file (`_CardInvalid` lists every problem of the file)."""
+    rel = path.relative_to(book.root).as_posix()
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError("CARD_SYNTAX", f"not UTF-8 (byte {exc.start})", f"{rel}:1", "save the file as UTF-8") from exc
-    raw = load_yaml_lines(Path(rel), code_prefix="CARD", text=text)
+        raise _CardInvalid([CardProblem("CARD_SYNTAX", f"not UTF-8 (byte {exc.start})", f"{rel}:1")]) from exc
+    try:
+        raw = load_yaml_lines(Path(rel), code_prefix="CARD", text=text)
+    except MuseError as exc:
+        raise _CardInvalid([CardProblem(exc.code, exc.what, exc.where)]) from exc
     if not isinstance(raw, LineDict):
-        raise InputError("CARD_INVALID", "a card file must be one mapping (id, type, name, …)", f"{rel}:1", "")
-    model = validate_located(CardFile, raw, Path(rel), code="CARD_INVALID", fix="fix the card (see README: cards)")
+        raise _CardInvalid(
+            [CardProblem("CARD_INVALID", "a card file must be one mapping (id, type, name, …)", f"{rel}:1")]
+        )
+    try:
+        model = CardFile.model_validate(raw)
+    except ValidationError as exc:
+        raise _CardInvalid(_validation_problems(exc, raw, rel)) from exc
     card = Card(model.id, model.type, model.name, list(model.aliases), model.description, rel, raw.line)
     aliases = raw.get("aliases")
     alias_lines = aliases.item_lines if isinstance(aliases, LineList) else []
@@ -219,11 +321,111 @@ def _parse_card(book: Book, path: Path) -> Card:
     card.name_lines.setdefault(model.id, line_of(raw, ("id",)))
     for attr, values in model.attributes.items():
         card.attributes[attr] = _entries(raw, ("attributes", attr), values, rel, lambda v: v.value)
-    rel_lines = raw.get("relations", LineList())
+    selfish: list[CardProblem] = []
     for i, r in enumerate(model.relations):
-        line = rel_lines.item_lines[i] if isinstance(rel_lines, LineList) else raw.line
-        card.relations.setdefault((r.type, r.target), []).append(AuthorEntry(True, r.from_, r.to, rel, line, r.source))
+        line = line_of(raw, ("relations", i))
+        if r.target == model.id:
+            selfish.append(
+                CardProblem("CARD_INVALID", f"card {model.id!r} has a relation {r.type!r} to itself", f"{rel}:{line}")
+            )
+        card.relations.setdefault((r.type, r.target), []).append(
+            AuthorEntry(True, r.from_, r.to, rel, line, r.source, r.note)
+        )
+    if selfish:
+        raise _CardInvalid(selfish)
     return card
+
+
+def _card_json(card: Card) -> dict[str, Any]:
+    def entry(e: AuthorEntry) -> list[Any]:
+        span = None if e.span is None else [e.span.chapter, e.span.start, e.span.end]
+        return [e.value, e.start, e.end, e.line, span, e.note]
+
+    return {
+        "id": card.id,
+        "type": card.type,
+        "name": card.name,
+        "aliases": card.aliases,
+        "description": card.description,
+        "file": card.file,
+        "line": card.line,
+        "attributes": {a: [entry(e) for e in es] for a, es in card.attributes.items()},
+        "relations": [[t, target, [entry(e) for e in es]] for (t, target), es in card.relations.items()],
+        "name_lines": card.name_lines,
+    }
+
+
+def _card_from_json(d: dict[str, Any]) -> Card:
+    file = d["file"]
+
+    def entry(e: list[Any]) -> AuthorEntry:
+        value, start, end, line, span, note = e
+        src = None if span is None else SourceSpan.model_construct(chapter=span[0], start=span[1], end=span[2])
+        return AuthorEntry(value, start, end, file, line, src, note)
+
+    card = Card(d["id"], d["type"], d["name"], d["aliases"], d["description"], file, d["line"])
+    card.attributes = {a: [entry(e) for e in es] for a, es in d["attributes"].items()}
+    card.relations = {(t, target): [entry(e) for e in es] for t, target, es in d["relations"]}
+    card.name_lines = d["name_lines"]
+    return card
+
+
+def _load_card_files(book: Book) -> list[tuple[Card | None, list[CardProblem]]]:
+    """Every card file parsed (from the cache when its sha256 is unchanged), in file-name order. The cache is
+    only an optimisation: a book whose database cannot be opened or written is parsed without it."""
+    from ._files import FileHashes  # the stat cache lives beside the other memory tables
+
+    try:
+        conn: sqlite3.Connection | None = book.db
+    except MuseError:
+        conn = None
+    hashes = FileHashes(conn, book.root) if conn is not None else None
+    cached: dict[str, tuple[str, str]] = {}
+    if conn is not None:
+        rows = conn.execute("SELECT path, sha256, parsed FROM memory_card_cache WHERE version = ?", (PARSER_VERSION,))
+        cached = {r[0]: (r[1], r[2]) for r in rows}
+    out: list[tuple[Card | None, list[CardProblem]]] = []
+    fresh: list[tuple[str, str, str]] = []
+    for path in card_paths(book):
+        rel = path.relative_to(book.root).as_posix()
+        sha = hashes.known(path) if hashes is not None else None
+        hit = cached.get(rel)
+        data = b""
+        if sha is None:  # changed, new, or changed too recently to trust its stat: read and hash it
+            try:
+                st = path.stat()
+                data = path.read_bytes()
+            except OSError as exc:
+                out.append((None, [CardProblem("CARD_READ", f"cannot read ({exc.strerror})", rel)]))
+                continue
+            sha = sha256_hex(data)
+            if hashes is not None:
+                hashes.record(path, st, sha)
+        if hit is not None and hit[0] == sha:
+            parsed = json.loads(hit[1])
+        else:
+            if not data:
+                data = path.read_bytes()
+            try:
+                parsed = {"card": _card_json(_parse_card(book, path, data))}
+            except _CardInvalid as exc:
+                parsed = {"problems": [[p.code, p.message, p.where] for p in exc.problems]}
+            fresh.append((rel, sha, json.dumps(parsed, ensure_ascii=False)))
+        if "card" in parsed:
+            out.append((_card_from_json(parsed["card"]), []))
+        else:
+            out.append((None, [CardProblem(c, m, w) for c, m, w in parsed["problems"]]))
+    if conn is not None and hashes is not None and fresh:
+        try:
+            hashes.save()
+            with transaction(conn):
+                conn.executemany(
+                    "INSERT OR REPLACE INTO memory_card_cache VALUES (?, ?, ?, ?)",
+                    [(rel, sha, PARSER_VERSION, parsed) for rel, sha, parsed in fresh],
+                )
+        except sqlite3.Error:
+            pass  # a read-only database: the next command parses these files again
+    return out
 
 
 def card_paths(book: Book) -> list[Path]:
@@ -237,11 +439,11 @@ def lint_cards(book: Book, *, check_sources: bool = True) -> tuple[CardSet, list
     """Load every card and list every problem (never raises for a card problem)."""
     problems: list[CardProblem] = []
     cards: dict[str, Card] = {}
-    for path in card_paths(book):
-        try:
-            card = _parse_card(book, path)
-        except MuseError as exc:
-            problems.append(CardProblem(exc.code, exc.what, exc.where))
+    skipped: list[str] = []
+    for card, file_problems in _load_card_files(book):
+        problems.extend(file_problems)
+        if card is None:
+            skipped.append(file_problems[0].where.partition(":")[0])
             continue
         if card.id in cards:
             first = cards[card.id]
@@ -253,6 +455,7 @@ def lint_cards(book: Book, *, check_sources: bool = True) -> tuple[CardSet, list
                     f"{first.file}:{first.line_of_name(card.id)}",
                 )
             )
+            skipped.append(card.file)
             continue
         cards[card.id] = card
     by_name: dict[str, str] = {}
@@ -303,7 +506,7 @@ def lint_cards(book: Book, *, check_sources: bool = True) -> tuple[CardSet, list
                 )
     if check_sources:
         problems.extend(_check_sources(book, cards))
-    return CardSet(cards, by_name), problems
+    return CardSet(cards, by_name, skipped), problems
 
 
 def _check_sources(book: Book, cards: dict[str, Card]) -> list[CardProblem]:

@@ -29,8 +29,15 @@ class MentionMatcher:
     def __init__(self, names: dict[str, str]):
         self._names = [name for name in names if name]
         self._ids = [names[name] for name in self._names]
+        # A contiguous NFA always: for a few patterns the crate would pick a DFA, whose build is quadratic-ish in
+        # a pattern's length (a 20,000-character name took 12.7 s to compile); the NFA builds in linear time and
+        # scans about as fast (measured on 三国演义 × 4 with 2,000 names).
         self._auto = (
-            ahocorasick_rs.AhoCorasick(self._names, matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
+            ahocorasick_rs.AhoCorasick(
+                self._names,
+                matchkind=ahocorasick_rs.MatchKind.LeftmostLongest,
+                implementation=ahocorasick_rs.Implementation.ContiguousNFA,
+            )
             if self._names
             else None
         )

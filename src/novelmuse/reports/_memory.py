@@ -43,9 +43,11 @@ class CardShowDoc(BaseModel):
     name: str
     aliases: list[str]
     as_of: int
-    attributes: dict[str, ValueAt]
-    relations: list[RelationAt]
+    attributes: dict[str, ValueAt]  # each with its source and the author's note
+    relations: list[RelationAt]  # each with the target card's id and name, source and note
     history: dict[str, list[ValueAt]] | None = None  # with --history: every earlier value and its source
+    last_chapter: int | None = None  # the book's last chapter
+    beyond_last: bool = False  # as_of is after the last chapter: the end of the book plus values dated later
     facts_stale: list[int] = []  # chapters ≤ as_of whose fact card is for an older text: their changes are not in
     facts_missing: list[int] = []  # chapters ≤ as_of never extracted: only the author's cards count there
 
@@ -72,13 +74,18 @@ def _print_facts_gaps(console: Console, stale: list[int], missing: list[int], wh
 
 
 def card_show_doc(
-    state: CardState, history: dict[str, list[ValueAt]] | None = None, facts_status: Mapping[int, str] | None = None
+    state: CardState,
+    history: dict[str, list[ValueAt]] | None = None,
+    facts_status: Mapping[int, str] | None = None,
+    last_chapter: int | None = None,
 ) -> CardShowDoc:
     """`muse cards show` as JSON (`facts_status`: chapter → current / stale / missing, to say what is left out)."""
     stale, missing = _facts_gaps(facts_status, state.as_of)
     return CardShowDoc(
         facts_stale=stale,
         facts_missing=missing,
+        last_chapter=last_chapter,
+        beyond_last=last_chapter is not None and state.as_of > last_chapter,
         history=history,
         id=state.card_id,
         type=state.type,
@@ -90,29 +97,33 @@ def card_show_doc(
     )
 
 
-def render_card(
-    console: Console,
-    state: CardState,
-    history: dict[str, list[ValueAt]] | None = None,
-    facts_status: Mapping[int, str] | None = None,
-) -> None:
-    """A card's state as of a chapter, with the source of every value (and, with history, earlier values),
-    then which chapters' fact cards are stale or missing (their changes are not in the state)."""
-    alias = f"（{'、'.join(state.aliases)}）" if state.aliases else ""
-    console.print(f"{state.name}{alias} [{state.type}, id {state.card_id}] as of chapter {state.as_of}", markup=False)
-    table = Table("attribute", "value", "since", "source")
-    for k, v in sorted(state.attributes.items()):
-        table.add_row(k, str(v.value), str(v.since), v.source.describe())
-    for r in state.relations:
-        table.add_row(f"relation {r.type}", r.target, str(r.since), r.source.describe())
+def render_card(console: Console, doc: CardShowDoc) -> None:
+    """A card's state as of a chapter, with the source and note of every value, relation targets by name (and,
+    with history, earlier values), then which chapters' fact cards are stale or missing (their changes are not
+    in the state); says so when the chapter asked for is after the book's last chapter."""
+    alias = f"（{'、'.join(doc.aliases)}）" if doc.aliases else ""
+    console.print(f"{doc.name}{alias} [{doc.type}, id {doc.id}] as of chapter {doc.as_of}", markup=False)
+    if doc.beyond_last:
+        console.print(
+            f"note: chapter {doc.as_of} is after the last chapter ({doc.last_chapter}): this is the state at the end "
+            "of the book plus any card values dated later",
+            style="yellow",
+            markup=False,
+        )
+    table = Table("attribute", "value", "since", "source", "note")
+    for k, v in sorted(doc.attributes.items()):
+        table.add_row(k, str(v.value), str(v.since), v.source.describe(), v.note)
+    for r in doc.relations:
+        target = f"{r.target_name} ({r.target})" if r.target_name else r.target
+        table.add_row(f"relation {r.type}", target, str(r.since), r.source.describe(), r.note)
     console.print(table)
-    if history:
-        past = Table("attribute", "value", "from chapter", "source", title="history")
-        for k, vs in sorted(history.items()):
+    if doc.history:
+        past = Table("attribute", "value", "from chapter", "source", "note", title="history")
+        for k, vs in sorted(doc.history.items()):
             for v in vs:
-                past.add_row(k, str(v.value), str(v.since), v.source.describe())
+                past.add_row(k, str(v.value), str(v.since), v.source.describe(), v.note)
         console.print(past)
-    _print_facts_gaps(console, *_facts_gaps(facts_status, state.as_of), "changes are")
+    _print_facts_gaps(console, doc.facts_stale, doc.facts_missing, "changes are")
 
 
 class CardLintDoc(BaseModel):
@@ -146,6 +157,8 @@ class LedgerDoc(BaseModel):
     total: int
     left_out: int
     overdue_default_age: int | None
+    last_chapter: int | None = None  # the book's last chapter (or outline)
+    beyond_last: bool = False  # as_of is after it: ages are counted to as_of
     facts_stale: list[int]  # chapters ≤ as_of whose fact card is for an older text: not in the ledger
     facts_missing: list[int]  # chapters ≤ as_of never extracted: only their outline operations count
     items: list[ActiveForeshadow]
@@ -159,11 +172,17 @@ def ledger_doc(
     overdue_default_age: int | None,
     problems: list[MemoryProblem],
     facts_status: Mapping[int, str] | None = None,
+    last_chapter: int | None = None,
 ) -> LedgerDoc:
-    """`muse ledger` as JSON (`total` counts the items that pass --overdue; `left_out` what --limit cut)."""
+    """`muse ledger` as JSON (`total` counts the items that pass --overdue; `left_out` what --limit cut; `ok` is
+    false when the ledger has problems)."""
     items = active.items
     stale, missing = _facts_gaps(facts_status, active.as_of)
+    shown = [p for p in problems if p.chapter <= active.as_of]
     return LedgerDoc(
+        ok=not shown,
+        last_chapter=last_chapter,
+        beyond_last=last_chapter is not None and active.as_of > last_chapter,
         facts_stale=stale,
         facts_missing=missing,
         as_of=active.as_of,
@@ -172,7 +191,7 @@ def ledger_doc(
         left_out=active.left_out,
         overdue_default_age=overdue_default_age,
         items=items,
-        problems=[p for p in problems if p.chapter <= active.as_of],
+        problems=shown,
     )
 
 
@@ -190,6 +209,12 @@ def render_ledger(console: Console, doc: LedgerDoc) -> None:
             f.description,
         )
     console.print(f"active foreshadows as of chapter {doc.as_of}: {doc.total}", markup=False)
+    if doc.beyond_last:
+        console.print(
+            f"note: chapter {doc.as_of} is after the last chapter ({doc.last_chapter}): ages are counted to it",
+            style="yellow",
+            markup=False,
+        )
     console.print(table)
     if doc.left_out:
         console.print(f"{doc.left_out} more not shown (--limit)", markup=False)
@@ -297,7 +322,7 @@ class SyncDoc(BaseModel):
 def sync_doc(r: SyncResult) -> SyncDoc:
     """`muse sync` as JSON."""
     return SyncDoc(
-        ok=r.facts_error is None,
+        ok=r.facts_error is None and not r.problems,
         added=r.index.added,
         changed=r.index.changed,
         removed=r.index.removed,
@@ -432,9 +457,12 @@ def _fact_item(kind: str, item: dict[str, object]) -> str:
 
 
 def sync_outcome(doc: SyncDoc) -> Outcome:
-    """failed_closed: a fact extraction failed closed; not_evaluated: fact cards were left stale (no model); ok."""
+    """failed_closed: a fact extraction failed closed; findings: the replayed memory has problems (an unknown or
+    duplicate foreshadow, a rejected item); not_evaluated: fact cards were left stale (no model); ok."""
     if doc.facts_error is not None:
         return "failed_closed"
+    if doc.problems:
+        return "findings"
     return "not_evaluated" if doc.facts_step.startswith("skipped") else "ok"
 
 

@@ -1,0 +1,99 @@
+"""What the memory commands say (issue 15.5, 15.6): relation targets by name and notes, --as-of beyond the last
+chapter, the per-name breakdown of mentions, and ledger/sync exit 1 when the replayed memory has errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from novelmuse.book import Book
+
+
+def test_cards_show_prints_relation_targets_by_name_and_value_notes(
+    muse, small_book: Book, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # one table row per line
+    path = small_book.cards_dir / "guan-yu.yaml"
+    text = path.read_text(encoding="utf-8")
+    text = text.replace(
+        "{value: alive, from: 1, to: 76}", "{value: alive, from: 1, to: 76, note: 温酒斩华雄时仍是马弓手}"
+    )
+    text = text.replace(
+        "{type: 结义兄弟, target: liu-bei, from: 1}", "{type: 结义兄弟, target: liu-bei, from: 1, note: 桃园}"
+    )
+    path.write_text(text, encoding="utf-8")
+    doc = json.loads(muse("cards", "show", "关羽", "--as-of", "3", "--json", "--book", small_book.root).stdout)
+    assert doc["attributes"]["status"]["note"] == "温酒斩华雄时仍是马弓手"
+    rels = {r["target"]: r for r in doc["relations"]}
+    assert rels["liu-bei"]["target_name"] == "刘备" and rels["liu-bei"]["note"] == "桃园"
+    assert rels["zhang-fei"]["target_name"] == "张飞" and rels["zhang-fei"]["note"] == ""
+    assert doc["last_chapter"] == 6 and doc["beyond_last"] is False
+    human = muse("cards", "show", "关羽", "--as-of", "3", "--book", small_book.root).stdout
+    assert "刘备 (liu-bei)" in human and "温酒斩华雄时仍是马弓手" in human and "桃园" in human
+    assert "after the last chapter" not in human
+
+
+def test_as_of_beyond_the_last_chapter_says_so(muse, small_book: Book) -> None:
+    doc = json.loads(muse("cards", "show", "关羽", "--as-of", "90", "--json", "--book", small_book.root).stdout)
+    assert doc["as_of"] == 90 and doc["last_chapter"] == 6 and doc["beyond_last"] is True
+    assert doc["attributes"]["status"]["value"] == "dead"  # the author's card dates his death at 77
+    human = muse("cards", "show", "关羽", "--as-of", "90", "--book", small_book.root).stdout
+    assert "note: chapter 90 is after the last chapter (6)" in human
+    ledger = muse("ledger", "--as-of", "90", "--json", "--book", small_book.root)
+    assert ledger.exit_code == 0 and json.loads(ledger.stdout)["beyond_last"] is True
+    assert "after the last chapter (6)" in muse("ledger", "--as-of", "90", "--book", small_book.root).stdout
+
+
+def test_mentions_show_the_per_name_breakdown(muse, small_book: Book) -> None:
+    doc = json.loads(muse("mentions", "刘备", "--json", "--book", small_book.root).stdout)
+    assert list(doc["by_name"]) == ["刘备", "玄德", "刘玄德", "刘皇叔"]  # every name, in the card's order
+    assert sum(doc["by_name"].values()) == doc["total"] and doc["by_name"]["玄德"] > doc["by_name"]["刘备"]
+    for c in doc["chapters"]:
+        assert sum(c["by_name"].values()) == c["count"] == len(c["offsets"])
+        assert c["by_name"] == {n: sum(1 for *_, m in c["offsets"] if m == n) for n in c["by_name"]}
+    human = muse("mentions", "刘备", "--book", small_book.root).stdout
+    assert "by name: 刘备 " in human and f"玄德 {doc['by_name']['玄德']}" in human
+
+
+def test_foreshadow_errors_make_ledger_and_sync_exit_1(muse, small_book: Book) -> None:
+    outlines = small_book.root / "outlines"
+    outlines.mkdir()
+    (outlines / "0001.yaml").write_text(
+        "chapter: 1\nforeshadows:\n  - {op: plant, id: F-seal, description: 玉玺}\n", encoding="utf-8"
+    )
+    (outlines / "0002.yaml").write_text(
+        "chapter: 2\nforeshadows:\n  - {op: resolve, id: F-ghost}\n  - {op: plant, id: F-seal, description: 又一次}\n",
+        encoding="utf-8",
+    )
+    r = muse("ledger", "--json", "--book", small_book.root)
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 1 and doc["ok"] is False
+    assert [p["code"] for p in doc["problems"]] == ["FORESHADOW_UNKNOWN", "FORESHADOW_DUPLICATE"]
+    assert muse("ledger", "--as-of", "1", "--json", "--book", small_book.root).exit_code == 0  # before them
+    s = muse("sync", "--json", "--book", small_book.root)
+    assert s.exit_code == 1 and json.loads(s.stdout)["ok"] is False
+    human = muse("ledger", "--book", small_book.root)
+    assert human.exit_code == 1 and "error[FORESHADOW_UNKNOWN]" in human.stdout
+
+
+@pytest.mark.parametrize("command", [("search", "桃园"), ("mentions", "关羽"), ("sync",)])
+def test_the_first_search_or_mentions_shows_the_progress_bar_sync_shows(
+    muse, small_book: Book, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]
+) -> None:
+    """Issue 15.4: the first search/mentions built the index silently for 12–20 s on a whole novel."""
+    import io
+
+    from rich.console import Console
+
+    from novelmuse.cli import _cmd_memory
+
+    screen = io.StringIO()
+    monkeypatch.setattr(_cmd_memory, "err_console", Console(file=screen, force_terminal=True, width=100))
+    assert muse(*command, "--book", small_book.root).exit_code == 0
+    shown = screen.getvalue()
+    assert "indexing" in shown and "6/6" in shown and "search index" in shown
+    screen.truncate(0)
+    screen.seek(0)
+    assert muse(*command, "--book", small_book.root).exit_code == 0
+    assert "indexing" not in screen.getvalue()  # nothing to redo: no bar
