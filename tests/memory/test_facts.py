@@ -439,3 +439,70 @@ def test_a_second_plant_of_an_existing_foreshadow_is_rejected(small_book: Book) 
     ]
     [item] = state.active_foreshadows(2).items
     assert (item.planted_chapter, item.payoff_chapter) == (1, 9)  # the first plant stands
+
+
+def test_sync_extraction_replays_the_memory_a_fixed_number_of_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17.4: each extracted chapter replayed (and re-hashed) every chapter twice — quadratic bookkeeping
+    (65 s for 5M characters). One cursor now serves every extraction of a sync."""
+    from novelmuse.memory import _replay, sync
+
+    empty = {"events": [], "foreshadows": [], "relations": [], "states": []}
+    script = {"extractor": [{"output": {**empty, "foreshadows": [plant("F-q", Q1[0])]}, "match": "第 1 章"}]}
+    script["extractor"] += [{"output": empty}] * 7
+    book = scripted_book(tmp_path / "b", script, chapters=8)
+    made = 0
+    real = _replay.MemoryCursor.__init__
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> None:
+        nonlocal made
+        made += 1
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(_replay.MemoryCursor, "__init__", counting)
+
+    async def go() -> Any:
+        async with ModelSession.open(book, run_kind="sync") as session:
+            return await sync(book, session)
+
+    result = asyncio.run(go())
+    assert result.facts_extracted == list(range(1, 9)) and result.facts_step == "passed"
+    # the replay that finds the stale chapters, the cost plan, the extraction cursor, the final replay
+    assert made == 4
+    state = replay(book)
+    assert [a.id for a in state.active_foreshadows(8).items] == ["F-q"]
+    assert set(state.validations) == set(range(1, 9)) and state.problems == result.problems == []
+
+
+def test_sync_says_the_calls_and_their_cost_first_and_has_dry_run_and_no_extract(muse, tmp_path: Path) -> None:
+    """Issue 15.7: no surprise bills — the plan is printed before the first call; --dry-run calls nothing and
+    writes no index row; --no-extract re-indexes and leaves the facts stale."""
+    empty = {"events": [], "foreshadows": [], "relations": [], "states": []}
+    script = {"extractor": [{"output": GOOD_1, "match": "第 1 章"}, {"output": empty}]}
+    book = scripted_book(tmp_path / "b", script)
+    with open(book.root / "book.toml", "a", encoding="utf-8") as f:
+        f.write('\n[prices."scripted-model-1"]\ninput = 1.0\noutput = 2.0\n')
+    dry = muse("sync", "--dry-run", "--json", "--book", book.root)
+    assert dry.exit_code == 0, dry.stderr
+    doc = json.loads(dry.stdout)
+    plan = doc["extraction"]
+    assert doc["dry_run"] is True and doc["facts_step"] == "skipped(--dry-run)" and doc["added"] == [1, 2]
+    assert plan["calls"] == 2 and plan["chapters"] == [1, 2] and plan["model"] == "scripted-model-1"
+    bodies = sum(len(book.read_chapter(n).body.encode("utf-8")) for n in (1, 2))
+    assert plan["input_tokens_max"] > bodies  # the chapter text is in every request: an upper bound
+    expected = (plan["input_tokens_max"] * 1.0 + 2 * plan["max_output_tokens"] * 2.0) / 1_000_000
+    assert abs(plan["cost_max"] - expected) < 1e-9
+    assert book.db.execute("SELECT count(*) FROM memory_chapters").fetchone()[0] == 0
+    assert book.db.execute("SELECT count(*) FROM receipts").fetchone()[0] == 0
+    human = muse("sync", "--dry-run", "--book", book.root)
+    assert "dry run — would re-index: 1-2" in human.stdout and "fact extraction: 2 calls" in human.stdout
+
+    no = json.loads(muse("sync", "--no-extract", "--json", "--book", book.root).stdout)
+    assert no["facts_step"] == "skipped(--no-extract)" and no["facts_stale"] == [1, 2] and no["reindexed"] == [1, 2]
+    assert no["extraction"] is None and book.db.execute("SELECT count(*) FROM receipts").fetchone()[0] == 0
+
+    real = muse("sync", "--json", "--book", book.root)
+    assert real.exit_code == 0, real.stderr
+    assert real.stderr.startswith("fact extraction: 2 calls to s:scripted-model-1 (chapters 1-2;")
+    assert "cost ≤ $" in real.stderr and json.loads(real.stdout)["facts_extracted"] == [1, 2]

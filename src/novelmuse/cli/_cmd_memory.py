@@ -15,6 +15,7 @@ from ..book import Book
 from ..errors import InputError
 from ..memory import (
     CardSet,
+    ExtractionPlan,
     SearchIndex,
     card_mentions,
     current_fact_cards,
@@ -211,16 +212,36 @@ def mentions(
 
 
 @app.command()
-def sync(book: BookOpt = None, json_out: JsonOpt = False) -> None:
+def sync(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only say what would be re-indexed and extracted, and the cost.")
+    ] = False,
+    no_extract: Annotated[
+        bool, typer.Option("--no-extract", help="Re-index, but call no model: stale fact cards stay stale.")
+    ] = False,
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
     """Bring memory up to date after manual edits: re-index changed chapters, re-extract or mark stale facts.
 
-    Never rewrites a chapter file. Interrupted work resumes where it stopped (each chapter is committed on
-    its own). Exit 3 when a fact extraction failed closed, 1 when the replayed memory has problems (an
-    advance or resolve of an unknown foreshadow, a duplicate plant, a rejected fact-card item, …).
+    With an extractor model configured it first says how many extraction calls it will make and what they
+    cost at most. Never rewrites a chapter file. Interrupted work resumes where it stopped (each chapter is
+    committed on its own). Exit 3 when a fact extraction failed closed, 1 when the replayed memory has
+    problems (an advance or resolve of an unknown foreshadow, a duplicate plant, a rejected fact-card item, …).
     """
     b = open_book(book)
+
+    def announce(plan: ExtractionPlan) -> None:
+        err_console.print(reports.plan_line(reports.plan_doc(plan)), markup=False)
+
     with _progress_bar() as progress:
-        result = in_session(b, "sync", lambda session: run_sync(b, session, progress=progress))
+        result = in_session(
+            b,
+            "sync",
+            lambda session: run_sync(
+                b, session, progress=progress, extract=not no_extract, dry_run=dry_run, on_plan=announce
+            ),
+        )
     doc = reports.sync_doc(result)
     if json_out:
         emit_json(doc)

@@ -23,7 +23,7 @@ from ._context import (
     previous_ending,
     story_memory,
 )
-from ._extract import FactCardResult, extract_facts, extract_request
+from ._extract import ExtractionPlan, FactCardResult, extract_facts, extract_request, plan_extraction
 from ._facts import FactCard, current_fact_cards, latest_fact_cards, locate_items, store_fact_card
 from ._index import (
     ChapterHit,
@@ -45,6 +45,7 @@ from ._replay import (
     DEAD_VALUES,
     STATUS_VOCABULARY,
     FactValidation,
+    MemoryCursor,
     MemoryProblem,
     MemoryState,
     StatusVocabulary,
@@ -70,6 +71,7 @@ __all__ = [
     "Chunk",
     "ContextLine",
     "ExtractionContext",
+    "ExtractionPlan",
     "FactCard",
     "FactCardResult",
     "FactValidation",
@@ -77,6 +79,7 @@ __all__ = [
     "IndexUpdate",
     "Ledger",
     "MemoryContext",
+    "MemoryCursor",
     "MemoryProblem",
     "MemoryState",
     "Mention",
@@ -108,6 +111,7 @@ __all__ = [
     "mention_names",
     "naive_mentions",
     "naive_scores",
+    "plan_extraction",
     "previous_ending",
     "replay",
     "store_fact_card",

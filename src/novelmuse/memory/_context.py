@@ -23,7 +23,7 @@ from ..text import split_paragraphs
 from ._asof import CardState, Source
 from ._cards import CardSet
 from ._ledger import ActiveList
-from ._replay import MemoryState, replay
+from ._replay import MemoryCursor, MemoryState, replay
 
 PREVIOUS_ENDING_CHARS = 400
 
@@ -134,10 +134,15 @@ class ExtractionContext:
     open_foreshadows: tuple[ContextLine, ...]  # active before the chapter, then the chapter's own outline plants
 
 
-def extraction_context(book: Book, chapter: int, cards: CardSet) -> ExtractionContext:
-    """The extractor's context for `chapter` (deterministic: same files → same context)."""
-    state = replay(book, cards=cards, upto=chapter - 1)
-    active = state.active_foreshadows(max(chapter - 1, 0))
+def extraction_context(
+    book: Book, chapter: int, cards: CardSet, *, cursor: MemoryCursor | None = None
+) -> ExtractionContext:
+    """The extractor's context for `chapter` (deterministic: same files → same context). `cursor`: the memory
+    replayed in chapter order, advanced here to just before `chapter` (a sync keeps one for all its chapters:
+    a replay per chapter made its bookkeeping quadratic); a fresh one otherwise."""
+    cursor = cursor if cursor is not None else MemoryCursor(book, cards)
+    cursor.advance(chapter - 1)
+    active = cursor.active_foreshadows(max(chapter - 1, 0))
     known = tuple(
         ContextLine(f"{c.name}：{'、'.join(c.aliases) or '（无别名）'}", (Source("author", c.file, c.line),))
         for c in sorted(cards.cards.values(), key=lambda c: c.id)
@@ -145,7 +150,7 @@ def extraction_context(book: Book, chapter: int, cards: CardSet) -> ExtractionCo
     lines = [ContextLine(f"{a.id}：{a.description}（第{a.planted_chapter}章埋设）", (a.source,)) for a in active.items]
     # this chapter's own outline plants: the model should report them under the author's ids (a confirmation),
     # not plant them again under new ids (a duplicate entry that also counts against the plant cap)
-    outline = state.outlines.get(chapter)  # every outline is loaded, not only those replayed
+    outline = cursor.outlines.get(chapter)  # every outline is loaded, not only those replayed
     if outline is not None:
         lines += [ContextLine(f"{p.id}：{p.description}（本章细纲埋设）") for p in outline.plants]
     return ExtractionContext(chapter, known, tuple(lines))

@@ -6,20 +6,20 @@ requires every item's quote to be found exactly once in the chapter (`roles.extr
 violation is sent back as a correction and, after the call budget (`calls.max_attempts`), the call fails
 closed (ModelCallFailed, exit 3) — never a default card. The accepted output is stored bound to the chapter's
 sha256 and the accepted attempt's receipt, then validated deterministically (rejected items are returned,
-never dropped).
+never dropped). Before a sync makes its calls, `plan_extraction` says how many and what they cost at most.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..book import Book
+from ..book import Book, Chapter, read_chapter_file
 from ..llm import ModelSession
 from ..roles.extractor import EXTRACT, ExtractRequest
 from ._cards import CardSet, load_cards
 from ._context import extraction_context
 from ._facts import FactCard, store_fact_card
-from ._replay import FactValidation, validate_fact_card
+from ._replay import FactValidation, MemoryCursor
 
 
 @dataclass(frozen=True)
@@ -37,10 +37,18 @@ class FactCardResult:
     cost: float | None
 
 
-def extract_request(book: Book, chapter_number: int, cards: CardSet) -> ExtractRequest:
-    """The extractor's request for one chapter (deterministic: same files → same request, same messages)."""
-    chapter = book.read_chapter(chapter_number)
-    context = extraction_context(book, chapter_number, cards)
+def _read(book: Book, cursor: MemoryCursor | None, n: int) -> Chapter:
+    path = cursor.paths.get(n) if cursor is not None else None
+    return read_chapter_file(n, path) if path is not None else book.read_chapter(n)  # CHAPTER_NOT_FOUND
+
+
+def extract_request(
+    book: Book, chapter_number: int, cards: CardSet, *, cursor: MemoryCursor | None = None
+) -> ExtractRequest:
+    """The extractor's request for one chapter (deterministic: same files → same request, same messages).
+    `cursor`: the memory replayed in chapter order (`muse sync` keeps one for all its chapters)."""
+    chapter = _read(book, cursor, chapter_number)
+    context = extraction_context(book, chapter_number, cards, cursor=cursor)
     return ExtractRequest(
         chapter=chapter_number,
         title=chapter.title,
@@ -51,13 +59,78 @@ def extract_request(book: Book, chapter_number: int, cards: CardSet) -> ExtractR
     )
 
 
-async def extract_facts(
-    session: ModelSession, book: Book, chapter_number: int, *, cards: CardSet | None = None
-) -> FactCardResult:
-    """Extract, store and validate the fact card of one chapter (raises ModelCallFailed / NotConfigured)."""
+@dataclass(frozen=True)
+class ExtractionPlan:
+    """What extracting the fact cards of `chapters` will cost at most, said before any call is made.
+
+    One logical call per chapter, each up to `max_attempts` requests. `input_tokens` bounds the input of the
+    first attempts with the budget's estimator (UTF-8 bytes + framing: never under, ~3× over for Chinese);
+    `max_cost` adds `max_output_tokens` per call at the model's price (None when the model has no price).
+    Corrections and retries can add up to `max_attempts` − 1 more attempts per call.
+    """
+
+    chapters: list[int]
+    provider: str
+    model: str
+    input_tokens: int
+    max_output_tokens: int
+    max_attempts: int
+    max_cost: float | None
+
+    @property
+    def calls(self) -> int:
+        return len(self.chapters)
+
+
+def plan_extraction(book: Book, chapters: list[int], *, cards: CardSet | None = None) -> ExtractionPlan | None:
+    """The `ExtractionPlan` of `chapters` (in order), or None when no extractor model is configured."""
+    from ..llm import PriceTable, ProviderRequest, estimate_input_tokens, strict_json_schema
+
+    target = book.config.role_target(EXTRACT.role)
+    if target is None:
+        return None
+    provider, model = target
     cards = cards if cards is not None else load_cards(book)
-    chapter = book.read_chapter(chapter_number)
-    call = EXTRACT.render(extract_request(book, chapter_number, cards))
+    cursor = MemoryCursor(book, cards)
+    max_out = book.config.calls.max_output_tokens
+    prices = PriceTable.load(book.config.prices)
+    total_in = 0
+    cost: float | None = 0.0
+    for n in chapters:
+        call = EXTRACT.render(extract_request(book, n, cards, cursor=cursor))
+        request = ProviderRequest(
+            provider=provider,
+            model=model,
+            messages=list(call.messages),
+            schema_name=call.wire_schema_name,
+            json_schema=strict_json_schema(call.schema),
+            max_output_tokens=call.max_output_tokens or max_out,
+            timeout_s=0.0,  # not sent: only measured
+            role=call.role,
+        )
+        est = estimate_input_tokens(request)
+        total_in += est
+        one = prices.worst_case_cost(model, est, request.max_output_tokens)
+        cost = None if cost is None or one is None else cost + one
+    return ExtractionPlan(list(chapters), provider, model, total_in, max_out, book.config.calls.max_attempts, cost)
+
+
+async def extract_facts(
+    session: ModelSession,
+    book: Book,
+    chapter_number: int,
+    *,
+    cards: CardSet | None = None,
+    cursor: MemoryCursor | None = None,
+) -> FactCardResult:
+    """Extract, store and validate the fact card of one chapter (raises ModelCallFailed / NotConfigured).
+
+    With `cursor` (the memory replayed up to before this chapter, see `MemoryCursor`) nothing is replayed
+    again and the cursor moves past the chapter; without, one replay serves the prompt and the validation."""
+    cards = cards if cards is not None else load_cards(book)
+    cursor = cursor if cursor is not None else MemoryCursor(book, cards)
+    chapter = _read(book, cursor, chapter_number)
+    call = EXTRACT.render(extract_request(book, chapter_number, cards, cursor=cursor))
     result = await session.call(call)
     final = result.final_receipt
     card = store_fact_card(
@@ -70,7 +143,7 @@ async def extract_facts(
         call_id=result.call_id,
         run_id=session.run_id,
     )
-    validation = validate_fact_card(book, card, cards=cards)
+    validation = cursor.apply_new(card)
     return FactCardResult(
         chapter_number,
         card,

@@ -163,8 +163,9 @@ def _relex_chapter(
     return written, deleted
 
 
-def update_index(book: Book, cards: CardSet, *, progress: Progress | None = None) -> IndexUpdate:
-    """Bring the chunk/token, mention and BM25 indexes up to date with the chapter files (only what changed)."""
+def update_index(book: Book, cards: CardSet, *, progress: Progress | None = None, dry_run: bool = False) -> IndexUpdate:
+    """Bring the chunk/token, mention and BM25 indexes up to date with the chapter files (only what changed);
+    with `dry_run`, only say what would be redone (nothing is written)."""
     conn = book.db
     max_chars = book.config.memory.chunk_max_chars
     build = build_sha256(max_chars)
@@ -205,6 +206,8 @@ def update_index(book: Book, cards: CardSet, *, progress: Progress | None = None
                 relex.append(ch)
         up.relexed = [ch.number for ch in relex]
         up.unchanged = sorted(set(up.unchanged) - set(up.relexed))
+    if dry_run:
+        return up
     hashes.save()
     matcher = MentionMatcher(names)
     tok = Tokenizer(cards.lexicon())

@@ -23,6 +23,7 @@ from ..memory import (
     CardState,
     ChapterHit,
     ChapterMentions,
+    ExtractionPlan,
     FactCard,
     FactCardResult,
     FactValidation,
@@ -300,8 +301,45 @@ def render_mentions(console: Console, doc: MentionsDoc) -> None:
     console.print("  ".join(f"{c.chapter}:{c.count}" for c in doc.chapters), markup=False)
 
 
+class PlanDoc(BaseModel):
+    chapters: list[int]
+    calls: int  # one logical call per chapter
+    provider: str
+    model: str
+    max_attempts: int  # requests per call at most (corrections and retries)
+    input_tokens_max: int  # first attempts' input, the budget's upper-bound estimator
+    max_output_tokens: int  # per request
+    cost_max: float | None  # input bound + full output per call at the model's price; None: no price
+
+
+def plan_doc(p: ExtractionPlan) -> PlanDoc:
+    """An extraction plan as JSON."""
+    return PlanDoc(
+        chapters=p.chapters,
+        calls=p.calls,
+        provider=p.provider,
+        model=p.model,
+        max_attempts=p.max_attempts,
+        input_tokens_max=p.input_tokens,
+        max_output_tokens=p.max_output_tokens,
+        cost_max=p.max_cost,
+    )
+
+
+def plan_line(p: PlanDoc) -> str:
+    """One line: how many extraction calls, to which model, and what they cost at most."""
+    cost = f"${p.cost_max:.4f}" if p.cost_max is not None else f"unknown (no price for {p.model})"
+    return (
+        f"fact extraction: {p.calls} calls to {p.provider}:{p.model} (chapters {_ranges(p.chapters)}; up to "
+        f"{p.max_attempts} requests each), input ≤ {p.input_tokens_max:,} tokens, cost ≤ {cost} for one request "
+        "per call"
+    )
+
+
 class SyncDoc(BaseModel):
     ok: bool
+    dry_run: bool
+    extraction: PlanDoc | None  # the extraction made (or, with --dry-run, that would be made)
     added: list[int]
     changed: list[int]
     removed: list[int]
@@ -323,6 +361,8 @@ def sync_doc(r: SyncResult) -> SyncDoc:
     """`muse sync` as JSON."""
     return SyncDoc(
         ok=r.facts_error is None and not r.problems,
+        dry_run=r.dry_run,
+        extraction=plan_doc(r.plan) if r.plan is not None else None,
         added=r.index.added,
         changed=r.index.changed,
         removed=r.index.removed,
@@ -362,7 +402,12 @@ def render_sync(console: Console, doc: SyncDoc) -> None:
         f"unchanged {doc.unchanged}",
         markup=False,
     )
-    console.print(f"re-indexed: {_ranges(doc.reindexed)} ({doc.rows_written} rows written)", markup=False)
+    if doc.dry_run:
+        console.print(f"dry run — would re-index: {_ranges(doc.reindexed)}; nothing was written", markup=False)
+    else:
+        console.print(f"re-indexed: {_ranges(doc.reindexed)} ({doc.rows_written} rows written)", markup=False)
+    if doc.extraction is not None:
+        console.print(plan_line(doc.extraction), markup=False)
     console.print(f"fact cards: {doc.facts_step}; extracted {_ranges(doc.facts_extracted)}", markup=False)
     if doc.facts_stale:
         console.print(f"fact cards STALE for chapters {_ranges(doc.facts_stale)}", style="yellow", markup=False)
