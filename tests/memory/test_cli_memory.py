@@ -97,3 +97,54 @@ def test_the_first_search_or_mentions_shows_the_progress_bar_sync_shows(
     screen.seek(0)
     assert muse(*command, "--book", small_book.root).exit_code == 0
     assert "indexing" not in screen.getvalue()  # nothing to redo: no bar
+
+
+def test_cards_show_reads_the_cached_replay_until_any_input_changes(
+    muse, small_book: Book, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17.4: the replay is cached per card keyed by the hash of every input — a second `cards show` does
+    not replay, and any change (a card, a chapter, an outline, a new fact card) replays again."""
+    from novelmuse.memory import _statecache, card_view, replay, store_fact_card
+    from novelmuse.roles.extractor import FactCardOutput
+
+    replays = 0
+    real = _statecache.replay
+
+    def counting(book: Book) -> object:
+        nonlocal replays
+        replays += 1
+        return real(book)
+
+    monkeypatch.setattr(_statecache, "replay", counting)
+
+    def same_as_replay(name: str, as_of: int) -> None:
+        view = card_view(small_book, name, as_of, history=True)
+        state = replay(small_book)
+        cid = state.cards.require(name).id
+        assert view.state == state.index.card_as_of(cid, as_of)
+        assert view.history == state.index.history(cid, as_of) and view.facts_status == state.facts_status
+
+    same_as_replay("关羽", 3)
+    assert replays == 1
+    for name, n in [("云长", 90), ("刘备", 20), ("liu-bei", 85), ("曹操", 0), ("诸葛亮", 36)]:
+        same_as_replay(name, n)
+    assert replays == 1  # every card from the cache
+    doc = json.loads(muse("cards", "show", "玄德", "--as-of", "90", "--json", "--book", small_book.root).stdout)
+    assert doc["attributes"]["status"]["value"] == "dead" and replays == 1
+
+    card = small_book.cards_dir / "liu-bei.yaml"
+    card.write_text(card.read_text(encoding="utf-8").replace("平原县令", "安喜县尉"), encoding="utf-8")
+    same_as_replay("刘备", 5)
+    assert replays == 2 and card_view(small_book, "刘备", 5).state.attributes["title"].value == "安喜县尉"
+    empty = FactCardOutput.model_validate({"events": [], "foreshadows": [], "relations": [], "states": []})
+    store_fact_card(small_book.db, small_book.read_chapter(2), empty, prompt_sha256="p" * 64, model="m")
+    same_as_replay("刘备", 5)
+    assert replays == 3 and card_view(small_book, "刘备", 5).facts_status[2] == "current"
+    path = small_book.chapters_dir / "0002.md"
+    path.write_text(path.read_text(encoding="utf-8") + "\n补一句。\n", encoding="utf-8")
+    same_as_replay("刘备", 5)
+    assert replays == 4 and card_view(small_book, "刘备", 5).facts_status[2] == "stale"
+    (small_book.root / "outlines").mkdir()
+    (small_book.root / "outlines" / "0003.yaml").write_text("chapter: 3\n", encoding="utf-8")
+    same_as_replay("刘备", 5)
+    assert replays == 5

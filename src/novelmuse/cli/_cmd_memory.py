@@ -18,6 +18,7 @@ from ..memory import (
     ExtractionPlan,
     SearchIndex,
     card_mentions,
+    card_view,
     current_fact_cards,
     extract_facts,
     lint_cards,
@@ -106,12 +107,10 @@ def cards_show(
 ) -> None:
     """Show a card's state at the end of a chapter, with the source of every value."""
     b = open_book(book)
-    state = replay(b)
     last = _last_chapter(b.chapter_numbers())
     n = as_of if as_of is not None else last
-    card = state.card_as_of(name, n)
-    past = state.index.history(card.card_id, n) if history else None
-    doc = reports.card_show_doc(card, past, dict(state.facts_status), last)
+    view = card_view(b, name, n, history=history)  # the replay, cached per card by the hash of every input
+    doc = reports.card_show_doc(view.state, view.history, dict(view.facts_status), last)
     if json_out:
         emit_json(doc)
     else:

@@ -52,6 +52,7 @@ from ._replay import (
     replay,
     validate_fact_card,
 )
+from ._statecache import CardView, card_view
 from ._sync import SyncResult, sync
 from ._tokens import Tokenizer
 
@@ -66,6 +67,7 @@ __all__ = [
     "CardProblem",
     "CardSet",
     "CardState",
+    "CardView",
     "ChapterHit",
     "ChapterMentions",
     "Chunk",
@@ -96,6 +98,7 @@ __all__ = [
     "ValueAt",
     "active_foreshadows",
     "card_mentions",
+    "card_view",
     "chunk_body",
     "current_fact_cards",
     "extract_facts",

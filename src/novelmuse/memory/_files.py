@@ -28,13 +28,16 @@ class FileHashes:
     def __init__(self, conn: sqlite3.Connection, root: Path):
         self._conn = conn
         self._root = root
+        self._prefix = f"{root}{os.sep}"
         self._rows: dict[str, _Row] = {
             r[0]: (r[1], r[2], r[3], r[4], r[5], r[6]) for r in conn.execute("SELECT * FROM memory_files")
         }
         self._new: dict[str, _Row] = {}
 
     def _key(self, path: Path) -> str:
-        return path.relative_to(self._root).as_posix()
+        text = str(path)  # string slicing: Path.relative_to cost more than the stat itself
+        rel = text[len(self._prefix) :] if text.startswith(self._prefix) else path.relative_to(self._root).as_posix()
+        return rel.replace(os.sep, "/")
 
     def known(self, path: Path) -> str | None:
         """The recorded sha256 of `path` if its stat shows it unchanged since it was hashed, else None."""

@@ -209,6 +209,9 @@ def update_index(book: Book, cards: CardSet, *, progress: Progress | None = None
     if dry_run:
         return up
     hashes.save()
+    if not todo and not relex and not up.removed and old_names_json == names_json:
+        up.postings_rebuilt = ensure_postings(conn, progress=progress)
+        return up
     matcher = MentionMatcher(names)
     tok = Tokenizer(cards.lexicon())
     with transaction(conn):

@@ -42,6 +42,10 @@ class MentionMatcher:
             else None
         )
 
+    def spans(self, text: str) -> list[tuple[int, int, int]]:
+        """(pattern index, start, end) of every mention in `text`: `find` without building objects."""
+        return [] if self._auto is None else self._auto.find_matches_as_indexes(text, overlapping=False)
+
     def find(self, text: str) -> list[Mention]:
         """Leftmost-longest, non-overlapping mentions in `text`, in order (offsets in characters)."""
         if self._auto is None:

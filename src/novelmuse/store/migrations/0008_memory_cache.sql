@@ -63,3 +63,11 @@ CREATE TABLE memory_card_cache (
     parsed   TEXT NOT NULL,             -- JSON: {"card": {...}} or {"problems": [...]}
     PRIMARY KEY (path)
 );
+
+-- The replayed memory per card (key "card:<id>", plus "names": names → ids and the facts status), valid for one
+-- fingerprint of every input of a replay (card, outline and chapter file hashes, fact cards, settings, code).
+CREATE TABLE memory_state (
+    key          TEXT PRIMARY KEY,
+    fingerprint  TEXT NOT NULL,
+    value        TEXT NOT NULL
+);
