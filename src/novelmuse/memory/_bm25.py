@@ -54,6 +54,7 @@ class Docs:
     cum_len: array[int]  # cum_len[d] = total tokens of docs < d (len = docs + 1)
     chapters: array[int]  # the chapter numbers, ascending
     first_doc: array[int]  # len = chapters + 1, the last entry = the number of docs
+    length: array[int]  # tokens per doc
 
     @property
     def count(self) -> int:
@@ -68,13 +69,14 @@ def load_docs(conn: sqlite3.Connection) -> Docs:
     """The stored document table (empty when the index has no postings yet)."""
     blobs = dict(conn.execute("SELECT key, value FROM memory_bm25").fetchall())
     if "chapter" not in blobs:
-        return Docs(array("i"), array("i"), array("q", [0]), array("i"), array("i", [0]))
+        return Docs(array("i"), array("i"), array("q", [0]), array("i"), array("i", [0]), array("i"))
     return Docs(
         _ints(blobs["chapter"]),
         _ints(blobs["idx"]),
         _ints(blobs["cum_len"], "q"),
         _ints(blobs["chapters"]),
         _ints(blobs["first_doc"]),
+        _ints(blobs["length"]),
     )
 
 
@@ -88,24 +90,20 @@ def score_postings(
 ) -> dict[int, float]:
     """BM25 scores of the docs below `n_cut`, with the statistics (N, df, avgdl) of the docs below `n_stats`."""
     scores: dict[int, float] = {}
-    if n_stats <= 0:
+    if n_stats <= 0 or docs.cum_len[n_stats] <= 0:
         return scores
-    cum = docs.cum_len
-    avgdl = cum[n_stats] / n_stats
-    if avgdl <= 0:
-        return scores
+    avgdl = docs.cum_len[n_stats] / n_stats
     norm0, norm1 = K1 * (1 - B), K1 * B / avgdl
+    lens = docs.length
+    get = scores.get
     for dids, tfs in postings.values():
         df = bisect_left(dids, n_stats)
         if df == 0:
             continue
         w = idf(n_stats, df)
         cut = bisect_left(dids, n_cut)
-        get = scores.get
-        for i in range(cut):
-            d = dids[i]
-            f = tfs[i]
-            scores[d] = get(d, 0.0) + w * f / (f + norm0 + norm1 * (cum[d + 1] - cum[d]))
+        for d, f in zip(dids[:cut], tfs[:cut], strict=True):
+            scores[d] = get(d, 0.0) + w * f / (f + norm0 + norm1 * lens[d])
     return scores
 
 
@@ -115,27 +113,31 @@ def chapter_scores(
     """BM25 scores of the chapters whose docs are below `n_cut`, each chapter (heading + chunks) being one
     document, with the statistics of the chapters below doc `n_stats` (both bounds fall between chapters)."""
     scores: dict[int, float] = {}
-    first, cum = docs.first_doc, docs.cum_len
-    n_ch = bisect_left(first, n_stats, 0, len(docs.chapters))
+    first, cum, chapters = docs.first_doc, docs.cum_len, docs.chapters
+    n_ch = bisect_left(first, n_stats, 0, len(chapters))
     if n_ch <= 0 or n_cut <= 0 or cum[n_stats] <= 0:
         return scores
-    last = docs.chapter[n_cut - 1]  # the last chapter that may be a hit
+    last = bisect_left(first, n_cut, 0, len(chapters))  # chapters[:last] may be hits
     avg = cum[n_stats] / n_ch
     norm0, norm1 = K1 * (1 - B), K1 * B / avg
     chapter_of = docs.chapter
     for dids, tfs in postings.values():
-        tf_ch: dict[int, int] = {}
-        for i in range(bisect_left(dids, n_stats)):
-            c = chapter_of[dids[i]]
-            tf_ch[c] = tf_ch.get(c, 0) + tfs[i]
+        end = bisect_left(dids, n_stats)
+        tf_ch: list[tuple[int, int]] = []  # (chapter index, tf): a chapter's postings are contiguous
+        i = 0
+        while i < end:
+            j = bisect_left(chapters, chapter_of[dids[i]])
+            nxt = bisect_left(dids, first[j + 1], i, end)
+            tf_ch.append((j, sum(tfs[i:nxt])))
+            i = nxt
         if not tf_ch:
             continue
         w = idf(n_ch, len(tf_ch))
-        for c, f in tf_ch.items():
-            if c > last:
-                continue
-            j = bisect_left(docs.chapters, c)
+        for j, f in tf_ch:
+            if j >= last:
+                break
             dl = cum[first[j + 1]] - cum[first[j]]
+            c = chapters[j]
             scores[c] = scores.get(c, 0.0) + w * f / (f + norm0 + norm1 * dl)
     return scores
 
@@ -166,8 +168,7 @@ def rebuild_postings(conn: sqlite3.Connection, *, progress: Callable[[int, int],
     chunks = conn.execute("SELECT chapter, idx, tokens FROM memory_chunks ORDER BY chapter, idx")
     chapter_of, idx_of, lengths = array("i"), array("i"), array("q")
     chapters, first_doc = array("i"), array("i")
-    vocab: dict[str, int] = {}
-    ids = array("q")
+    flat: list[str] = []
     pending = iter(chunks)
     nxt = next(pending, None)
 
@@ -176,7 +177,7 @@ def rebuild_postings(conn: sqlite3.Connection, *, progress: Callable[[int, int],
         chapter_of.append(chapter)
         idx_of.append(idx)
         lengths.append(len(toks))
-        ids.extend([vocab.setdefault(t, len(vocab)) for t in toks])
+        flat.extend(toks)
 
     for i, (number, heading_tokens) in enumerate(headings):
         chapters.append(number)
@@ -190,20 +191,21 @@ def rebuild_postings(conn: sqlite3.Connection, *, progress: Callable[[int, int],
     n_docs = len(chapter_of)
     cum = array("q", [0])
     cum.extend(np.cumsum(np.asarray(lengths, dtype=np.int64)).tolist())
-    token_ids = np.asarray(ids, dtype=np.int64)
+    words = list(dict.fromkeys(flat))  # the vocabulary in first-seen order (C-speed passes, no Python loop)
+    index = dict(zip(words, range(len(words)), strict=True))
+    token_ids = np.fromiter(map(index.__getitem__, flat), dtype=np.int64, count=len(flat))
     doc_ids = np.repeat(np.arange(n_docs, dtype=np.int64), np.asarray(lengths, dtype=np.int64))
     keys, tfs = np.unique(token_ids * max(n_docs, 1) + doc_ids, return_counts=True)  # sorted: token, then doc
     tok_of_key = keys // max(n_docs, 1)
     docs_of_key = (keys % max(n_docs, 1)).astype(np.int32)
     tfs32 = tfs.astype(np.int32)
     bounds = np.flatnonzero(np.diff(tok_of_key)) + 1
-    starts = np.concatenate(([0], bounds)).tolist()
-    ends = [*bounds.tolist(), len(keys)]
-    words = list(vocab)
+    starts = np.concatenate(([0], bounds)).astype(np.int64) if len(keys) else np.zeros(0, dtype=np.int64)
+    ends = np.append(starts[1:], len(keys)).tolist() if len(keys) else []
+    docs_bytes, tfs_bytes = docs_of_key.tobytes(), tfs32.tobytes()
     rows = (
-        (words[int(tok_of_key[a])], b - a, docs_of_key[a:b].tobytes(), tfs32[a:b].tobytes())
-        for a, b in zip(starts, ends, strict=True)
-        if b > a
+        (words[t], b - a, docs_bytes[4 * a : 4 * b], tfs_bytes[4 * a : 4 * b])
+        for t, a, b in zip(tok_of_key[starts].tolist(), starts.tolist(), ends, strict=True)
     )
     with transaction(conn):
         conn.execute("DELETE FROM memory_postings")
@@ -216,6 +218,7 @@ def rebuild_postings(conn: sqlite3.Connection, *, progress: Callable[[int, int],
                 ("cum_len", cum.tobytes()),
                 ("chapters", chapters.tobytes()),
                 ("first_doc", (first_doc + array("i", [n_docs])).tobytes()),
+                ("length", array("i", lengths).tobytes()),
             ],
         )
     return n_docs

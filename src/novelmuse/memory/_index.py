@@ -14,6 +14,7 @@ ranks the chapter that tells it, not the chapter with the single best short chun
 
 from __future__ import annotations
 
+import heapq
 import json
 import sqlite3
 from array import array
@@ -257,8 +258,9 @@ def ensure_postings(conn: sqlite3.Connection, *, progress: Progress | None = Non
 
 @dataclass(frozen=True)
 class SearchHit:
-    """One retrieved chunk: chapter, [start, end) offsets into that chapter's body, BM25 score, text, and its
-    chapter's aggregate score and rank among the chapters (see `ChapterHit`)."""
+    """One retrieved chunk: its rank among the k best chunks (0 for a chapter's best chunk outside them), chapter,
+    [start, end) offsets into that chapter's body, BM25 score, text, and its chapter's aggregate score and rank
+    among the chapters (see `ChapterHit`)."""
 
     rank: int
     chapter: int
@@ -356,9 +358,8 @@ class SearchIndex:
                 per_chapter.setdefault(chapter_of[d], []).append((s, d))
         ranked = sorted(agg, key=lambda c: (-agg[c], c))
         chapter_rank = {c: i for i, c in enumerate(ranked, 1)}
-        order = sorted(((s, d) for sd in per_chapter.values() for s, d in sd), key=lambda sd: (-sd[0], sd[1]))
-        chunk_rank = {d: i for i, (_, d) in enumerate(order, 1)}
-        top = order[:k]
+        top = heapq.nsmallest(k, ((-s, d) for sd in per_chapter.values() for s, d in sd))
+        chunk_rank = {d: i for i, (_, d) in enumerate(top, 1)}  # a chapter's best chunk: 0 unless in the top k
         shown = ranked[:k]
         best = {c: min(per_chapter[c], key=lambda sd: (-sd[0], sd[1])) for c in shown if c in per_chapter}
         rows = self._chunks({d for _, d in top} | {d for _, d in best.values()})
@@ -367,7 +368,7 @@ class SearchIndex:
         def hit(s: float, d: int) -> SearchHit:
             c = chapter_of[d]
             start, end, text = rows[d]
-            return SearchHit(chunk_rank[d], c, start, end, s, text, agg[c], chapter_rank[c])
+            return SearchHit(chunk_rank.get(d, 0), c, start, end, s, text, agg[c], chapter_rank[c])
 
         chapters = [
             ChapterHit(
@@ -381,7 +382,7 @@ class SearchIndex:
             )
             for c in shown
         ]
-        return SearchResult(query, toks, before, isolated, chapters, [hit(s, d) for s, d in top])
+        return SearchResult(query, toks, before, isolated, chapters, [hit(-s, d) for s, d in top])
 
     def search(self, query: str, *, before: int | None = None, k: int = 10, isolated: bool = False) -> list[SearchHit]:
         """The k best chunks for `query` among chapters < `before` (all chapters when None); see `find`."""
@@ -449,7 +450,7 @@ def card_mentions(
             names = list(by_name)
             flat = array("i")
             flat.frombytes(blob)
-            spans = [(flat[i], flat[i + 1], names[flat[i + 2]]) for i in range(0, len(flat), 3)]
+            spans = list(zip(flat[0::3], flat[1::3], map(names.__getitem__, flat[2::3]), strict=True))
         chapters.append(ChapterMentions(number, count, spans, by_name))
     return MentionReport(
         card.id,

@@ -40,7 +40,7 @@ def _is_wordy(tok: str) -> bool:
     known = _WORDINESS.get(tok)
     if known is None:
         known = bool(_WORDY.search(tok)) and not all(unicodedata.category(ch).startswith("P") for ch in tok)
-        if len(_WORDINESS) < 1_000_000:
+        if len(_WORDINESS) < 1_000_000:  # bounded memory
             _WORDINESS[tok] = known
     return known
 
@@ -90,8 +90,8 @@ class Tokenizer:
             pos = end
         if pos < len(text):
             out.extend(self._cut(text[pos:]))
-        wordy = _WORDINESS
-        return [t for t in out if (wordy[t] if t in wordy else _is_wordy(t))]
+        wordy = _WORDINESS  # most tokens are known and wordy: one lookup each
+        return [t for t in out if wordy.get(t) or (t not in wordy and _is_wordy(t))]
 
     def query_tokens(self, text: str, known: Callable[[set[str]], set[str]]) -> list[str]:
         """The query's tokens that occur in the index (`known` returns the subset of a set of words it holds).
