@@ -203,7 +203,14 @@ def test_a_new_card_redoes_only_the_chapters_naming_it_and_mentions_stay_exact(
     import shutil
 
     from novelmuse.book import find_book
-    from novelmuse.memory import load_cards, mention_names, naive_mentions, update_index
+    from novelmuse.memory import (
+        indexed_chapters,
+        lexicon_sha256,
+        load_cards,
+        mention_names,
+        naive_mentions,
+        update_index,
+    )
 
     d = small_book.root
     assert json.loads(muse("sync", "--book", d, "--json").stdout)["added"] == [1, 2, 3, 4, 5, 6]
@@ -226,6 +233,9 @@ def test_a_new_card_redoes_only_the_chapters_naming_it_and_mentions_stay_exact(
             expected[n] = count
     assert expected and {c["chapter"]: c["count"] for c in got["chapters"]} == expected
     assert json.loads(muse("sync", "--book", d, "--json").stdout)["reindexed"] == []  # and then nothing again
+    # every chapter's row says it is current with the new lexicon (the writer's context fingerprints these)
+    lex = lexicon_sha256(load_cards(small_book), small_book.config.memory.chunk_max_chars)
+    assert {lx for _, lx in indexed_chapters(small_book.db).values()} == {lex}
     # the incremental index equals one built from scratch with the new card: tokens, postings, mentions
     fresh_root = tmp_path / "fresh"
     shutil.copytree(d, fresh_root, ignore=shutil.ignore_patterns(".muse"))

@@ -81,7 +81,7 @@ def _refresh_index(b: Book, cards: CardSet) -> None:
     """Bring the search index up to date before reading it (`muse search`, `muse mentions`), with the progress
     bar `muse sync` shows; a note on stderr when chapters were re-indexed, so --json stays one document."""
     with _progress_bar() as progress:
-        up = update_index(b, cards, progress=progress)
+        up = update_index(b, cards, steps=progress)
     kinds = [(up.added, "added"), (up.changed, "changed"), (up.relexed, "redone for new card names")]
     parts = [f"{len(ns)} {what}" for ns, what in [*kinds, (up.removed, "removed")] if ns]
     if parts:

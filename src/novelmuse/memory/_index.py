@@ -53,7 +53,8 @@ def lexicon_sha256(cards: CardSet, chunk_max_chars: int) -> str:
 
 
 def build_sha256(chunk_max_chars: int) -> str:
-    """What every chapter's index rows depend on besides its text and the card names: a change redoes all."""
+    """What every chapter's index rows depend on besides its text and the card names (memory_meta 'build'):
+    a change redoes every chapter."""
     return sha256_json({"chunk_max_chars": chunk_max_chars, "tokenizer": tokenizer_version()})
 
 
@@ -120,7 +121,7 @@ def _write_mentions(conn: sqlite3.Connection, matcher: MentionMatcher, ch: Chapt
 
 
 def _index_chapter(
-    conn: sqlite3.Connection, ch: Chapter, tok: Tokenizer, matcher: MentionMatcher, max_chars: int, build: str
+    conn: sqlite3.Connection, ch: Chapter, tok: Tokenizer, matcher: MentionMatcher, max_chars: int, lex: str
 ) -> tuple[int, int]:
     chunks = chunk_body(ch.body, max_chars)
     rows = [(ch.number, c.idx, c.start, c.end, c.text, SEP.join(tok.tokens(c.text))) for c in chunks]
@@ -129,7 +130,7 @@ def _index_chapter(
     written, gone = _write_mentions(conn, matcher, ch)
     conn.execute(
         "INSERT OR REPLACE INTO memory_chapters VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (ch.number, ch.sha256, build, len(rows), utc_now(), ch.heading, SEP.join(tok.tokens(ch.heading))),
+        (ch.number, ch.sha256, lex, len(rows), utc_now(), ch.heading, SEP.join(tok.tokens(ch.heading))),
     )
     _bump_generation(conn)
     return len(rows) + written + 1, deleted + gone
@@ -164,15 +165,28 @@ def _relex_chapter(
     return written, deleted
 
 
-def update_index(book: Book, cards: CardSet, *, progress: Progress | None = None, dry_run: bool = False) -> IndexUpdate:
+def update_index(
+    book: Book,
+    cards: CardSet,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    steps: Progress | None = None,
+    dry_run: bool = False,
+) -> IndexUpdate:
     """Bring the chunk/token, mention and BM25 indexes up to date with the chapter files (only what changed);
-    with `dry_run`, only say what would be redone (nothing is written)."""
+    with `dry_run`, only say what would be redone (nothing is written). `progress(done, total)` hears the
+    chapters being indexed; `steps(step, done, total)` hears every step ("indexing", "search index").
+
+    Each chapter's row records the `lexicon_sha256` it is current with (`indexed_chapters`): after an update
+    every row has the current one, also when only names it does not write changed (then only the row moves)."""
     conn = book.db
     max_chars = book.config.memory.chunk_max_chars
     build = build_sha256(max_chars)
+    lex = lexicon_sha256(cards, max_chars)
     names = mention_names(cards)
     names_json = json.dumps(sorted(names.items()), ensure_ascii=False)
     old_names_json = _meta(conn, "names")
+    rebuild_all = _meta(conn, "build") != build  # a new tokenizer or chunk bound: every chapter is redone
     indexed = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT number, sha256, lexicon_sha256 FROM memory_chapters")}
     hashes = FileHashes(conn, book.root)
     disk = book.chapter_paths()
@@ -180,7 +194,7 @@ def update_index(book: Book, cards: CardSet, *, progress: Progress | None = None
     todo: list[Chapter] = []
     for n, path in disk.items():
         prev = indexed.get(n)
-        if prev is not None and prev[1] == build and hashes.known(path) == prev[0]:
+        if prev is not None and not rebuild_all and hashes.known(path) == prev[0]:
             up.unchanged.append(n)
             continue
         st = path.stat()
@@ -188,8 +202,10 @@ def update_index(book: Book, cards: CardSet, *, progress: Progress | None = None
         hashes.record(path, st, ch.sha256)
         if prev is None:
             up.added.append(n)
-        elif prev[0] != ch.sha256 or prev[1] != build:
+        elif prev[0] != ch.sha256:
             up.changed.append(n)
+        elif rebuild_all:
+            up.relexed.append(n)
         else:
             up.unchanged.append(n)
             continue
@@ -205,16 +221,30 @@ def update_index(book: Book, cards: CardSet, *, progress: Progress | None = None
             ch = read_chapter_file(n, disk[n])
             if changed_names.find(ch.heading) or changed_names.find(ch.body):
                 relex.append(ch)
-        up.relexed = [ch.number for ch in relex]
+        up.relexed += [ch.number for ch in relex]
         up.unchanged = sorted(set(up.unchanged) - set(up.relexed))
     if dry_run:
         return up
+
+    def report(step: str, done: int, total: int) -> None:
+        if steps is not None:
+            steps(step, done, total)
+        elif progress is not None and step == "indexing":
+            progress(done, total)
+
     hashes.save()
-    if not todo and not relex and not up.removed and old_names_json == names_json:
-        up.postings_rebuilt = ensure_postings(conn, progress=progress)
+    stale_rows = any(lx != lex for n, (_, lx) in indexed.items() if n in disk)
+    if not todo and not relex and not up.removed and not stale_rows and old_names_json == names_json:
+        up.postings_rebuilt = ensure_postings(conn, progress=report)
         return up
     matcher = MentionMatcher(names)
     tok = Tokenizer(cards.lexicon())
+
+    def finish() -> None:  # once every chapter is redone (a crash before this redoes them): names, rows, build
+        _set_meta(conn, "names", names_json)
+        _set_meta(conn, "build", build)
+        conn.execute("UPDATE memory_chapters SET lexicon_sha256 = ? WHERE lexicon_sha256 != ?", (lex, lex))
+
     with transaction(conn):
         for n in up.removed:
             for table, col in (
@@ -225,23 +255,22 @@ def update_index(book: Book, cards: CardSet, *, progress: Progress | None = None
                 up.rows_deleted += conn.execute(f"DELETE FROM {table} WHERE {col} = ?", (n,)).rowcount
         if up.removed:
             _bump_generation(conn)
-        if not todo and not relex and old_names_json != names_json:
-            _set_meta(conn, "names", names_json)
+        if not todo and not relex:
+            finish()
     total = len(todo) + len(relex)
     for i, ch in enumerate(todo + relex):
         with transaction(conn):
             if i < len(todo):
-                written, deleted = _index_chapter(conn, ch, tok, matcher, max_chars, build)
+                written, deleted = _index_chapter(conn, ch, tok, matcher, max_chars, lex)
             else:
                 assert changed_names is not None
                 written, deleted = _relex_chapter(conn, ch, tok, matcher, changed_names)
             if i == total - 1:
-                _set_meta(conn, "names", names_json)  # only once every chapter is redone: a crash redoes them
+                finish()
         up.rows_written += written
         up.rows_deleted += deleted
-        if progress is not None:
-            progress("indexing", i + 1, total)
-    up.postings_rebuilt = ensure_postings(conn, progress=progress)
+        report("indexing", i + 1, total)
+    up.postings_rebuilt = ensure_postings(conn, progress=report)
     return up
 
 

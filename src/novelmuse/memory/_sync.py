@@ -63,7 +63,7 @@ async def sync(
     fact card is extracted); never writes an author's file. `on_plan` hears the extraction plan before the
     first call; `extract=False` marks stale facts without calling a model (--no-extract)."""
     cards = load_cards(book)
-    index = update_index(book, cards, progress=progress, dry_run=dry_run)
+    index = update_index(book, cards, steps=progress, dry_run=dry_run)
     paths = book.chapter_paths()
     if not dry_run:
         register_chapters(
