@@ -493,11 +493,6 @@ def card_mentions(
     )
 
 
-def index_state(conn: sqlite3.Connection) -> dict[int, str]:
-    """Chapter number → the sha256 it was last indexed at."""
-    return {r[0]: r[1] for r in conn.execute("SELECT number, sha256 FROM memory_chapters")}
-
-
 def indexed_chapters(conn: sqlite3.Connection, *, before: int | None = None) -> dict[int, tuple[str, str]]:
     """Chapter → (sha256 of the file, lexicon sha256) as last indexed, for chapters < `before` (all when None).
 

@@ -33,16 +33,25 @@ def tokenizer_version() -> str:
     return f"rjieba-{version('rjieba')}-names-split-v2"
 
 
-_WORDINESS: dict[str, bool] = {}  # token → wordy: a book has ~50k distinct tokens and millions of occurrences
+_WORDY_SEEN: set[str] = set()  # tokens known to be words: a book has ~50k distinct tokens and millions of uses
+_OTHER_SEEN: set[str] = set()  # tokens known to be punctuation or space
 
 
 def _is_wordy(tok: str) -> bool:
-    known = _WORDINESS.get(tok)
-    if known is None:
-        known = bool(_WORDY.search(tok)) and not all(unicodedata.category(ch).startswith("P") for ch in tok)
-        if len(_WORDINESS) < 1_000_000:  # bounded memory
-            _WORDINESS[tok] = known
-    return known
+    return bool(_WORDY.search(tok)) and not all(unicodedata.category(ch).startswith("P") for ch in tok)
+
+
+def _words(tokens: list[str]) -> list[str]:
+    """`tokens` without punctuation and whitespace: each distinct token is classified once, then a C-level
+    filter keeps the words (the indexing hot path: a million characters are ~700,000 tokens)."""
+    new = set(tokens).difference(_WORDY_SEEN, _OTHER_SEEN)
+    if len(_WORDY_SEEN) + len(new) > 2_000_000:  # bounded memory: forget and classify again
+        _WORDY_SEEN.clear()
+        _OTHER_SEEN.clear()
+        new = set(tokens)
+    for t in new:
+        (_WORDY_SEEN if _is_wordy(t) else _OTHER_SEEN).add(t)
+    return list(filter(_WORDY_SEEN.__contains__, tokens))
 
 
 @lru_cache(maxsize=1)
@@ -65,33 +74,29 @@ class Tokenizer:
             self._jieba = _segmenter()
         return self._jieba.cut_for_search(text) if search else self._jieba.cut(text)
 
-    def _pieces(self, text: str) -> list[tuple[str, bool]]:
-        """Every token of `text` in order, with True for a card name (never cut further)."""
-        out: list[tuple[str, bool]] = []
-        pos = 0
-        for m in self._names.find(text):
-            if m.start > pos:
-                out.extend((t, False) for t in self._cut(text[pos : m.start]))
-            out.append((m.name, True))
-            pos = m.end
-        if pos < len(text):
-            out.extend((t, False) for t in self._cut(text[pos:]))
-        return [(t, is_name) for t, is_name in out if _is_wordy(t)]
-
-    def tokens(self, text: str) -> list[str]:
-        """The tokens of `text` (punctuation and whitespace dropped) — `_pieces` without the name flags, on the
-        indexing hot path (a million characters are ~700,000 tokens)."""
+    def _split(self, text: str) -> tuple[list[str], set[int]]:
+        """Every token of `text` in order, punctuation included, and the positions of the card names in it."""
         out: list[str] = []
+        names: set[int] = set()
         pos = 0
         for _, start, end in self._names.spans(text):
             if start > pos:
                 out.extend(self._cut(text[pos:start]))
+            names.add(len(out))
             out.append(text[start:end])
             pos = end
         if pos < len(text):
             out.extend(self._cut(text[pos:]))
-        wordy = _WORDINESS  # most tokens are known and wordy: one lookup each
-        return [t for t in out if wordy.get(t) or (t not in wordy and _is_wordy(t))]
+        return out, names
+
+    def tokens(self, text: str) -> list[str]:
+        """The tokens of `text` (punctuation and whitespace dropped)."""
+        return _words(self._split(text)[0])
+
+    def _pieces(self, text: str) -> list[tuple[str, bool]]:
+        """Every token of `text` in order, with True for a card name (never cut further)."""
+        out, names = self._split(text)
+        return [(t, i in names) for i, t in enumerate(out) if _is_wordy(t)]
 
     def query_tokens(self, text: str, known: Callable[[set[str]], set[str]]) -> list[str]:
         """The query's tokens that occur in the index (`known` returns the subset of a set of words it holds).
