@@ -108,3 +108,19 @@ def test_query_tokens_fall_back_to_known_subwords_then_characters(sanguo_book: B
     assert tok.query_tokens("结义", known) == ["结", "义"]  # nothing longer known: characters, never empty
     assert tok.query_tokens("曹操引兵", known) == ["曹操"]
     assert tok.query_tokens("三英战吕布", known) == ["三英", "吕布"]  # a compound query matches its parts
+
+
+def test_rjieba_cuts_exactly_like_jieba(sanguo_book: Book) -> None:
+    """The index is cut by rjieba (jieba-rs) for speed; its tokens must be jieba's own (the benchmark checks the
+    whole of 红楼梦; this checks a sample of 三国演义, default and search modes)."""
+    import logging
+
+    import jieba
+    import rjieba
+
+    jieba.setLogLevel(logging.WARNING)
+    tk = jieba.Tokenizer()
+    text = "".join(sanguo_book.read_chapter(n).body for n in (1, 37, 120))
+    paragraphs = [p for p in text.split("\n") if p.strip()]
+    assert [tk.lcut(p) for p in paragraphs] == [rjieba.cut(p) for p in paragraphs]
+    assert [tk.lcut_for_search(p) for p in paragraphs[:50]] == [rjieba.cut_for_search(p) for p in paragraphs[:50]]
