@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from novelmuse.book import Book, find_book, read_chapter_file
+from novelmuse.llm import ModelSession
 from novelmuse.memory import (
     Card,
     CardIndex,
@@ -45,9 +46,9 @@ from novelmuse.memory import (
     SearchIndex,
     Source,
     ValueAt,
-    build_messages,
     card_mentions,
     card_view,
+    extract_request,
     lint_cards,
     load_cards,
     naive_scores,
@@ -58,7 +59,7 @@ from novelmuse.memory import (
 )
 from novelmuse.memory._cards import AuthorEntry
 from novelmuse.memory._index import stored_doc_tokens
-from novelmuse.roles.extractor import FactCardOutput
+from novelmuse.roles.extractor import EXTRACT, FactCardOutput
 from novelmuse.text import split_chapters
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,6 +123,11 @@ def write_book(root: Path, chars: int) -> tuple[int, int]:
     return n, total
 
 
+async def _sync(book: Book) -> None:
+    async with ModelSession.open(book, run_kind="sync") as session:
+        await sync(book, session)
+
+
 def bench_tokenizers(rows: list[Row]) -> None:
     import jieba
     import rjieba
@@ -178,7 +184,7 @@ def bench_size(chars: int, n_queries: int, rows: list[Row], growth: dict[str, di
             rjieba.cut(body)
         bare = cpu() - t0
         t0 = cpu()
-        asyncio.run(sync(book))  # no model configured: index, registry, replay (facts stay stale)
+        asyncio.run(_sync(book))  # no model configured: index, registry, replay (facts stay stale)
         build = cpu() - t0
         print(f"`muse sync` from scratch, in-process: {build:.2f} s CPU (bare rjieba pass {bare:.2f} s)")
         rows.append((f"sync from scratch {label}", build, bare, 5.0 if chars >= 5_000_000 else None))
@@ -297,7 +303,7 @@ def bench_bookkeeping(
     t0 = cpu()
     cursor = MemoryCursor(book, cards)
     for n, path in cursor.paths.items():
-        build_messages(book, n, cards, cursor=cursor)
+        EXTRACT.render(extract_request(book, n, cards, cursor=cursor))  # the prompt, with the memory before n
         fc = store_fact_card(book.db, read_chapter_file(n, path), empty, prompt_sha256="p" * 64, model="m")
         cursor.apply_new(fc)
     kept = cpu() - t0
