@@ -66,6 +66,7 @@ def test_a_card_as_of_a_chapter_shows_the_source_of_every_value() -> None:
             "receipt_id": "rcpt_1",
             "fact_card_id": "F1",
         },
+        "note": "",
     }
     assert attributes["location"]["source"] == {
         "kind": "author",
@@ -78,7 +79,7 @@ def test_a_card_as_of_a_chapter_shows_the_source_of_every_value() -> None:
         "fact_card_id": None,
     }
     assert (doc.facts_stale, doc.facts_missing) == ([77], [3])
-    text = _printed(lambda c: render_card(c, state, None, {77: "stale"}))
+    text = _printed(lambda c: render_card(c, doc))
     assert "fact card ch.77 [1234:1250] receipt rcpt_1" in text and "cards/guan-yu.yaml:7" in text
     assert "STALE for chapters 77" in text
 

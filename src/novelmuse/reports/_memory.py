@@ -338,8 +338,8 @@ def plan_line(p: PlanDoc) -> str:
 
 class SyncDoc(BaseModel):
     ok: bool
-    dry_run: bool
-    extraction: PlanDoc | None  # the extraction made (or, with --dry-run, that would be made)
+    dry_run: bool = False
+    extraction: PlanDoc | None = None  # the extraction made (or, with --dry-run, that would be made)
     added: list[int]
     changed: list[int]
     removed: list[int]
