@@ -325,8 +325,8 @@ def test_bad_files_are_clear_errors(muse, tmp_path: Path, data: bytes, code: str
 def test_missing_source_and_directory_source(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     r = muse("import", tmp_path / "nope.txt", "--into", tmp_path / "b")
     assert r.exit_code == 2 and r.stderr.startswith("error[IMPORT_SOURCE_NOT_FOUND]")
-    r = muse("import", tmp_path, "--into", tmp_path / "b")
-    assert r.exit_code == 2 and r.stderr.startswith("error[IMPORT_SOURCE_NOT_FOUND]")
+    r = muse("import", tmp_path, "--into", tmp_path / "b")  # a directory: not a regular file (tests/book/test_userfile)
+    assert r.exit_code == 2 and r.stderr.startswith("error[IMPORT_SOURCE_READ]") and "directory" in r.stderr
     r = muse("import", tmp_path / "nope.txt")
     assert r.exit_code == 2 and r.stderr.startswith("error[USAGE]")
 

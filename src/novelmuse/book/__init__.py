@@ -45,7 +45,8 @@ from ._outline import (
     parse_outline,
     result_id,
 )
-from ._project import BOOK_FILE, Book, Chapter, find_book, parse_chapter_file, read_chapter_file
+from ._project import Book, Chapter, find_book, parse_chapter_file, read_chapter_file
+from ._userfile import BOOK_FILE, book_root_of, check_write_target, parsing_user_file, read_user_file
 from ._yamlfile import LineDict, LineList, line_of, load_yaml_lines, validate_located
 
 __all__ = [
@@ -89,8 +90,10 @@ __all__ = [
     "WritingConfig",
     "atomic_write_bytes",
     "atomic_write_text",
+    "book_root_of",
     "book_toml_text",
     "check_numbering",
+    "check_write_target",
     "find_book",
     "import_novel",
     "init_book",
@@ -105,7 +108,9 @@ __all__ = [
     "outline_problems",
     "parse_chapter_file",
     "parse_outline",
+    "parsing_user_file",
     "read_chapter_file",
+    "read_user_file",
     "result_id",
     "rules_txt_text",
     "user_config_path",

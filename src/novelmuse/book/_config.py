@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import InputError
+from ..limits import MAX_CONFIG_BYTES
+from ._userfile import parsing_user_file, read_user_file
 
 ROLE_NAMES = ("writer", "reviewer", "editor", "arbiter", "extractor", "normalizer", "detector", "judge")
 
@@ -221,14 +223,10 @@ class BookConfig(_Strict):
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    raw = read_user_file(path, what=path.name, kind="CONFIG", max_bytes=MAX_CONFIG_BYTES)
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            "CONFIG_READ", f"cannot read {path.name} ({exc.strerror})", str(path), "check the file"
-        ) from exc
-    try:
-        return tomllib.loads(raw.decode("utf-8-sig"))
+        with parsing_user_file("CONFIG_SYNTAX", str(path), path.name):
+            return tomllib.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         offset = exc.start + (3 if raw.startswith(b"\xef\xbb\xbf") else 0)  # utf-8-sig's offset skips the BOM
         raise InputError("CONFIG_SYNTAX", f"not UTF-8 at byte {offset}", str(path), "save the file as UTF-8") from exc

@@ -27,11 +27,13 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ..errors import InputError, MuseError
+from ..limits import MAX_IMPORT_BYTES
 from ..store import register_chapters
 from ..text import ChapterPart, HeadingLine, SplitText, decode_text, sha256_hex, split_chapters
 from ._files import atomic_write_bytes
 from ._init import init_book, remove_created
-from ._project import BOOK_FILE, Book, find_book, parse_chapter_file
+from ._project import Book, find_book, parse_chapter_file
+from ._userfile import BOOK_FILE, read_user_file
 
 PROLOGUE_HEADING = "序"
 _MAX_LISTED = 8
@@ -143,17 +145,6 @@ def _gap_text(g: Gap) -> str:
     return f"missing {missing} between line {g.after_line} (ch. {g.after_number}) and line {g.before_line} (ch. {g.before_number})"  # noqa: E501
 
 
-def _read_source(source: Path) -> bytes:
-    if not source.exists():
-        raise InputError("IMPORT_SOURCE_NOT_FOUND", "no such file", str(source), "check the path of the novel file")
-    if source.is_dir():
-        raise InputError("IMPORT_SOURCE_NOT_FOUND", "this is a directory, not a file", str(source), "pass a .txt file")
-    try:
-        return source.read_bytes()
-    except OSError as exc:
-        raise InputError("IMPORT_SOURCE_READ", f"cannot read ({exc.strerror})", str(source), "check the file") from exc
-
-
 def _validate(split: SplitText, source: Path, allow_gaps: bool) -> list[Gap]:
     where = str(source)
     if not split.chapters:
@@ -262,7 +253,13 @@ def import_novel(
     import would write are kept (listed in `unchanged`) and registered; any other content refuses.
     `progress(done, total)` is called after each chapter file.
     """
-    data = _read_source(source)
+    data = read_user_file(
+        source,
+        what="novel file",
+        kind="IMPORT_SOURCE",
+        max_bytes=MAX_IMPORT_BYTES,
+        missing_code="IMPORT_SOURCE_NOT_FOUND",
+    )
     decoded = decode_text(data, str(source))
     split = split_chapters(decoded.text)
     gaps = _validate(split, source, allow_gaps)

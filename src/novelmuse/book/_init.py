@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from ..errors import InputError
 from ._files import atomic_write_text
-from ._project import BOOK_FILE
+from ._userfile import BOOK_FILE
 
 BOOK_DIRS = ("chapters", "outlines", "cards")
 GITIGNORE_LINE = ".muse/"

@@ -12,8 +12,8 @@ from ..errors import InputError
 from ..store import ChapterRecord, connect, registered_chapters, utc_now
 from ..text import count_chars, sha256_hex, split_paragraphs
 from ._config import BookConfig, load_config
+from ._userfile import BOOK_FILE, read_user_file
 
-BOOK_FILE = "book.toml"
 _CHAPTER_NAME = re.compile(r"^(\d{1,6})\.md$")
 
 
@@ -61,14 +61,15 @@ def parse_chapter_file(number: int, path: Path, data: bytes) -> Chapter:
 
 def numbered_files(folder: Path, pattern: re.Pattern[str], *, code: str, what: str) -> dict[int, Path]:
     """Number → file, in number order, for every file in `folder` whose name matches `pattern` (group 1 is the
-    number; other files are ignored; a missing folder has none). Two files with one number (``0001.md`` and
-    ``1.md``) are an InputError `code`: "two <what> for chapter N"."""
+    number; other names and directories are ignored; a missing folder has none). A FIFO, device or dangling link
+    with such a name is listed — reading it is then a clear error, it is never silently left out. Two files with
+    one number (``0001.md`` and ``1.md``) are an InputError `code`: "two <what> for chapter N"."""
     if not folder.is_dir():
         return {}
     out: dict[int, Path] = {}
     for p in sorted(folder.iterdir()):
         m = pattern.match(p.name)
-        if m and p.is_file():
+        if m and not p.is_dir():
             n = int(m.group(1))
             if n in out:
                 raise InputError(
@@ -82,13 +83,10 @@ def numbered_files(folder: Path, pattern: re.Pattern[str], *, code: str, what: s
 
 
 def read_chapter_file(number: int, path: Path) -> Chapter:
-    """Read and parse one chapter file whose path is already known (CHAPTER_READ when it cannot be read) —
-    for callers that list the chapters once and read many of them."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError("CHAPTER_READ", f"cannot read ({exc.strerror})", str(path), "check the file") from exc
-    return parse_chapter_file(number, path, data)
+    """Read and parse one chapter file whose path is already known (CHAPTER_READ when it cannot be read, e.g. a
+    FIFO; BOOK_LINK_OUTSIDE for a link leaving the book) — for callers that list the chapters once and read many
+    of them."""
+    return parse_chapter_file(number, path, read_user_file(path, what="chapter file", kind="CHAPTER"))
 
 
 @dataclass

@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..errors import InputError
+from ._userfile import parsing_user_file, read_user_file
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -79,17 +80,14 @@ def load_yaml_lines(path: Path, *, code_prefix: str, text: str | None = None) ->
     """Parse one YAML file keeping line numbers; syntax errors become `<PREFIX>_SYNTAX` naming file:line."""
     if text is None:
         try:
-            text = path.read_bytes().decode("utf-8-sig")
+            text = read_user_file(path, what="YAML file", kind=code_prefix).decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise InputError(
                 f"{code_prefix}_SYNTAX", f"not UTF-8 (byte {exc.start})", str(path), "save the file as UTF-8"
             ) from exc
-        except OSError as exc:
-            raise InputError(
-                f"{code_prefix}_READ", f"cannot read ({exc.strerror})", str(path), "check the file"
-            ) from exc
     try:
-        return yaml.load(text, Loader=_LineLoader)
+        with parsing_user_file(f"{code_prefix}_SYNTAX", str(path), "YAML file"):
+            return yaml.load(text, Loader=_LineLoader)
     except _DuplicateKey as exc:
         raise InputError(f"{code_prefix}_SYNTAX", str(exc), f"{path}:{exc.line}", "remove one of the two keys") from exc
     except yaml.MarkedYAMLError as exc:

@@ -15,7 +15,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..book import Book, FineOutline, line_of, load_yaml_lines, parse_chapter_file, parse_outline
+from ..book import (
+    Book,
+    FineOutline,
+    line_of,
+    load_yaml_lines,
+    parse_chapter_file,
+    parse_outline,
+    read_user_file,
+)
 from ..errors import InputError
 from ..memory import load_cards
 from ..text import sha256_hex
@@ -136,11 +144,7 @@ def _hard_blocks(path: Path | None, rubric: Rubric) -> dict[str, Any] | None:
 
 def _read_text(path: Path, what: str) -> str:
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(
-            "JUDGE_FILE_READ", f"cannot read the {what} ({exc.strerror})", str(path), "check the path"
-        ) from exc
+        return read_user_file(path, what=what, kind="JUDGE_FILE").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError("JUDGE_FILE_SYNTAX", f"the {what} is not UTF-8", str(path), "save it as UTF-8") from exc
 
@@ -155,12 +159,7 @@ def _card_ids(book: Book) -> list[str]:
 
 
 def _candidate(path: Path, arm: str) -> Candidate:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            "JUDGE_FILE_READ", f"cannot read the candidate ({exc.strerror})", str(path), "pass a readable text file"
-        ) from exc
+    data = read_user_file(path, what="candidate", kind="JUDGE_FILE")
     chapter = parse_chapter_file(0, path, data)  # a `# heading` line is dropped: headings can name arms
     return Candidate(arm, chapter.body)
 

@@ -28,7 +28,9 @@ import unicodedata
 from pathlib import Path
 from typing import Literal
 
+from ..book import read_user_file
 from ..errors import InputError
+from ..limits import MAX_RULES_BYTES
 from ._model import FatigueRule, ForbiddenRule, Preference, RuleProblem, RuleSet, UnparsedLine
 
 _KEYS: dict[str, Literal["forbidden", "fatigue", "preference"]] = {
@@ -223,13 +225,7 @@ def decode_rules(data: bytes, where: str) -> str:
 
 
 def read_rules_file(path: Path) -> str | None:
-    """The text of a rules file, or None when it does not exist (then only the built-in defaults apply)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise InputError("RULES_READ", "the rules path is a directory", str(path), "make rules.txt a file") from None
-    except OSError as exc:
-        raise InputError("RULES_READ", f"cannot read ({exc.strerror})", str(path), "check the file") from exc
-    return decode_rules(data, str(path))
+    """The text of a rules file, or None when it does not exist (then only the built-in defaults apply).
+    Only a regular file up to `limits.MAX_RULES_BYTES` is read (RULES_READ / RULES_TOO_LARGE)."""
+    data = read_user_file(path, what="rules file", kind="RULES", max_bytes=MAX_RULES_BYTES, missing_ok=True)
+    return None if data is None else decode_rules(data, str(path))

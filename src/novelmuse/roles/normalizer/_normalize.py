@@ -26,8 +26,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from ...book import Book, atomic_write_bytes
+from ...book import Book, atomic_write_bytes, read_user_file
 from ...errors import InputError
+from ...limits import MAX_RULES_BYTES
 from ...llm import ModelSession, StructuredResult
 from ...rules import RuleSet, UnparsedLine, decode_rules, parse_rules
 from ...text import sha256_hex
@@ -176,12 +177,9 @@ async def run_normalize(book: Book, session: ModelSession, *, write: bool) -> No
     starts only when the model is asked) — see the module docstring."""
     path = book.rules_path
     report = NormalizeReport(status="skipped", rules_path=str(path), write_requested=write)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    data = read_user_file(path, what="rules file", kind="RULES", max_bytes=MAX_RULES_BYTES, missing_ok=True)
+    if data is None:
         return report.model_copy(update={"skip_reason": "no rules.txt"})
-    except OSError as exc:
-        raise InputError("RULES_READ", f"cannot read ({exc.strerror})", str(path), "check the file") from exc
     text = decode_rules(data, str(path))
     sha = sha256_hex(data)
     rules = parse_rules(text)
