@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from novelmuse.rules import load_defaults
 from tests.conftest import SAMPLE_BOOK, muse_subprocess
 from tests.rules._books import make_book
@@ -93,3 +95,22 @@ def test_sample_book_as_a_real_subprocess() -> None:
     assert json.loads(r.stdout)["effective"]["sha256"]
     r = muse_subprocess("check", "--book", SAMPLE_BOOK, "--chapter", "2")
     assert r.exit_code == 1 and "后宫" in r.stdout and "Traceback" not in r.stderr
+
+
+@pytest.mark.timeout(120)
+def test_check_with_a_ten_thousand_character_phrase_is_fast(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 18 item 5: `muse check` with a forbidden phrase of 10,000 repeated characters took 37 s."""
+    import time
+
+    phrase = "哈" * 10_000
+    d = make_book(
+        tmp_path / "b", [("第一回 甲", f"开头{phrase}结尾\n"), ("第二回 乙", "没有。\n")], rules=f"禁止:{phrase}\n"
+    )
+    t0 = time.perf_counter()
+    r = muse("check", "--book", d, "--json")
+    assert time.perf_counter() - t0 < 15
+    assert r.exit_code == 1
+    doc = json.loads(r.stdout)
+    assert [(f["rule"], f["actual"], f["hits"]) for f in doc["chapters"][0]["findings"]] == [
+        ("forbidden", 1, [[0, 2, 10_002]])
+    ]

@@ -93,3 +93,35 @@ def test_corpus_counts_for_many_phrases() -> None:
     phrases = sorted({text[i : i + 1 + k % 6] for k, i in enumerate(starts)})
     phrases = [p for p in phrases if p.strip() == p]
     check_against_oracle([text[:100_000], text[100_000:]], phrases)
+
+
+# ---- issue 18 item 5: compile and match in time linear in the phrase length --------------------------------------
+
+
+def naive_self_overlaps(phrase: str) -> bool:
+    return any(phrase[:k] == phrase[-k:] for k in range(1, len(phrase)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "哈"]), min_size=1, max_size=12).map("".join))
+def test_self_overlap_equals_the_naive_border_test(p: str) -> None:
+    from novelmuse.rules._match import _self_overlaps
+
+    assert _self_overlaps(p) == naive_self_overlaps(p)
+
+
+@pytest.mark.timeout(120)
+def test_a_long_repeated_character_phrase_compiles_and_matches_in_linear_time() -> None:
+    """One forbidden phrase of 100,000 哈 (or 哈…哈嘿, which has no border) took over 300 s to compile: the
+    automaton library's DFA construction is quadratic in a phrase's length. Now the DFA is only used for small
+    phrase sets; counts stay exactly str.count's."""
+    import time
+
+    for phrase in ("哈" * 100_000, "哈" * 99_999 + "嘿"):
+        text = "前言" + phrase + "哈" * 150_000 + phrase
+        t0 = time.perf_counter()
+        r = PhraseMatcher([phrase, "哈哈", "不由得"]).scan([text, SANGUO.read_text(encoding="utf-8")[:50_000]])
+        elapsed = time.perf_counter() - t0
+        assert r.count(0, 0) == text.count(phrase) and r.count(0, 1) == text.count("哈哈")
+        assert r.match_starts(0, 0).tolist() == naive_starts(text, phrase)
+        assert elapsed < 10, f"{len(phrase)} characters took {elapsed:.1f}s"

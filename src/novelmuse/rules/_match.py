@@ -26,12 +26,40 @@ import numpy as np
 import numpy.typing as npt
 
 IntArray = npt.NDArray[np.int64]
+#: The automaton library's DFA scans ~25% faster than its contiguous NFA, but its construction grows with the
+#: square of a phrase's length and with (states x byte classes): one phrase of 10,000 repeated characters took
+#: 37 s to build, 100,000 more than 300 s, and 5,000 phrases of 64 characters 22 s. The DFA is therefore built
+#: only for small automata (measured worst case at these bounds: 0.2 s); anything else gets the contiguous NFA,
+#: whose construction is linear (100,000 characters: 15 ms).
 DFA_MAX_PHRASES = 5000
+DFA_MAX_PHRASE_CHARS = 64
+DFA_MAX_TOTAL_CHARS = 16_384
+
+
+def _use_dfa(phrases: Sequence[str]) -> bool:
+    return (
+        len(phrases) <= DFA_MAX_PHRASES
+        and max(map(len, phrases), default=0) <= DFA_MAX_PHRASE_CHARS
+        and sum(map(len, phrases)) <= DFA_MAX_TOTAL_CHARS
+    )
 
 
 def _self_overlaps(phrase: str) -> bool:
-    """True when two occurrences of `phrase` can overlap (it has a proper border, e.g. 哈哈, aba)."""
-    return any(phrase[:k] == phrase[-k:] for k in range(1, len(phrase)))
+    """True when two occurrences of `phrase` can overlap (it has a proper border, e.g. 哈哈, aba).
+
+    Linear: the failure function of Knuth-Morris-Pratt gives the longest proper border. Most phrases never get
+    that far: without a second occurrence of the first character there is no border."""
+    if len(phrase) < 2 or phrase.find(phrase[0], 1) < 0:
+        return False
+    border = [0] * len(phrase)
+    k = 0
+    for i in range(1, len(phrase)):
+        while k and phrase[i] != phrase[k]:
+            k = border[k - 1]
+        if phrase[i] == phrase[k]:
+            k += 1
+        border[i] = k
+    return border[-1] > 0
 
 
 def _encodable_bmp(phrase: str) -> bool:
@@ -112,9 +140,10 @@ class PhraseMatcher:
         # UTF-16 automaton: only phrases made of BMP non-surrogate characters can occur in an all-BMP text.
         bmp = [i for i, p in enumerate(phrases) if _encodable_bmp(p)]
         self._bmp_ids: IntArray = np.array(bmp, dtype=np.int64)
-        # A DFA scans ~25% faster than the default NFA here but is bigger and slower to build: used up to
-        # DFA_MAX_PHRASES phrases (measured with 1,000 CJK phrases: build 12 ms, scan 16 vs 21 ms per 600k chars).
-        self._impl = ahocorasick_rs.Implementation.DFA if len(phrases) <= DFA_MAX_PHRASES else None
+        # A DFA scans faster but is bigger and slower to build (see DFA_MAX_PHRASES); never the library's own
+        # choice, which picks a DFA for a few phrases however long they are.
+        impl = ahocorasick_rs.Implementation
+        self._impl = impl.DFA if _use_dfa(phrases) else impl.ContiguousNFA
         self._ac16 = (
             ahocorasick_rs.BytesAhoCorasick([phrases[i].encode("utf-16-le") for i in bmp], implementation=self._impl)
             if bmp
