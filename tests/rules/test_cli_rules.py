@@ -114,3 +114,59 @@ def test_check_with_a_ten_thousand_character_phrase_is_fast(muse, tmp_path: Path
     assert [(f["rule"], f["actual"], f["hits"]) for f in doc["chapters"][0]["findings"]] == [
         ("forbidden", 1, [[0, 2, 10_002]])
     ]
+
+
+@pytest.fixture(scope="module")
+def hundred_thousand_lines(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A book whose rules.txt has 100,000 lines: rules of each kind, unparsed lines and 5,000 duplicates."""
+    lines = []
+    for i in range(100_000):
+        kind = i % 5
+        lines.append(
+            f"禁止:词{i}"
+            if kind == 0
+            else f"疲劳词:字{i}≤{i % 7}"
+            if kind == 1
+            else f"偏好:多对话{i}"
+            if kind == 2
+            else f"随便写写{i}"
+            if kind == 3
+            else f"禁止:词{i - 4}"  # repeats the 禁止 line four lines up: a RULES_DUPLICATE warning
+        )
+    root = tmp_path_factory.mktemp("big-rules")
+    return make_book(root / "b", [("第一回 甲", "词0出现了。\n")], rules="\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("command", ["lint", "show", "check"])
+def test_a_hundred_thousand_line_rules_file_prints_within_seconds(
+    muse: Any, hundred_thousand_lines: Path, command: str
+) -> None:
+    """Issue 18 item 5: `rules lint/show` printed one Rich table row per rule (~50 s for 100,000 lines); the
+    terminal now lists at most MAX_ROWS_TOTAL rows per table, says what was left out, and --json has all."""
+    import time
+
+    from novelmuse.reports._check import MAX_ROWS_TOTAL
+
+    args = ["rules", command] if command != "check" else ["check"]
+    t0 = time.perf_counter()
+    r = muse(*args, "--book", hundred_thousand_lines)
+    elapsed = time.perf_counter() - t0
+    assert r.exit_code == (1 if command == "check" else 0), r.stderr
+    assert elapsed < 15, f"{command} took {elapsed:.1f}s"
+    shown = (r.stdout + r.stderr).count("\n")
+    assert shown < 3 * MAX_ROWS_TOTAL, shown
+    if command == "lint":
+        assert "not listed" in r.stdout and "see --json" in r.stdout
+        doc = json.loads(muse(*args, "--book", hundred_thousand_lines, "--json").stdout)
+        assert doc["counts"] == {
+            "forbidden": 20_000,
+            "fatigue": 20_000,
+            "preferences": 20_000,
+            "unparsed": 20_000,
+            "errors": 0,
+            "warnings": 20_000,
+        }
+    elif command == "show":
+        assert "not listed" in r.stdout and "see --json" in r.stdout
+    else:
+        assert "more warning(s) about rules.txt" in r.stderr

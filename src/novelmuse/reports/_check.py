@@ -18,6 +18,10 @@ MAX_HITS_SHOWN = 3
 #: minute to print what nobody reads in a terminal; every finding is counted in the summary and listed in --json.
 MAX_ROWS_PER_CHAPTER = 40
 MAX_ROWS_TOTAL = 1000
+#: Lines listed one by one in the terminal (unparsed rules.txt lines, problems, warnings, preferences); a
+#: 100,000-line rules file printed them all (`rules lint` took ~50 s). --json always has all of them.
+MAX_LINES_LISTED = 100
+MAX_WARNINGS_NOTED = 20
 CONTEXT_CHARS = 8
 _SPACES = re.compile(r"\s+")
 
@@ -120,7 +124,12 @@ def check_notes(report: CheckReport) -> list[str]:
             f"note: {len(r.unparsed_lines)} line(s) of rules.txt are not enforced (unparsed: line {lines}) "
             "— see `muse rules lint`"
         )
-    notes.extend(f"warning[{w.code}]: {w.message}" for w in r.warnings)
+    notes.extend(f"warning[{w.code}]: {w.message}" for w in r.warnings[:MAX_WARNINGS_NOTED])
+    if len(r.warnings) > MAX_WARNINGS_NOTED:
+        notes.append(
+            f"note: {len(r.warnings) - MAX_WARNINGS_NOTED} more warning(s) about rules.txt not listed — "
+            "see `muse rules lint` or --json"
+        )
     reg = report.registry
     if reg.outcome == "skipped":
         notes.append(f"note: chapter registry not updated: {reg.reason}")
@@ -129,24 +138,34 @@ def check_notes(report: CheckReport) -> list[str]:
     return notes
 
 
+def _not_listed(console: Console, hidden: int, what: str) -> None:
+    if hidden > 0:
+        console.print(f"  … {hidden} more {what} not listed: see --json")
+
+
 def render_lint(report: LintReport, console: Console) -> None:
-    """Parsed rules, unparsed lines and problems of a rules file."""
+    """Parsed rules, unparsed lines and problems of a rules file: at most MAX_ROWS_TOTAL rules and
+    MAX_LINES_LISTED unparsed lines and problems (errors first), saying how many more --json has."""
     console.print(f"{report.path} ({report.file})")
-    table = Table(title="rules", title_justify="left")
-    for col in ("line", "kind", "phrase / text", "limit"):
-        table.add_column(col)
     rows: list[tuple[int, str, str, str]] = [(r.line, "禁止 forbidden", r.phrase, "-") for r in report.forbidden]
     rows += [(r.line, "疲劳词 fatigue", r.phrase, str(r.limit)) for r in report.fatigue]
     rows += [(p.line, "偏好 preference", p.text, "-") for p in report.preferences]
-    for line, kind, text, limit in sorted(rows, key=lambda r: r[0]):
-        table.add_row(str(line), kind, escape(text), limit)
     if rows:
+        table = Table(title="rules", title_justify="left")
+        for col in ("line", "kind", "phrase / text", "limit"):
+            table.add_column(col)
+        for line, kind, text, limit in sorted(rows, key=lambda r: r[0])[:MAX_ROWS_TOTAL]:
+            table.add_row(str(line), kind, escape(text), limit)
         console.print(table)
-    for u in report.unparsed:
+        _not_listed(console, len(rows) - MAX_ROWS_TOTAL, "rule(s)")
+    for u in report.unparsed[:MAX_LINES_LISTED]:
         console.print(f"[yellow]unparsed[/yellow] line {u.line}: {escape(u.text)} — {escape(u.reason)}")
-    for p in report.problems:
+    _not_listed(console, len(report.unparsed) - MAX_LINES_LISTED, "unparsed line(s)")
+    problems = sorted(report.problems, key=lambda p: p.severity != "error")  # stable: file order within each
+    for p in problems[:MAX_LINES_LISTED]:
         color = "red" if p.severity == "error" else "yellow"
         console.print(f"[{color}]{p.severity}[{p.code}][/{color}] {escape(p.message)}")
+    _not_listed(console, len(problems) - MAX_LINES_LISTED, "problem(s)")
     c = report.counts
     console.print(
         f"{c.forbidden} forbidden, {c.fatigue} fatigue, {c.preferences} preference(s), {c.unparsed} unparsed; "
@@ -155,14 +174,17 @@ def render_lint(report: LintReport, console: Console) -> None:
 
 
 def render_show(report: ShowReport, console: Console) -> None:
-    """The effective rule set with each rule's origin, and its sha256."""
+    """The effective rule set with each rule's origin (at most MAX_ROWS_TOTAL rows, forbidden first), and its
+    sha256."""
     eff = report.effective
     table = Table(title=f"effective rules ({len(eff.rules)})", title_justify="left")
     for col in ("kind", "phrase", "limit", "severity", "origin"):
         table.add_column(col)
-    for r in sorted(eff.rules, key=lambda r: (r.kind != "forbidden", r.origin.source != "book", r.phrase)):
+    ordered = sorted(eff.rules, key=lambda r: (r.kind != "forbidden", r.origin.source != "book", r.phrase))
+    for r in ordered[:MAX_ROWS_TOTAL]:
         table.add_row(r.kind, escape(r.phrase), "-" if r.limit is None else str(r.limit), r.severity, r.origin.label)
     console.print(table)
+    _not_listed(console, len(ordered) - MAX_ROWS_TOTAL, "rule(s)")
     length = eff.length
     console.print(
         "length: "
@@ -172,8 +194,9 @@ def render_show(report: ShowReport, console: Console) -> None:
             else "not checked (no min_chars/max_chars in book.toml \\[chapters])"
         )
     )
-    for p in eff.preferences:
+    for p in eff.preferences[:MAX_LINES_LISTED]:
         console.print(f"preference (rules.txt line {p.line}): {escape(p.text)}")
+    _not_listed(console, len(eff.preferences) - MAX_LINES_LISTED, "preference(s)")
     if eff.unparsed:
         console.print(f"{len(eff.unparsed)} unparsed line(s) not enforced — see `muse rules lint`")
     console.print(f"defaults: v{eff.defaults.version} ({eff.defaults.rules} rules, sha256 {eff.defaults.sha256})")
