@@ -17,6 +17,8 @@ Decisions:
   not a whole number, ``禁止:后宫≤2`` (a forbidden phrase takes no limit), an empty ``禁止:``.
 - A phrase both forbidden and fatigue-limited, or fatigue-limited with two different limits, is a contradiction
   (RULES_CONTRADICTION) naming both lines. The same rule written twice is a warning (RULES_DUPLICATE).
+- A phrase or preference longer than `limits.MAX_PHRASE_CHARS` (10,000 characters) is a syntax error naming
+  the cap (issue 18 item 2); matching stays linear in a phrase's length below it.
 - A phrase not in Unicode NFC gets a warning (RULES_NOT_NFC): matching is exact, code point by code point
   (``str.count`` semantics), so it only matches text written in the same form.
 """
@@ -30,7 +32,7 @@ from typing import Literal
 
 from ..book import read_user_file
 from ..errors import InputError
-from ..limits import MAX_RULES_BYTES
+from ..limits import MAX_PHRASE_CHARS, MAX_RULES_BYTES
 from ._model import FatigueRule, ForbiddenRule, Preference, RuleProblem, RuleSet, UnparsedLine
 
 _KEYS: dict[str, Literal["forbidden", "fatigue", "preference"]] = {
@@ -138,6 +140,20 @@ def _describe(kind: str, limit: int | None) -> str:
     return "forbidden (禁止)" if kind == "forbidden" else f"a fatigue word limited to {limit} (疲劳词)"
 
 
+def _within_cap(b: _Builder, text: str, n: int) -> bool:
+    """False (and a RULES_SYNTAX error) when a phrase or preference is longer than `limits.MAX_PHRASE_CHARS`."""
+    if len(text) <= MAX_PHRASE_CHARS:
+        return True
+    b.problem(
+        "RULES_SYNTAX",
+        "error",
+        f"line {n}: {text[:12]!r}… is {len(text):,} characters, over the cap of {MAX_PHRASE_CHARS:,} for one "
+        "phrase or preference",
+        n,
+    )
+    return False
+
+
 def _parse_line(b: _Builder, raw: str, n: int) -> None:
     text = _strip_comment(raw).strip()
     if not text:
@@ -154,6 +170,8 @@ def _parse_line(b: _Builder, raw: str, n: int) -> None:
         b.problem("RULES_SYNTAX", "error", f"line {n}: {m.group(1)}: has nothing after the colon", n)
         return
     if kind == "preference":
+        if not _within_cap(b, value, n):
+            return
         b.add_preference(value, n)
         return
     if kind == "fatigue":
@@ -192,6 +210,8 @@ def _parse_line(b: _Builder, raw: str, n: int) -> None:
             )
             return
         parsed.append((phrase, int(lm.group(1))))
+    if not all(_within_cap(b, phrase, n) for phrase, _ in parsed):
+        return
     for phrase, limit in parsed:
         b.add_phrase("fatigue" if limit is not None else "forbidden", phrase, limit, n)
 
