@@ -300,16 +300,16 @@ def test_a_transient_error_is_resent_within_the_same_three_calls(make_panel: Cal
 
 
 def test_more_than_three_calls_per_judge_is_refused(make_panel: Callable[..., Panel]) -> None:
+    """book.toml itself refuses a call bound above the seeds' 3 (CONFIG_INVALID, before any judge runs)."""
     panel = make_panel(corpus_candidates(1), [[output(scores_by_id({}))]])
     toml = panel.book.root / "book.toml"
     toml.write_text(toml.read_text(encoding="utf-8") + "\n[calls]\nmax_attempts = 5\n", encoding="utf-8")
     from novelmuse.book import find_book
     from novelmuse.errors import InputError
 
-    panel.book = find_book(panel.book.root)
     with pytest.raises(InputError) as exc:
-        run(panel)
-    assert exc.value.code == "JUDGE_MAX_ATTEMPTS"
+        panel.book = find_book(panel.book.root)
+    assert exc.value.code == "CONFIG_INVALID" and "calls.max_attempts" in exc.value.what
 
 
 def test_run_reliability_is_computed_from_the_stored_reports(make_panel: Callable[..., Panel]) -> None:

@@ -1,8 +1,13 @@
 """book.toml: the typed configuration of a book project (and of the user-level config file).
 
-Every table is a pydantic model with unknown keys rejected, so a typo is an error naming the key
-instead of a setting silently ignored. Secrets never live here: a provider names the environment
-variable that holds its key (`api_key_env`).
+Every table is a pydantic model in strict mode with unknown keys rejected (issue 18 item 4): a typo is an error
+naming the key instead of a setting silently ignored, and a value of the wrong TOML type is an error instead of
+a coercion — `true` is not 1, ``"3000"`` is not 3000, ``"yes"`` is not a boolean, 6000.0 is not an integer (an
+integer is accepted where a decimal is expected). Numbers are finite (no ``inf``/``nan``) and bounded; the
+seeds' caps (3 requests per logical call, one repair and one re-review, 3 plants per chapter) may be lowered,
+never raised. Names that become environment variables and URLs have their shape checked here, not at the first
+request. Secrets never live here: a provider names the environment variable that holds its key
+(`api_key_env`).
 """
 
 from __future__ import annotations
@@ -15,27 +20,45 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import InputError
-from ..limits import MAX_CONFIG_BYTES
+from ..limits import MAX_CHAPTER_NUMBER, MAX_CONFIG_BYTES
 from ._userfile import parsing_user_file, read_user_file
 
 ROLE_NAMES = ("writer", "reviewer", "editor", "arbiter", "extractor", "normalizer", "detector", "judge")
 
+#: The seeds' bounds (non-negotiable 4: a configuration may lower them, never raise them).
+MAX_ATTEMPTS_CAP = 3  # seed 000/003: at most 3 calls per logical call
+MAX_REPAIR_ROUNDS = 1  # seed 004: 一轮修复一次复审
+MAX_PLANTS_CAP = 3  # seed 004: 每章 plant ≤ 3
+MAX_TOKENS_CAP = 10**12  # token counts and budgets: far above any real run, far below SQLite's int64
+MAX_SECONDS = 7 * 24 * 3600.0  # timeouts and deadlines: a week
+
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+
+EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=128)]
+HttpUrl = Annotated[str, Field(pattern=r"^https?://[^\s/?#]+\S*$", max_length=2048)]
+#: The CLI's path must be absolute and resolved: the provider checks that when it pins the file (fail closed).
+PathText = Annotated[str, Field(min_length=1, max_length=4096)]
+Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS)]
+Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS_CAP)]
+#: Per million tokens; a price above a million per million tokens is a typo, not a price.
+PerMillion = Annotated[float, Field(ge=0, le=1_000_000)]
+_PROVIDER_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,63}$"
 
 
 class BookMeta(_Strict):
     title: str = "untitled"
-    language: str = "zh"
+    language: str = Field(default="zh", pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$")
     author: str = ""
 
 
 class ChapterLimits(_Strict):
     """Chapter length limits, in characters excluding whitespace (`text.count_chars`)."""
 
-    min_chars: int | None = Field(default=None, ge=0)
-    max_chars: int | None = Field(default=None, ge=1)
+    min_chars: int | None = Field(default=None, ge=0, le=10_000_000)
+    max_chars: int | None = Field(default=None, ge=1, le=10_000_000)
 
     @model_validator(mode="after")
     def _ordered(self) -> ChapterLimits:
@@ -45,24 +68,24 @@ class ChapterLimits(_Strict):
 
 
 class _ProviderBase(_Strict):
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_concurrency: int = Field(default=4, ge=1)
+    timeout_s: Seconds = 120.0
+    max_concurrency: int = Field(default=4, ge=1, le=256)
 
 
 class OpenAIProviderConfig(_ProviderBase):
     """Any OpenAI-compatible endpoint through the official openai SDK."""
 
     kind: Literal["openai"]
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+    base_url: HttpUrl | None = None
+    api_key_env: EnvName = "OPENAI_API_KEY"
     structured: Literal["json_schema", "json_object"] = "json_schema"  # endpoints without json_schema: json_object
 
 
 class AnthropicProviderConfig(_ProviderBase):
     kind: Literal["anthropic"]
-    base_url: str | None = None
-    api_key_env: str = "ANTHROPIC_API_KEY"
-    max_tokens: int = Field(default=8192, ge=1)
+    base_url: HttpUrl | None = None
+    api_key_env: EnvName = "ANTHROPIC_API_KEY"
+    max_tokens: int = Field(default=8192, ge=1, le=1_000_000)
     # Anthropic-compatible endpoints without structured outputs: "tool" forces one tool call with the schema
     structured: Literal["output_format", "tool"] = "output_format"
 
@@ -71,22 +94,22 @@ class ClaudeCliProviderConfig(_ProviderBase):
     """The isolated Claude CLI subprocess (seed 003): pinned path, sha256 and version."""
 
     kind: Literal["claude-cli"]
-    path: str
-    sha256: str
-    version: str
-    api_key_env: str | None = "ANTHROPIC_API_KEY"
+    path: PathText
+    sha256: str = Field(pattern=r"^[0-9a-fA-F]{64}$")
+    version: str = Field(min_length=1, max_length=64)
+    api_key_env: EnvName | None = "ANTHROPIC_API_KEY"
     require_sandbox: bool = False
-    effort: str | None = None
+    effort: str | None = Field(default=None, pattern=r"^[a-z]{1,16}$")
     max_turns: int = Field(default=3, ge=1, le=10)  # structured output takes a tool turn: 1 is too few
-    max_budget_usd: float | None = Field(default=None, gt=0)  # the CLI's own spend cap (--max-budget-usd)
-    sandbox_read_paths: list[str] = []  # extra read-only paths the sandbox exposes (e.g. the CLI's runtime)
+    max_budget_usd: float | None = Field(default=None, gt=0, le=1_000_000)  # the CLI's own cap (--max-budget-usd)
+    sandbox_read_paths: list[PathText] = []  # extra read-only paths for the sandbox (relative: to the book root)
 
 
 class ScriptedProviderConfig(_ProviderBase):
     """Deterministic responses read from a file: for tests and demos; every receipt says so."""
 
     kind: Literal["scripted"]
-    script: str  # path, relative to the book root
+    script: str = Field(min_length=1, max_length=4096)  # path, relative to the book root
 
 
 ProviderConfig = Annotated[
@@ -98,42 +121,42 @@ ProviderConfig = Annotated[
 class Price(_Strict):
     """Price per million tokens, in the book's currency unit (pinned: a receipt records the table's hash)."""
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cache_read: float | None = Field(default=None, ge=0)
-    cache_write: float | None = Field(default=None, ge=0)
+    input: PerMillion
+    output: PerMillion
+    cache_read: PerMillion | None = None
+    cache_write: PerMillion | None = None
 
 
 class Budget(_Strict):
     """Per-run limits; a request that could exceed one is not sent (BUDGET_EXCEEDED)."""
 
-    max_cost: float | None = Field(default=None, ge=0)
-    max_tokens: int | None = Field(default=None, ge=0)
-    deadline_s: float | None = Field(default=None, gt=0)
+    max_cost: float | None = Field(default=None, ge=0, le=1_000_000_000)
+    max_tokens: Tokens | None = None
+    deadline_s: Seconds | None = None
 
 
 class CallPolicy(_Strict):
     """The bound on model requests per logical call (format corrections and transient retries share it)."""
 
-    max_attempts: int = Field(default=3, ge=1, le=10)
-    max_output_tokens: int = Field(default=8192, ge=16)
+    max_attempts: int = Field(default=MAX_ATTEMPTS_CAP, ge=1, le=MAX_ATTEMPTS_CAP)
+    max_output_tokens: int = Field(default=8192, ge=16, le=1_000_000)
 
 
 class ReviewConfig(_Strict):
     """Bounds of the editorial loop (seed 004): every loop is finite."""
 
-    repair_rounds: int = Field(default=1, ge=0, le=5)
-    rereview_rounds: int = Field(default=1, ge=0, le=5)
+    repair_rounds: int = Field(default=1, ge=0, le=MAX_REPAIR_ROUNDS)
+    rereview_rounds: int = Field(default=1, ge=0, le=MAX_REPAIR_ROUNDS)
     rewrite_rounds: int = Field(default=1, ge=0, le=5)
     arbiter_rounds: int = Field(default=1, ge=0, le=5)
     polish_max_paragraphs: int = Field(default=5, ge=1, le=50)  # a polish (one round) touches at most this many
-    neutral_foreshadow_chapters: int = Field(default=3, ge=0)
+    neutral_foreshadow_chapters: int = Field(default=3, ge=0, le=MAX_CHAPTER_NUMBER)
 
 
 class MemoryConfig(_Strict):
-    max_plants_per_chapter: int = Field(default=3, ge=0, le=3)  # seed 004: ≤ 3 plants; a book may lower it
-    chunk_max_chars: int = Field(default=400, ge=50)
-    overdue_default_age: int | None = Field(default=None, ge=1)
+    max_plants_per_chapter: int = Field(default=MAX_PLANTS_CAP, ge=0, le=MAX_PLANTS_CAP)
+    chunk_max_chars: int = Field(default=400, ge=50, le=100_000)
+    overdue_default_age: int | None = Field(default=None, ge=1, le=MAX_CHAPTER_NUMBER)
 
 
 #: Seed 003's numbers: upper bounds a book may lower, never raise (连续四章; 补证最多 3 次、累计不超过检索预算 30%;
@@ -191,9 +214,9 @@ class BookConfig(_Strict):
 
     book: BookMeta = BookMeta()
     chapters: ChapterLimits = ChapterLimits()
-    providers: dict[str, ProviderConfig] = {}
+    providers: dict[Annotated[str, Field(pattern=_PROVIDER_NAME)], ProviderConfig] = {}
     roles: dict[str, str] = {}
-    prices: dict[str, Price] = {}
+    prices: dict[Annotated[str, Field(min_length=1, max_length=256)], Price] = {}
     budget: Budget = Budget()
     calls: CallPolicy = CallPolicy()
     review: ReviewConfig = ReviewConfig()
@@ -245,7 +268,30 @@ def user_config_path() -> Path:
 _USER_TABLES = ("providers", "roles", "prices", "budget", "calls", "gate")
 
 
+class _UserConfig(_Strict):
+    """The tables a user-level config may hold, validated on their own so that an error names that file (the
+    cross-check of [roles] against [providers] runs on the merged configuration)."""
+
+    providers: dict[Annotated[str, Field(pattern=_PROVIDER_NAME)], ProviderConfig] = {}
+    roles: dict[str, str] = {}
+    prices: dict[Annotated[str, Field(min_length=1, max_length=256)], Price] = {}
+    budget: Budget = Budget()
+    calls: CallPolicy = CallPolicy()
+    gate: GateConfig = GateConfig()
+
+
+def _invalid(exc: ValidationError, path: Path) -> InputError:
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    msg = first["msg"].removeprefix("Value error, ")
+    return InputError(
+        "CONFIG_INVALID", f"{msg} at {loc}{more}", str(path), f"fix {path.name} (see README: configuration)"
+    )
+
+
 def _user_tables(user: Path) -> dict[str, Any]:
+    """The user config's tables, validated strictly on their own (errors name the user config)."""
     if not user.is_file():
         return {}
     user_data = _read_toml(user)
@@ -257,6 +303,10 @@ def _user_tables(user: Path) -> dict[str, Any]:
             str(user),
             "move book settings into book.toml",
         )
+    try:
+        _UserConfig.model_validate(user_data)
+    except ValidationError as exc:
+        raise _invalid(exc, user) from exc
     return user_data
 
 
@@ -264,18 +314,13 @@ def _validate(data: dict[str, Any], path: Path) -> BookConfig:
     try:
         return BookConfig.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise InputError(
-            "CONFIG_INVALID",
-            f"{first['msg']} at {loc}" + (f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""),
-            str(path),
-            f"fix {path.name} (see README: configuration)",
-        ) from exc
+        raise _invalid(exc, path) from exc
 
 
 def load_config(path: Path, *, user_config: Path | None = None) -> BookConfig:
-    """Load book.toml, layered over the user-level config's model tables (the book wins per key)."""
+    """Load book.toml, layered over the user-level config's model tables (the book wins per key).
+
+    Both files are validated strictly; an error names the file it is in."""
     data = _read_toml(path)
     if isinstance(data.get("gate"), dict) and "key_path" in data["gate"]:
         raise InputError(
@@ -286,8 +331,11 @@ def load_config(path: Path, *, user_config: Path | None = None) -> BookConfig:
         )
     user_data = _user_tables(user_config if user_config is not None else user_config_path())
     for table in _USER_TABLES:
-        if table in user_data:
-            data[table] = {**user_data[table], **data.get(table, {})}
+        if table not in user_data:
+            continue
+        if not isinstance(data.get(table, {}), dict):
+            raise InputError("CONFIG_INVALID", f"[{table}] must be a table at {table}", str(path), f"fix {path.name}")
+        data[table] = {**user_data[table], **data.get(table, {})}
     return _validate(data, path)
 
 
