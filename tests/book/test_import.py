@@ -91,7 +91,6 @@ def test_prologue_crlf_bom_emoji_and_heading_normalisation(muse, tmp_path: Path)
     assert doc["encoding"] == "utf-8-sig" and any("byte-order mark" in n for n in doc["notes"])
     assert doc["prologue"]["number"] == 0 and doc["prologue"]["path"] == "chapters/0000.md"
     assert doc["prologue"]["heading"] == "序"
-    assert (d / "chapters" / "0000.md").read_bytes() == "# 序\n书名：试炼\r\n作者：某某\r\n\r\n".encode()
     assert [(c["number"], c["title"], c["line"]) for c in doc["chapters"]] == [
         (1, "开端", 4),
         (2, "风起", 7),
@@ -99,12 +98,14 @@ def test_prologue_crlf_bom_emoji_and_heading_normalisation(muse, tmp_path: Path)
     ]
     assert doc["volumes"] == [{"line": 6, "text": "第一卷 潜龙"}]
     assert any("volume" in n and "line 6" in n for n in doc["notes"])
-    one = (d / "chapters" / "0001.md").read_bytes()
-    assert one == "# 第一章：开端\n\u3000\u3000他笑了😀，e\u0301 café\u3000全角　空格。\r\n第一卷 潜龙\r\n".encode()
-    assert (d / "chapters" / "0003.md").read_bytes() == "# 第三章风停\n".encode()
-    expected = normalise_headings(text, [4, 7, 9]).replace("第一章：开端\r\n", "第一章：开端\n")
-    expected = expected.replace("第2章\t风起\r\n", "第2章\t风起\n") + "\n"
-    assert rejoin_files(d) == expected
+    one = (d / "chapters" / "0001.md").read_bytes()  # a CRLF source: the heading line ends in CRLF too
+    assert one == "# 第一章：开端\r\n\u3000\u3000他笑了😀，e\u0301 café\u3000全角　空格。\r\n第一卷 潜龙\r\n".encode()
+    assert (d / "chapters" / "0003.md").read_bytes() == "# 第三章风停\r\n".encode()
+    assert (d / "chapters" / "0000.md").read_bytes() == "# 序\r\n书名：试炼\r\n作者：某某\r\n\r\n".encode()
+    lines = text.split("\r\n")
+    for n in (4, 7, 9):
+        lines[n - 1] = lines[n - 1].strip()
+    assert rejoin_files(d) == "\r\n".join(lines) + "\r\n"
 
 
 def test_volume_prefixed_headings(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -458,7 +459,9 @@ def test_generated_books_round_trip_through_files(tmp_path_factory, prologue, ch
     assert [c.number for c in report.chapters] == list(range(1, len(chapters) + 1))
     assert [c.line for c in report.chapters] == heading_lines
     assert (report.prologue is not None) == bool(prologue)
-    assert rejoin_files(d / "book") == normalise_headings(text, heading_lines)
+    # one line-ending style per book: a heading line ends in LF here, so a CRLF elsewhere makes a mixed source,
+    # which is imported with LF throughout
+    assert rejoin_files(d / "book") == normalise_headings(text.replace("\r\n", "\n"), heading_lines)
 
 
 def test_an_imported_book_is_checked_at_once(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -480,3 +483,52 @@ def test_an_imported_book_is_checked_at_once(muse, tmp_path: Path) -> None:  # t
     ]
     assert [(f["target"], f["limit"]) for f in one["findings"] if f["rule"] == "length"] == [("min_chars", 2000)]
     assert sorted(registered_chapters(find_book(d).db)) == [1, 2]
+
+
+def _line_breaks(data: bytes) -> tuple[int, int]:
+    """(CRLF count, bare LF count) of some bytes."""
+    crlf = data.count(b"\r\n")
+    return crlf, data.count(b"\n") - crlf
+
+
+def test_a_crlf_source_gives_crlf_chapter_files_and_round_trips(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 15 item 7: the heading line novelmuse writes used to end in LF while the body kept the source's CRLF,
+    so every chapter file mixed two line-ending styles. A CRLF source now gives CRLF files, byte-exact bodies."""
+    text = SANGUO.read_text(encoding="utf-8")
+    source = ("书名：三国演义\n\n" + text[: text.index("第四回")]).replace("\n", "\r\n")
+    src = tmp_path / "crlf.txt"
+    src.write_bytes(source.encode("utf-8"))
+    d = tmp_path / "b"
+    r = muse("import", src, "--into", d, "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = _json(r)
+    assert doc["line_ending"] == "crlf" and [c["number"] for c in doc["chapters"]] == [1, 2, 3]
+    for path in sorted((d / "chapters").iterdir()):
+        data = path.read_bytes()
+        crlf, lf = _line_breaks(data)
+        assert crlf > 0 and lf == 0, (path.name, crlf, lf)
+    heading = "第一回　宴桃园豪杰三结义　斩黄巾英雄首立功"
+    assert (d / "chapters" / "0001.md").read_bytes().startswith(f"# {heading}\r\n".encode())
+    assert rejoin_files(d) == source  # round trip: the heading lines are already stripped in this source
+    book = find_book(d)
+    assert book.read_chapter(1).heading == "第一回　宴桃园豪杰三结义　斩黄巾英雄首立功"
+    r = muse("check", "--book", d, "--json")
+    assert json.loads(r.stdout)["chapters"][1]["title"] == "第一回　宴桃园豪杰三结义　斩黄巾英雄首立功"
+
+
+def test_a_source_mixing_crlf_and_lf_gives_lf_files_and_says_so(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Files concatenated from several sources mix CRLF and LF: the chapter files use LF throughout."""
+    source = "第一章 甲\r\n正文一。\r\n第二章 乙\n正文二。\n第三章 丙\r\n正文三。\r\n"
+    src = tmp_path / "mixed.txt"
+    src.write_bytes(source.encode("utf-8"))
+    d = tmp_path / "b"
+    doc = _json(muse("import", src, "--into", d, "--json"))
+    assert doc["line_ending"] == "lf"
+    assert any("mixes CRLF" in n and "LF" in n for n in doc["notes"])
+    for path in (d / "chapters").iterdir():
+        assert _line_breaks(path.read_bytes())[0] == 0
+    assert rejoin_files(d) == source.replace("\r\n", "\n")
+    lf_only = "第一章 甲\n正文一。\n"
+    src.write_bytes(lf_only.encode())
+    doc = _json(muse("import", src, "--into", tmp_path / "c", "--json"))
+    assert doc["line_ending"] == "lf" and not any("CRLF" in n for n in doc["notes"])

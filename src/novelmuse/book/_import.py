@@ -4,6 +4,9 @@
 - ``chapters/NNNN.md`` = ``# <heading line as in the source, stripped>\\n`` + the body exactly as in the
   source (the text between this heading line and the next), re-encoded as UTF-8 when the source was
   GB18030.
+- One line-ending style per book (issue 15 item 7): a source whose every line break is CRLF gives CRLF chapter
+  files (the heading line novelmuse writes ends in CRLF too); a source mixing CRLF and LF is normalised to LF
+  (noted); otherwise LF.
 - Text before the first heading is the prologue: ``chapters/0000.md`` (chapter 0) with the heading
   ``# 序``, which is novelmuse's, not the source's. A prologue of only whitespace is not written (noted).
 - Numbering problems are reported with line numbers. A duplicate number or a number lower than the one
@@ -23,6 +26,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -94,6 +98,7 @@ class ImportReport(BaseModel):
     source: str
     source_sha256: str
     encoding: str
+    line_ending: Literal["lf", "crlf"]  # of every chapter file written
     unit: str
     initialised: bool  # the book was created by this import
     prologue: ImportedChapter | None
@@ -235,8 +240,21 @@ def _restarting_volumes(split: SplitText, dups: list[Duplicate]) -> list[int]:
     return sorted(between)
 
 
-def _chapter_bytes(heading: str, body: str) -> bytes:
-    return f"# {heading}\n{body}".encode()
+def _chapter_bytes(heading: str, body: str, eol: str) -> bytes:
+    return f"# {heading}{eol}{body}".encode()
+
+
+def line_ending_of(text: str) -> tuple[Literal["lf", "crlf"], str, list[str]]:
+    """The line-ending style for the chapter files of `text`, the text to split (CRLF and LF mixed: normalised
+    to LF), and notes. A lone CR is not a line break here and is kept as it is."""
+    crlf = text.count("\r\n")
+    if crlf == 0:
+        return "lf", text, []
+    lf = text.count("\n") - crlf
+    if lf == 0:
+        return "crlf", text, []
+    note = f"the source mixes CRLF ({crlf} lines) and LF ({lf} lines) line breaks: the chapter files use LF throughout"
+    return "lf", text.replace("\r\n", "\n"), [note]
 
 
 def import_novel(
@@ -261,20 +279,22 @@ def import_novel(
         missing_code="IMPORT_SOURCE_NOT_FOUND",
     )
     decoded = decode_text(data, str(source))
-    split = split_chapters(decoded.text)
+    line_ending, text, eol_notes = line_ending_of(decoded.text)
+    eol = "\r\n" if line_ending == "crlf" else "\n"
+    split = split_chapters(text)
     gaps = _validate(split, source, allow_gaps)
-    notes = list(decoded.notes)
+    notes = list(decoded.notes) + eol_notes
 
     files: list[tuple[int, str, str, int, bytes]] = []  # number, title, heading, line, bytes
     has_prologue = bool(split.prologue.strip())
     if has_prologue:
-        files.append((0, PROLOGUE_HEADING, PROLOGUE_HEADING, 0, _chapter_bytes(PROLOGUE_HEADING, split.prologue)))
+        files.append((0, PROLOGUE_HEADING, PROLOGUE_HEADING, 0, _chapter_bytes(PROLOGUE_HEADING, split.prologue, eol)))
         notes.append(f"text before the first heading kept as the prologue, chapter 0 (heading `# {PROLOGUE_HEADING}`)")
     elif split.prologue:
         notes.append(f"{len(split.prologue)} whitespace character(s) before the first heading were not kept")
     for part in split.chapters:
         h = part.heading_line.heading
-        files.append((h.number, h.title, h.text, part.heading_line.line_no, _chapter_bytes(h.text, part.body)))
+        files.append((h.number, h.title, h.text, part.heading_line.line_no, _chapter_bytes(h.text, part.body, eol)))
     if gaps:
         notes.append("imported with --allow-gaps: " + _listed([_gap_text(g) for g in gaps]))
     for v in split.volumes:
@@ -359,6 +379,7 @@ def import_novel(
         source=str(source),
         source_sha256=sha256_hex(data),
         encoding=decoded.encoding,
+        line_ending=line_ending,
         unit=split.unit or "",
         initialised=initialised,
         prologue=prologue,
