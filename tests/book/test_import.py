@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -532,3 +533,81 @@ def test_a_source_mixing_crlf_and_lf_gives_lf_files_and_says_so(muse, tmp_path: 
     src.write_bytes(lf_only.encode())
     doc = _json(muse("import", src, "--into", tmp_path / "c", "--json"))
     assert doc["line_ending"] == "lf" and not any("CRLF" in n for n in doc["notes"])
+
+
+# ---- issue 15 item 1: no silent chapter loss --------------------------------------------------------------------
+
+
+def _printed_edition(path: Path, first: int = 100, last: int = 120, joiner: str = "") -> str:
+    from tests.text.test_inline_headings import join_headings
+
+    return join_headings(path.read_text(encoding="utf-8"), first, last, joiner)
+
+
+def test_the_printed_editions_inline_headings_are_split_and_said_per_chapter(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """三国演义 as it circulates: chapters 100-120 run their heading into the first paragraph. Before, import
+    exited 0 with 99 chapters, the last one 22 chapters long, and reported no gap."""
+    src = tmp_path / "sanguo.txt"
+    joined = _printed_edition(SANGUO)
+    src.write_text(joined, encoding="utf-8")
+    line = joined.count("\n", 0, joined.index("第一百回")) + 1
+    d = tmp_path / "b"
+    r = muse("import", src, "--into", d, "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = _json(r)
+    assert [c["number"] for c in doc["chapters"]] == list(range(1, 121)) and doc["gaps"] == []
+    assert [c["inline"] for c in doc["chapters"]] == [None] * 99 + ["couplet"] * 21
+    assert doc["length_outliers"] == []
+    hundred = doc["chapters"][99]
+    assert hundred["heading"] == "第一百回\u3000汉兵劫寨破曹真\u3000武侯斗阵辱仲达" and hundred["line"] == line
+    notes = [n for n in doc["notes"] if "were on one line" in n]
+    assert len(notes) == 21 and notes[0].startswith(f"line {line}: chapter 100's heading and its text")
+    assert "split after `第一百回\u3000汉兵劫寨破曹真\u3000武侯斗阵辱仲达`" in notes[0] and "却说众将" in notes[0]
+    book = find_book(d)
+    original = {p.number: p.body for p in split_chapters(SANGUO.read_text(encoding="utf-8")).chapters}
+    for n in (99, 100, 120):
+        assert book.read_chapter(n).body == (original[n].lstrip("\n") if n >= 100 else original[n])
+    r = muse("import", src, "--into", tmp_path / "c")
+    assert r.exit_code == 0 and "were on one line" in r.stderr
+
+
+def test_inline_headings_that_cannot_be_split_stop_the_import_naming_every_line(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Without a pattern that tells where the title ends, nothing is imported and every such line is named."""
+    lines = [f"第{i}章 风起{i}\n他来了，第{i}天。\n" for i in range(1, 8)]
+    lines[3] = "第4章 风起4他来了，第4天。\n"  # no space between title and text
+    lines[5] = "第6章 风起6他来了，第6天。\n"
+    src = tmp_path / "n.txt"
+    src.write_text("".join(lines), encoding="utf-8")
+    d = tmp_path / "b"
+    r = muse("import", src, "--into", d, "--allow-gaps", "--json")
+    assert r.exit_code == 2
+    err = _json(r)["error"]
+    assert err["code"] == "IMPORT_INLINE_HEADING" and "2 line(s)" in err["what"]
+    assert "line 7 (ch. 4), line 10 (ch. 6)" in err["what"] and "`第4章 风起4他来了，第4天。`" in err["what"]
+    assert "line break" in err["fix"] and not d.exists()
+    # the real printed edition of 红楼梦 splits (its text starts with 话说/却说); drop the openers and one
+    # uneven heading (ch. 62) leaves no certainty: all 21 lines are named
+    text = _printed_edition(HONGLOU).replace("回\u3000", "回 ", 0)
+    text = re.sub(r"(第一百[一二三四五六七八九十]*回\u3000[^\n]*?)(话说|却说)", r"\1那日", text)
+    src.write_text(text, encoding="utf-8")
+    err = _json(muse("import", src, "--into", d, "--json"))["error"]
+    assert err["code"] == "IMPORT_INLINE_HEADING" and "21 line(s)" in err["what"]
+    assert err["what"].count("(ch. 1") == 21  # ch. 100 … 120, every one named
+
+
+def test_a_chapter_far_from_the_median_length_is_flagged(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A heading missed for any other reason still shows: the merged chapter is many times the median."""
+    body = "正文，一段话。\n" * 40
+    text = "".join(f"第{i}章 题{i}\n{body}" for i in range(1, 9))
+    text = text.replace("第5章 题5\n", "她翻到下一页 第5章 题5 的内容，\n")  # chapter 5's heading lost in prose
+    text += "第9章 题9\n短。\n"
+    src = tmp_path / "n.txt"
+    src.write_text(text, encoding="utf-8")
+    doc = _json(muse("import", src, "--into", tmp_path / "b", "--allow-gaps", "--json"))
+    assert [(o["number"], o["ratio"] > 1) for o in doc["length_outliers"]] == [(9, False)]
+    text = "".join(f"第{i}章 题{i}\n{body}" for i in range(1, 9)) + "第9章 题9\n" + body * 6
+    src.write_text(text, encoding="utf-8")
+    doc = _json(muse("import", src, "--into", tmp_path / "c", "--json"))
+    ((o),) = doc["length_outliers"]
+    assert (o["number"], o["chars"], o["median"], o["ratio"]) == (9, 1680, 280, 6.0)
+    assert any(n.startswith("chapter 9 has 1,680 characters, 6.0x the median (280)") for n in doc["notes"])

@@ -18,12 +18,17 @@
   write is kept as it is, so an interrupted or repeated import can simply be run again. Everything is
   checked before anything is written; if a write still fails, the files written so far are removed again
   (and a book created by this import too).
+- A heading that runs into its chapter's text on the same line is split where the book makes the end of its
+  title certain (said per chapter in the notes and `ImportedChapter.inline`), otherwise the import is refused
+  (IMPORT_INLINE_HEADING, naming every such line) — never absorbed into the chapter before it. Chapters far
+  longer or shorter than the median are flagged (`length_outliers`, a note each).
 - Every written chapter is registered in the store's chapter registry (sha256, chars, paragraphs).
 """
 
 from __future__ import annotations
 
 import contextlib
+import statistics
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -51,6 +56,9 @@ class ImportedChapter(BaseModel):
     heading: str  # the heading line as written into the file (after "# ")
     line: int  # 1-based line of the heading in the source (0 for the prologue)
     volume: int | None = None  # from a heading like 第一卷 潜龙 第一章 少年
+    #: The heading ran into the chapter's text on its line and was split there, by this rule (text.split_chapters):
+    #: untitled, indent, separator or couplet. None for a heading on a line of its own.
+    inline: str | None = None
     chars: int
     paragraphs: int
     path: str  # relative to the book root
@@ -84,6 +92,15 @@ class OutOfOrder(BaseModel):
     previous_line: int
 
 
+class LengthOutlier(BaseModel):
+    """A chapter far longer or shorter than the book's median (a missed heading merges two chapters)."""
+
+    number: int
+    chars: int
+    median: float
+    ratio: float  # chars / median
+
+
 class HeadingNote(BaseModel):
     """A heading-like line kept inside a body (a volume line, or a heading of another unit)."""
 
@@ -104,6 +121,7 @@ class ImportReport(BaseModel):
     prologue: ImportedChapter | None
     chapters: list[ImportedChapter]
     unchanged: list[int]  # chapters whose file was already there, byte-identical (a re-run): kept, not rewritten
+    length_outliers: list[LengthOutlier]  # chapters over OUTLIER_FACTOR x the median length, or under 1/OUTLIER_FACTOR
     gaps: list[Gap]  # only with --allow-gaps (else the import is refused); duplicates are always refused
     volumes: list[HeadingNote]
     other_headings: list[HeadingNote]
@@ -150,19 +168,44 @@ def _gap_text(g: Gap) -> str:
     return f"missing {missing} between line {g.after_line} (ch. {g.after_number}) and line {g.before_line} (ch. {g.before_number})"  # noqa: E501
 
 
+def _excerpt(line: str, size: int = 40) -> str:
+    return line if len(line) <= size else line[:size] + "…"
+
+
 def _validate(split: SplitText, source: Path, allow_gaps: bool) -> list[Gap]:
     where = str(source)
     if not split.chapters:
         text = split.prologue
         cr_only = "\r" in text and "\n" not in text
+        loose = split.ambiguous
         raise InputError(
             "IMPORT_NO_HEADINGS",
             "no chapter heading line found"
-            + (" (the file breaks lines with CR only, so it is one long line)" if cr_only else ""),
+            + (" (the file breaks lines with CR only, so it is one long line)" if cr_only else "")
+            + (
+                f"; {len(loose)} line(s) start like a heading but go on with text, e.g. line {loose[0].line_no}: "
+                f"`{_excerpt(loose[0].text)}`"
+                if loose
+                else ""
+            ),
             where,
             "convert the line breaks to LF (\\n) and retry"
             if cr_only
-            else "headings must be whole lines such as `第一章 标题`, `第12回`, `第一百零一章：标题` or `Chapter 3`",
+            else "headings must be whole lines such as `第一章 标题`, `第12回`, `第一百零一章：标题` or `Chapter 3`"
+            + (" — put a line break after each heading's title" if loose else ""),
+        )
+    if split.ambiguous:
+        amb = split.ambiguous
+        raise InputError(
+            "IMPORT_INLINE_HEADING",
+            f"{len(amb)} line(s) start with the next chapter's heading and go on with its text, and where the title "
+            "ends is not certain (importing would merge those chapters into the ones before them): "
+            + ", ".join(f"line {a.line_no} (ch. {a.number})" for a in amb)
+            + "; e.g. "
+            + "; ".join(f"line {a.line_no}: `{_excerpt(a.text)}`" for a in amb[:2]),
+            where,
+            "put a line break between each of those headings and its text in the source file and retry "
+            "(nothing was imported)",
         )
     gaps, dups, disorder = check_numbering(split.chapters)
     if dups:
@@ -355,6 +398,7 @@ def import_novel(
         raise
 
     volume_of = {part.number: part.heading_line.heading.volume for part in split.chapters}
+    inline_of = {part.number: part.heading_line.inline for part in split.chapters}
     out: list[ImportedChapter] = []
     for (number, ch_title, heading, line, payload), rec in zip(files, records, strict=True):
         out.append(
@@ -368,12 +412,16 @@ def import_novel(
                 path=rec.path,
                 sha256=sha256_hex(payload),
                 volume=volume_of.get(number) if line else None,
+                inline=inline_of.get(number) if line else None,
             )
         )
     prologue = out.pop(0) if has_prologue else None
     if unchanged:
         notes.append(f"{len(unchanged)} chapter file(s) were already there with identical content and were kept")
+    notes.extend(_inline_notes(split))
     notes.extend(_length_notes(book, out))
+    outliers = length_outliers(out)
+    notes.extend(_outlier_note(o) for o in outliers)
     return ImportReport(
         book=str(book.root),
         source=str(source),
@@ -385,6 +433,7 @@ def import_novel(
         prologue=prologue,
         chapters=out,
         unchanged=unchanged,
+        length_outliers=outliers,
         gaps=gaps,
         volumes=[HeadingNote(line=v.line_no, text=v.heading.text) for v in split.volumes],
         other_headings=[HeadingNote(line=o.line_no, text=o.heading.text) for o in split.other_headings],
@@ -397,6 +446,61 @@ def _same_bytes(path: Path, payload: bytes) -> bool:
         return path.stat().st_size == len(payload) and path.read_bytes() == payload
     except OSError:
         return False
+
+
+_RULE_WORDS = {
+    "untitled": "this book's headings have no titles",
+    "indent": "the paragraph indent after the title",
+    "separator": "the space after the title (this book's titles all have that many parts)",
+    "couplet": "the couplet title's second half is as long as its first",
+}
+
+
+def _inline_notes(split: SplitText) -> list[str]:
+    """One note per chapter whose heading ran into its text: where it was split and why."""
+    notes = []
+    for part in split.chapters:
+        hl = part.heading_line
+        if hl.inline is not None:
+            notes.append(
+                f"line {hl.line_no}: chapter {part.number}'s heading and its text were on one line: split after "
+                f"`{hl.heading.text}` ({_RULE_WORDS[hl.inline]}); the text begins `{_excerpt(part.body.strip(), 12)}`"
+            )
+    return notes
+
+
+#: A chapter this many times longer than the median, or this many times shorter, is flagged at import.
+OUTLIER_FACTOR = 5
+#: Fewer chapters than this give no meaningful median.
+OUTLIER_MIN_CHAPTERS = 5
+
+
+def length_outliers(chapters: list[ImportedChapter]) -> list[LengthOutlier]:
+    """Chapters over OUTLIER_FACTOR x the median length or under 1/OUTLIER_FACTOR of it: a heading missed
+    inside a chapter (merged chapters) shows as a long one, a heading with no text (a stray table of contents)
+    as a short one."""
+    if len(chapters) < OUTLIER_MIN_CHAPTERS:
+        return []
+    median = statistics.median(c.chars for c in chapters)
+    if median <= 0:
+        return []
+    return [
+        LengthOutlier(number=c.number, chars=c.chars, median=median, ratio=round(c.chars / median, 2))
+        for c in chapters
+        if c.chars > OUTLIER_FACTOR * median or c.chars * OUTLIER_FACTOR < median
+    ]
+
+
+def _outlier_note(o: LengthOutlier) -> str:
+    if o.ratio > 1:
+        return (
+            f"chapter {o.number} has {o.chars:,} characters, {o.ratio:.1f}x the median ({o.median:,.0f}): a heading "
+            "may be missing inside it (two chapters merged) — check the source around it"
+        )
+    return (
+        f"chapter {o.number} has only {o.chars:,} characters, under 1/{OUTLIER_FACTOR} of the median "
+        f"({o.median:,.0f}): a heading without its text (a table of contents?) — check the source around it"
+    )
 
 
 def _length_notes(book: Book, chapters: list[ImportedChapter]) -> list[str]:

@@ -6,25 +6,18 @@ The lowest layer: pure functions on strings, no I/O except what `decode`/`split`
 from ._count import count_chars
 from ._decode import DecodedText, decode_text
 from ._hash import canonical_json, sha256_hex, sha256_json
-from ._headings import (
-    MAX_CHAPTER_NUMBER,
-    ChapterPart,
-    Heading,
-    HeadingLine,
-    SplitText,
-    find_headings,
-    parse_heading,
-    rejoin,
-    split_chapters,
-)
+from ..limits import MAX_CHAPTER_NUMBER  # re-exported: the cap lives in novelmuse.limits
+from ._headings import Heading, HeadingLine, find_headings, parse_heading
 from ._normalize import NormalizedText, normalize_for_match, normalize_quote
 from ._numerals import parse_chinese_numeral, parse_number
 from ._paragraphs import Paragraph, paragraph_at, split_paragraphs
 from ._quote import QUOTE_ERROR_CODES, QuoteMatch, locate_quote
+from ._split import AmbiguousHeading, ChapterPart, SplitText, rejoin, split_chapters
 
 __all__ = [
     "MAX_CHAPTER_NUMBER",
     "QUOTE_ERROR_CODES",
+    "AmbiguousHeading",
     "ChapterPart",
     "DecodedText",
     "Heading",

@@ -1,4 +1,4 @@
-"""Chapter heading lines and splitting a whole novel into prologue + chapters, byte-exact.
+"""Chapter heading lines: the rule that tells a heading line from prose (splitting a novel is `_split`).
 
 The rule that tells a heading from prose (tested on all 240 headings of 三国演义 and 红楼梦, with no
 false positive):
@@ -26,16 +26,17 @@ unit (e.g. 第一节 inside chapters) stay in the body and are listed too.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final, Literal
 
+from ..limits import MAX_CHAPTER_NUMBER
 from ._count import count_chars
 from ._numerals import CHINESE_NUMERAL_CHARS, parse_number
 
 HeadingUnit = Literal["章", "回", "节", "卷", "Chapter"]
+InlineRule = Literal["indent", "separator", "couplet", "untitled"]
 
 MAX_TITLE_CHARS: Final = 40
-MAX_CHAPTER_NUMBER: Final = 99_999
 
 _NUM = rf"[0-9０-９]+|[{CHINESE_NUMERAL_CHARS}]+"
 _SEP = r"[\s:：.．、\-—–]"
@@ -117,36 +118,13 @@ class HeadingLine:
     start: int
     end: int
     heading: Heading
+    #: None for a whole heading line; for a heading that runs into the chapter's text on the same line, the rule
+    #: that found where its title ends (see `_split`): the body starts at `end`, inside the line.
+    inline: InlineRule | None = None
 
     def raw(self, text: str) -> str:
-        """The line exactly as in the text, with its line break."""
+        """The line exactly as in the text, with its line break (an inline heading: up to its text)."""
         return text[self.start : self.end]
-
-
-@dataclass(frozen=True, slots=True)
-class ChapterPart:
-    """One chapter of a split text: its heading line and the body that follows it, verbatim."""
-
-    heading_line: HeadingLine
-    body: str
-
-    @property
-    def number(self) -> int:
-        return self.heading_line.heading.number
-
-
-@dataclass(frozen=True)
-class SplitText:
-    """A novel split by heading lines: prologue (text before the first heading) + chapters.
-
-    ``prologue + "".join(raw heading line + body)`` is the input exactly (see `rejoin`).
-    """
-
-    prologue: str
-    chapters: list[ChapterPart]
-    unit: HeadingUnit | None
-    volumes: list[HeadingLine] = field(default_factory=list)  # 第N卷 lines (kept in bodies)
-    other_headings: list[HeadingLine] = field(default_factory=list)  # other units (kept in bodies)
 
 
 def find_headings(text: str) -> list[HeadingLine]:
@@ -169,43 +147,3 @@ def find_headings(text: str) -> list[HeadingLine]:
                 out.append(HeadingLine(line_no, pos, end, h))
         pos = end
     return out
-
-
-def _choose_unit(found: list[HeadingLine]) -> HeadingUnit | None:
-    for hl in found:
-        if hl.heading.unit in ("章", "回", "Chapter"):
-            return hl.heading.unit
-    return "节" if any(hl.heading.unit == "节" for hl in found) else None
-
-
-def split_chapters(text: str) -> SplitText:
-    """Split a novel into prologue + chapters at its heading lines; bodies are kept verbatim."""
-    found = find_headings(text)
-    unit = _choose_unit(found)
-    chapter_lines = [hl for hl in found if hl.heading.unit == unit]
-    volumes = [hl for hl in found if hl.heading.is_volume]
-    others = [hl for hl in found if not hl.heading.is_volume and hl.heading.unit != unit]
-    if not chapter_lines:
-        return SplitText(text, [], None, volumes, others)
-    parts: list[ChapterPart] = []
-    for i, hl in enumerate(chapter_lines):
-        body_end = chapter_lines[i + 1].start if i + 1 < len(chapter_lines) else len(text)
-        parts.append(ChapterPart(hl, text[hl.end : body_end]))
-    return SplitText(text[: chapter_lines[0].start], parts, unit, volumes, others)
-
-
-def rejoin(split: SplitText, source: str | None = None) -> str:
-    """Put a split text back together: prologue + each chapter's heading line + body.
-
-    With `source` (the text that was split) the raw heading lines are used and the result is `source`
-    exactly. Without it, each heading line is its normalised form (`Heading.text` + ``\\n``), which is
-    what the chapter files hold.
-    """
-    pieces = [split.prologue]
-    for part in split.chapters:
-        if source is not None:
-            pieces.append(part.heading_line.raw(source))
-        else:
-            pieces.append(part.heading_line.heading.text + "\n")
-        pieces.append(part.body)
-    return "".join(pieces)
