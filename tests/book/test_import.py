@@ -199,8 +199,8 @@ def test_gaps_are_an_error_unless_allowed(muse, tmp_path: Path) -> None:  # type
     d = tmp_path / "b"
     r = muse("import", src, "--into", d)
     assert r.exit_code == 2 and r.stderr.startswith("error[IMPORT_CHAPTER_GAPS]")
-    assert "missing 3–4 between line 3 (ch. 2) and line 5 (ch. 5)" in r.stderr
-    assert "missing 6 between line 5 (ch. 5) and line 7 (ch. 7)" in r.stderr
+    assert "missing 第3章–第4章 between line 3 (第2章) and line 5 (第5章)" in r.stderr  # the book's own words
+    assert "missing 第6章 between line 5 (第5章) and line 7 (第7章)" in r.stderr
     assert not d.exists()
     r = muse("import", src, "--into", d, "--allow-gaps", "--json")
     assert r.exit_code == 0, r.stderr
@@ -561,7 +561,7 @@ def test_the_printed_editions_inline_headings_are_split_and_said_per_chapter(mus
     hundred = doc["chapters"][99]
     assert hundred["heading"] == "第一百回\u3000汉兵劫寨破曹真\u3000武侯斗阵辱仲达" and hundred["line"] == line
     notes = [n for n in doc["notes"] if "were on one line" in n]
-    assert len(notes) == 21 and notes[0].startswith(f"line {line}: chapter 100's heading and its text")
+    assert len(notes) == 21 and notes[0].startswith(f"line {line}: the heading of 第100回 and its text")
     assert "split after `第一百回\u3000汉兵劫寨破曹真\u3000武侯斗阵辱仲达`" in notes[0] and "却说众将" in notes[0]
     book = find_book(d)
     original = {p.number: p.body for p in split_chapters(SANGUO.read_text(encoding="utf-8")).chapters}
@@ -583,7 +583,7 @@ def test_inline_headings_that_cannot_be_split_stop_the_import_naming_every_line(
     assert r.exit_code == 2
     err = _json(r)["error"]
     assert err["code"] == "IMPORT_INLINE_HEADING" and "2 line(s)" in err["what"]
-    assert "line 7 (ch. 4), line 10 (ch. 6)" in err["what"] and "`第4章 风起4他来了，第4天。`" in err["what"]
+    assert "line 7 (第4章), line 10 (第6章)" in err["what"] and "`第4章 风起4他来了，第4天。`" in err["what"]
     assert "line break" in err["fix"] and not d.exists()
     # the real printed edition of 红楼梦 splits (its text starts with 话说/却说); drop the openers and one
     # uneven heading (ch. 62) leaves no certainty: all 21 lines are named
@@ -592,7 +592,7 @@ def test_inline_headings_that_cannot_be_split_stop_the_import_naming_every_line(
     src.write_text(text, encoding="utf-8")
     err = _json(muse("import", src, "--into", d, "--json"))["error"]
     assert err["code"] == "IMPORT_INLINE_HEADING" and "21 line(s)" in err["what"]
-    assert err["what"].count("(ch. 1") == 21  # ch. 100 … 120, every one named
+    assert err["what"].count("回)") == 21 and "(第120回)" in err["what"]  # 第100回 … 第120回, every one named
 
 
 def test_a_chapter_far_from_the_median_length_is_flagged(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -610,4 +610,4 @@ def test_a_chapter_far_from_the_median_length_is_flagged(muse, tmp_path: Path) -
     doc = _json(muse("import", src, "--into", tmp_path / "c", "--json"))
     ((o),) = doc["length_outliers"]
     assert (o["number"], o["chars"], o["median"], o["ratio"]) == (9, 1680, 280, 6.0)
-    assert any(n.startswith("chapter 9 has 1,680 characters, 6.0x the median (280)") for n in doc["notes"])
+    assert any(n.startswith("第9章 has 1,680 characters, 6.0x the median (280)") for n in doc["notes"])

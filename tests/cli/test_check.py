@@ -146,7 +146,10 @@ def test_exit_codes_findings_and_json_shape(muse: Any, tmp_path: Path) -> None:
         "registry",
         "chapters",
         "summary",
+        "gaps",
+        "chapter_unit",
     }
+    assert doc["gaps"] == [] and doc["summary"]["missing_chapters"] == 0
     assert (doc["outcome"], doc["reason"]) == ("failed", None)
     # only chapter 3: no error findings → exit 0
     r = muse("check", "--book", book, "--chapter", "3", "--json")
@@ -382,3 +385,44 @@ def test_prologue_is_not_held_to_chapter_length(tmp_path: Path, muse) -> None:
     by_number = {c["number"]: c["length"] for c in json.loads(r.stdout)["chapters"]}
     assert by_number[0]["outcome"] == "skipped" and "prologue" in by_number[0]["reason"]
     assert by_number[1]["outcome"] == "passed"
+
+
+# ---- issue 15 item 5: gaps in the numbering, and the book's own word for a chapter --------------------------------
+
+
+def test_missing_chapter_files_are_listed_as_gaps_in_the_books_words(muse: Any, tmp_path: Path) -> None:
+    """A book of 回 with chapters 3-4 and 7 missing (deleted files, or an import with --allow-gaps): check lists
+    the gaps in JSON and in the terminal, naming them 第3回–第4回 — not 第3章."""
+    chapters = split_corpus(SANGUO.read_text(encoding="utf-8"))[:8]
+    book = make_book(tmp_path / "b", chapters, rules="")
+    for n in (3, 4, 7):
+        (book / "chapters" / f"{n:04d}.md").unlink()
+    r = muse("check", "--book", book, "--json")
+    doc = json.loads(r.stdout)
+    assert doc["gaps"] == [{"missing_from": 3, "missing_to": 4}, {"missing_from": 7, "missing_to": 7}]
+    assert doc["summary"]["missing_chapters"] == 3
+    r = muse("check", "--book", book)
+    assert "missing chapter files (gaps in the numbering): 第3回–第4回, 第7回" in r.stdout
+    assert "第3章" not in r.stdout + r.stderr
+    # a range lists the gaps inside it only; one chapter has none; a complete book has none
+    doc = json.loads(muse("check", "--book", book, "--range", "5-8", "--json").stdout)
+    assert doc["gaps"] == [{"missing_from": 7, "missing_to": 7}]
+    assert json.loads(muse("check", "--book", book, "--chapter", "5", "--json").stdout)["gaps"] == []
+    (book / "chapters" / "0001.md").unlink()  # a book that starts at chapter 2 misses chapter 1
+    assert json.loads(muse("check", "--book", book, "--json").stdout)["gaps"][0] == {
+        "missing_from": 1,
+        "missing_to": 1,
+    }
+
+
+def test_chapter_label_follows_the_books_headings(tmp_path: Path) -> None:
+    from novelmuse.book import find_book
+
+    sanguo = make_book(tmp_path / "s", split_corpus(SANGUO.read_text(encoding="utf-8"))[:3], rules="")
+    assert find_book(sanguo).chapter_label(23) == "第23回"
+    web = make_book(tmp_path / "w", [("第一章 开端", "正文。\n"), ("第二章 风起", "正文。\n")], rules="")
+    assert find_book(web).chapter_label(23) == "第23章"
+    english = make_book(tmp_path / "e", [("Chapter 1: Home", "Text.\n")], rules="")
+    assert find_book(english).chapter_label(23) == "Chapter 23"
+    bare = make_book(tmp_path / "n", [("", "正文。\n")], rules="")  # no heading line: the default
+    assert find_book(bare).chapter_label(2) == "第2章" and find_book(bare).chapter_label(0) == "序"

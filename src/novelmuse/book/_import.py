@@ -38,7 +38,7 @@ from pydantic import BaseModel
 from ..errors import InputError, MuseError
 from ..limits import MAX_IMPORT_BYTES
 from ..store import register_chapters
-from ..text import ChapterPart, HeadingLine, SplitText, decode_text, sha256_hex, split_chapters
+from ..text import ChapterPart, HeadingLine, SplitText, chapter_label, decode_text, sha256_hex, split_chapters
 from ._files import atomic_write_bytes
 from ._init import init_book, remove_created
 from ._project import Book, find_book, parse_chapter_file
@@ -163,9 +163,12 @@ def _listed(items: list[str]) -> str:
     return "; ".join(items[:_MAX_LISTED]) + more
 
 
-def _gap_text(g: Gap) -> str:
-    missing = str(g.missing_from) if g.missing_from == g.missing_to else f"{g.missing_from}–{g.missing_to}"
-    return f"missing {missing} between line {g.after_line} (ch. {g.after_number}) and line {g.before_line} (ch. {g.before_number})"  # noqa: E501
+def _gap_text(g: Gap, unit: str | None) -> str:
+    """ "missing 第3回–第4回 between line 3 (第2回) and line 5 (第5回)", in the book's own words."""
+    first, last = chapter_label(unit, g.missing_from), chapter_label(unit, g.missing_to)
+    missing = first if g.missing_from == g.missing_to else f"{first}–{last}"
+    before, after = chapter_label(unit, g.after_number), chapter_label(unit, g.before_number)
+    return f"missing {missing} between line {g.after_line} ({before}) and line {g.before_line} ({after})"
 
 
 def _excerpt(line: str, size: int = 40) -> str:
@@ -200,7 +203,7 @@ def _validate(split: SplitText, source: Path, allow_gaps: bool) -> list[Gap]:
             "IMPORT_INLINE_HEADING",
             f"{len(amb)} line(s) start with the next chapter's heading and go on with its text, and where the title "
             "ends is not certain (importing would merge those chapters into the ones before them): "
-            + ", ".join(f"line {a.line_no} (ch. {a.number})" for a in amb)
+            + ", ".join(f"line {a.line_no} ({chapter_label(split.unit, a.number)})" for a in amb)
             + "; e.g. "
             + "; ".join(f"line {a.line_no}: `{_excerpt(a.text)}`" for a in amb[:2]),
             where,
@@ -242,7 +245,7 @@ def _validate(split: SplitText, source: Path, allow_gaps: bool) -> list[Gap]:
     if gaps and not allow_gaps:
         raise InputError(
             "IMPORT_CHAPTER_GAPS",
-            "chapter numbers are missing: " + _listed([_gap_text(g) for g in gaps]),
+            "chapter numbers are missing: " + _listed([_gap_text(g, split.unit) for g in gaps]),
             where,
             "fix the source, or pass --allow-gaps to import anyway",
         )
@@ -339,7 +342,7 @@ def import_novel(
         h = part.heading_line.heading
         files.append((h.number, h.title, h.text, part.heading_line.line_no, _chapter_bytes(h.text, part.body, eol)))
     if gaps:
-        notes.append("imported with --allow-gaps: " + _listed([_gap_text(g) for g in gaps]))
+        notes.append("imported with --allow-gaps: " + _listed([_gap_text(g, split.unit) for g in gaps]))
     for v in split.volumes:
         notes.append(f"line {v.line_no}: volume heading `{v.heading.text}` kept inside the text, not a chapter")
     for o in split.other_headings:
@@ -421,7 +424,7 @@ def import_novel(
     notes.extend(_inline_notes(split))
     notes.extend(_length_notes(book, out))
     outliers = length_outliers(out)
-    notes.extend(_outlier_note(o) for o in outliers)
+    notes.extend(_outlier_note(o, split.unit) for o in outliers)
     return ImportReport(
         book=str(book.root),
         source=str(source),
@@ -463,7 +466,8 @@ def _inline_notes(split: SplitText) -> list[str]:
         hl = part.heading_line
         if hl.inline is not None:
             notes.append(
-                f"line {hl.line_no}: chapter {part.number}'s heading and its text were on one line: split after "
+                f"line {hl.line_no}: the heading of {chapter_label(split.unit, part.number)} and its text were on one "
+                "line: split after "
                 f"`{hl.heading.text}` ({_RULE_WORDS[hl.inline]}); the text begins `{_excerpt(part.body.strip(), 12)}`"
             )
     return notes
@@ -491,14 +495,15 @@ def length_outliers(chapters: list[ImportedChapter]) -> list[LengthOutlier]:
     ]
 
 
-def _outlier_note(o: LengthOutlier) -> str:
+def _outlier_note(o: LengthOutlier, unit: str | None) -> str:
+    label = chapter_label(unit, o.number)
     if o.ratio > 1:
         return (
-            f"chapter {o.number} has {o.chars:,} characters, {o.ratio:.1f}x the median ({o.median:,.0f}): a heading "
+            f"{label} has {o.chars:,} characters, {o.ratio:.1f}x the median ({o.median:,.0f}): a heading "
             "may be missing inside it (two chapters merged) — check the source around it"
         )
     return (
-        f"chapter {o.number} has only {o.chars:,} characters, under 1/{OUTLIER_FACTOR} of the median "
+        f"{label} has only {o.chars:,} characters, under 1/{OUTLIER_FACTOR} of the median "
         f"({o.median:,.0f}): a heading without its text (a table of contents?) — check the source around it"
     )
 

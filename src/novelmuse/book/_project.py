@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 from ..errors import InputError
 from ..store import ChapterRecord, connect, registered_chapters, utc_now
-from ..text import count_chars, sha256_hex, split_paragraphs
+from ..text import HeadingUnit, chapter_label, count_chars, parse_heading, sha256_hex, split_paragraphs
 from ._config import BookConfig, load_config
 from ._userfile import BOOK_FILE, read_user_file
 
 _CHAPTER_NAME = re.compile(r"^(\d{1,6})\.md$")
+#: Chapter files whose heading lines decide the book's heading unit (a book does not switch units midway).
+UNIT_SAMPLE = 50
 
 
 @dataclass(frozen=True)
@@ -173,6 +176,29 @@ class Book:
                 )
             return picked
         return have
+
+    @cached_property
+    def heading_unit(self) -> HeadingUnit | None:
+        """The unit the book's chapter headings use (章, 回, 节 or Chapter): the most common among the heading
+        lines of the first UNIT_SAMPLE chapter files; None when none of them has a numbered heading."""
+        counts: Counter[HeadingUnit] = Counter()
+        for number, path in list(self.chapter_paths().items())[:UNIT_SAMPLE]:
+            if number == 0:
+                continue
+            try:
+                first = read_user_file(path, what="chapter file", kind="CHAPTER", book_root=self.root)
+            except InputError:
+                continue  # reading it for real reports the problem
+            line = first.split(b"\n", 1)[0].decode("utf-8", "replace")
+            heading = parse_heading(line[2:]) if line.startswith("# ") else None
+            if heading is not None and not heading.is_volume:
+                counts[heading.unit] += 1
+        return counts.most_common(1)[0][0] if counts else None
+
+    def chapter_label(self, number: int) -> str:
+        """How this book names chapter `number` in messages, from its own headings: 第23回 in a book of 回,
+        第23章, Chapter 23; 序 for the prologue (chapter 0). Use it wherever a chapter is named to the author."""
+        return chapter_label(self.heading_unit, number)
 
     def chapter_record(self, chapter: Chapter) -> ChapterRecord:
         """The registry row for a chapter as it is on disk now."""

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..rules import CheckReport, FindingOut, LintReport, ShowReport
+from ..text import chapter_label
 
 #: Hits shown per finding in the terminal (all of them are in --json).
 MAX_HITS_SHOWN = 3
@@ -91,6 +92,16 @@ def render_check(report: CheckReport, console: Console, body_of: Callable[[int],
         for f in rows:
             for para, start, end in f.hits[:MAX_HITS_SHOWN]:
                 console.print(f"  {escape(f.target)} ¶{para} @{start}-{end}: {_excerpt(body, start, end)}")
+    if report.gaps:
+        spans = [
+            chapter_label(report.chapter_unit, g.missing_from)
+            + ("" if g.missing_to == g.missing_from else "–" + chapter_label(report.chapter_unit, g.missing_to))
+            for g in report.gaps
+        ]
+        shown = ", ".join(spans[:MAX_LINES_LISTED]) + (
+            f" (+{len(spans) - MAX_LINES_LISTED} more)" if len(spans) > MAX_LINES_LISTED else ""
+        )
+        console.print(f"[yellow]missing chapter files (gaps in the numbering): {escape(shown)}[/yellow]")
     s = report.summary
     length = "length checked" if s.length_checked else escape("length skipped (no limits in book.toml [chapters])")
     verdict = {"failed": "[red]FAILED[/red]", "passed": "[green]passed[/green]"}.get(

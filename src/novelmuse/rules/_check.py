@@ -25,6 +25,7 @@ from ._report import (
     ChapterOut,
     CheckReport,
     FindingOut,
+    GapOut,
     LengthOut,
     RegistryOut,
     RulesFileState,
@@ -219,6 +220,26 @@ def update_registry(book: Book, records: list[ChapterRecord]) -> RegistryOut:
     return RegistryOut(outcome="updated", chapters=len(records))
 
 
+def numbering_gaps(present: list[int], span: tuple[int, int] | None = None) -> list[GapOut]:
+    """Runs of chapter numbers with no file: every number from 1 to the last present one (0, the prologue, is
+    optional) that is missing, within `span` when given."""
+    if not present:
+        return []
+    lo, hi = (1, max(present)) if span is None else (max(1, span[0]), min(span[1], max(present)))
+    have = set(present)
+    gaps: list[GapOut] = []
+    n = lo
+    while n <= hi:
+        if n in have:
+            n += 1
+            continue
+        start = n
+        while n <= hi and n not in have:
+            n += 1
+        gaps.append(GapOut(missing_from=start, missing_to=n - 1))
+    return gaps
+
+
 def check_book(
     book: Book,
     *,
@@ -233,6 +254,7 @@ def check_book(
     """
     loaded = load_book_rules(book)
     numbers = book.select_chapters(chapter, span)
+    gaps = [] if chapter is not None else numbering_gaps(book.chapter_numbers(), span)
     paths = book.chapter_paths()
     chapters: list[Chapter] = [read_chapter_file(n, paths[n]) for n in numbers]
     compiled = CompiledRules(loaded.effective)
@@ -251,7 +273,7 @@ def check_book(
         out.append(
             ChapterOut(
                 number=ch.number,
-                title=ch.title,
+                title=ch.heading or book.chapter_label(ch.number),
                 path=rel,
                 sha256=ch.sha256,
                 chars=chars,
@@ -272,6 +294,7 @@ def check_book(
         chapters_with_warnings=sum(c.warnings > 0 for c in out),
         by_rule=dict(sorted(by_rule.items())),
         length_checked=eff.length.configured,
+        missing_chapters=sum(g.missing_to - g.missing_from + 1 for g in gaps),
     )
     passed = summary.errors == 0
     return CheckReport(
@@ -295,4 +318,6 @@ def check_book(
         registry=registry,
         chapters=out,
         summary=summary,
+        gaps=gaps,
+        chapter_unit=book.heading_unit,
     )

@@ -93,6 +93,14 @@ class SummaryOut(_Out):
     chapters_with_warnings: int
     by_rule: dict[str, int]  # findings per rule kind
     length_checked: bool
+    missing_chapters: int = 0  # chapter numbers in the checked span with no chapters/NNNN.md (see `gaps`)
+
+
+class GapOut(_Out):
+    """Chapter numbers with no chapter file, from 1 (the prologue 0 is optional) to the last chapter."""
+
+    missing_from: int
+    missing_to: int
 
 
 class CheckReport(_Out):
@@ -112,6 +120,8 @@ class CheckReport(_Out):
     registry: RegistryOut
     chapters: list[ChapterOut]
     summary: SummaryOut
+    gaps: list[GapOut] = []  # missing chapter files in the checked span (listed, not an error finding)
+    chapter_unit: str | None = None  # the book's heading unit (章/回/节/Chapter): how the book names its chapters
 
 
 class LintCounts(_Out):

@@ -7,7 +7,7 @@ from ._count import count_chars
 from ._decode import DecodedText, decode_text
 from ._hash import canonical_json, sha256_hex, sha256_json
 from ..limits import MAX_CHAPTER_NUMBER  # re-exported: the cap lives in novelmuse.limits
-from ._headings import Heading, HeadingLine, find_headings, parse_heading
+from ._headings import Heading, HeadingLine, HeadingUnit, chapter_label, find_headings, parse_heading
 from ._normalize import NormalizedText, normalize_for_match, normalize_quote
 from ._numerals import parse_chinese_numeral, parse_number
 from ._paragraphs import Paragraph, paragraph_at, split_paragraphs
@@ -22,11 +22,13 @@ __all__ = [
     "DecodedText",
     "Heading",
     "HeadingLine",
+    "HeadingUnit",
     "NormalizedText",
     "Paragraph",
     "QuoteMatch",
     "SplitText",
     "canonical_json",
+    "chapter_label",
     "count_chars",
     "decode_text",
     "find_headings",

@@ -127,6 +127,16 @@ class HeadingLine:
         return text[self.start : self.end]
 
 
+def chapter_label(unit: str | None, number: int) -> str:
+    """How a book whose headings use `unit` names chapter `number` in messages: 第23回, 第23节, Chapter 23, or
+    第23章 when the unit is unknown; chapter 0 is the prologue, 序."""
+    if number == 0:
+        return "序"
+    if unit == "Chapter":
+        return f"Chapter {number}"
+    return f"第{number}{unit if unit in ('回', '节') else '章'}"
+
+
 def find_headings(text: str) -> list[HeadingLine]:
     """Every heading line of `text`, in order, with line numbers and raw spans (lines end at ``\\n``)."""
     out: list[HeadingLine] = []
