@@ -181,6 +181,7 @@ def test_recovery_removes_orphans_of_dead_holders_only(vault: Vault) -> None:
         "active": 1,
         "crashed": 1,
         "orphans_removed": 1,
+        "modes_tightened": 0,
         "recovered_calls": ["call_CRASH"],
         "interrupted_runs": [],  # the holder (this process) lives: its run had just ended
     }

@@ -246,7 +246,7 @@ class BookConfig(_Strict):
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    raw = read_user_file(path, what=path.name, kind="CONFIG", max_bytes=MAX_CONFIG_BYTES)
+    raw = read_user_file(path, what=path.name, kind="CONFIG", max_bytes=MAX_CONFIG_BYTES, contained=False)
     try:
         with parsing_user_file("CONFIG_SYNTAX", str(path), path.name):
             return tomllib.loads(raw.decode("utf-8-sig"))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..text import sha256_hex
+from ._userfile import check_write_target
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, expect_sha256: str | None = None, mode: int = 0o644) -> None:
@@ -16,8 +17,10 @@ def atomic_write_bytes(path: Path, data: bytes, *, expect_sha256: str | None = N
 
     With `expect_sha256`, the write is refused (FILE_CHANGED_ON_DISK) unless the file's current
     bytes still hash to it — an author's manual edit is never overwritten. A crash at any moment
-    leaves either the old file or the new one, never a mix.
+    leaves either the old file or the new one, never a mix. A path inside a book is never written through a
+    link that leads outside it (BOOK_LINK_OUTSIDE).
     """
+    check_write_target(path)
     if expect_sha256 is not None:
         try:
             current = sha256_hex(path.read_bytes())

@@ -13,7 +13,7 @@ from ..errors import InputError
 from ..store import ChapterRecord, connect, registered_chapters, utc_now
 from ..text import HeadingUnit, chapter_label, count_chars, parse_heading, sha256_hex, split_paragraphs
 from ._config import BookConfig, load_config
-from ._userfile import BOOK_FILE, read_user_file
+from ._userfile import BOOK_FILE, check_book_dirs, read_user_file
 
 _CHAPTER_NAME = re.compile(r"^(\d{1,6})\.md$")
 #: Chapter files whose heading lines decide the book's heading unit (a book does not switch units midway).
@@ -215,6 +215,11 @@ class Book:
         return registered_chapters(self.db)
 
 
+def _open(root: Path) -> Book:
+    check_book_dirs(root)  # a book directory linked outside the book is refused before any use
+    return Book(root, load_config(root / BOOK_FILE))
+
+
 def find_book(explicit: Path | None = None, start: Path | None = None) -> Book:
     """Open the book at `explicit` (``--book DIR``), else the nearest directory upward holding book.toml."""
     if explicit is not None:
@@ -226,11 +231,11 @@ def find_book(explicit: Path | None = None, start: Path | None = None) -> Book:
                 str(root),
                 "run `muse init DIR` to create a book, or pass the book's directory with --book",
             )
-        return Book(root, load_config(root / BOOK_FILE))
+        return _open(root)
     here = (start or Path.cwd()).resolve()
     for candidate in (here, *here.parents):
         if (candidate / BOOK_FILE).is_file():
-            return Book(candidate, load_config(candidate / BOOK_FILE))
+            return _open(candidate)
     raise InputError(
         "BOOK_NOT_FOUND",
         f"no {BOOK_FILE} here or in any parent directory",

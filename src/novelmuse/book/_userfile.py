@@ -70,15 +70,34 @@ def _inside(real: str, root: Path) -> bool:
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def link_outside_error(path: Path, real: str, root: Path, *, writing: bool) -> InputError:
+def link_outside_error(path: Path, real: str, root: Path, *, action: str) -> InputError:
     """BOOK_LINK_OUTSIDE: `path` (inside the book at `root`) resolves to `real`, outside the book."""
-    action = "write through" if writing else "read"
     return InputError(
         "BOOK_LINK_OUTSIDE",
         f"refused to {action} a symbolic link that leaves the book (it leads to {real}; book {root})",
         str(path),
         "replace the link with the file or directory itself (copy it into the book)",
     )
+
+
+#: The book's own directories: none may be a link that leaves the book (checked when a book is opened). The
+#: vault (.muse/vault) refuses any link at all itself, when it is used (VAULT_UNSAFE_PATH).
+BOOK_DIRS = (".muse", ".muse/revisions", "chapters", "outlines", "cards")
+STATE_DIR_MODE = 0o700
+
+
+def check_book_dirs(root: Path) -> None:
+    """Refuse (BOOK_LINK_OUTSIDE) a book whose ``.muse``, ``.muse/revisions``, ``chapters``, ``outlines`` or
+    ``cards`` is a link leading outside it — before anything is read or written there — and make
+    ``.muse`` private again (0700) if someone loosened it."""
+    for rel in BOOK_DIRS:
+        p = root / rel
+        if os.path.lexists(p) and not _inside(real := os.path.realpath(p), root):
+            raise link_outside_error(p, real, root, action="use")
+    state = root / ".muse"
+    with contextlib.suppress(OSError):  # a read-only book stays as it is; nothing is written into it anyway
+        if stat.S_IMODE(state.stat().st_mode) & 0o077:
+            state.chmod(STATE_DIR_MODE)
 
 
 def os_error(
@@ -113,6 +132,7 @@ def read_user_file(
     book_root: Path | None = ...,
     missing_ok: Literal[False] = ...,
     missing_code: str | None = ...,
+    contained: bool = ...,
 ) -> bytes: ...
 
 
@@ -126,6 +146,7 @@ def read_user_file(
     book_root: Path | None = ...,
     missing_ok: Literal[True],
     missing_code: str | None = ...,
+    contained: bool = ...,
 ) -> bytes | None: ...
 
 
@@ -138,19 +159,20 @@ def read_user_file(
     book_root: Path | None = None,
     missing_ok: bool = False,
     missing_code: str | None = None,
+    contained: bool = True,
 ) -> bytes | None:
     """The bytes of the regular file at `path` (see the module docstring for every refusal).
 
     `what` names the file in messages ("rules file"), `kind` prefixes the error codes ("RULES" → RULES_READ,
     RULES_TOO_LARGE; a missing file is `missing_code`, default RULES_READ too, or None with `missing_ok`).
     `book_root` is the book the file belongs to, when the caller knows it; otherwise the book (if any) is found
-    above the path.
+    above the path. `contained=False` lets a link lead out of the book (book.toml: a shared configuration).
     """
-    root = book_root if book_root is not None else book_root_of(path)
+    root = None if not contained else book_root if book_root is not None else book_root_of(path)
     try:
         real = os.path.realpath(path)
         if root is not None and not _inside(real, root):
-            raise link_outside_error(path, real, root, writing=False)
+            raise link_outside_error(path, real, root, action="read")
         fd = os.open(real, _FLAGS)
     except FileNotFoundError:
         if missing_ok:
@@ -229,4 +251,4 @@ def check_write_target(path: Path) -> None:
     target = Path(os.path.abspath(path))
     real = os.path.realpath(target if target.is_symlink() else target.parent)
     if not _inside(real, root):
-        raise link_outside_error(path, real, root, writing=True)
+        raise link_outside_error(path, real, root, action="write through")

@@ -17,6 +17,9 @@ Protocol of one attempt (seed 003: 先写非敏感 lease，再写 0700/0600 raw)
    seen half-written, even by another process storing the same bytes) and the temporary name removed;
 4. a ``{"done": time}`` line completes the lease, which is then renamed ``*.done``.
 
+Vault files found readable by others (a loosened mode, a restored backup) are made 0600 again when they are read
+or stored again, and every file is swept by a recovery pass (`RecoveryReport.modes_tightened`).
+
 A lease without ``done`` whose holder is gone (pid not alive, or its run no longer running) belongs
 to a crashed attempt: `recover` removes the objects it intended (unless a completed lease also
 references them — objects are shared by content) and renames the lease to ``*.recovered``.
@@ -179,14 +182,37 @@ def _read_at(dir_fd: int, name: str, where: str) -> bytes:
             raise _unsafe("a symlink stands where a vault file belongs", where) from exc
         raise VaultError("VAULT_IO", f"cannot read from the vault ({exc.strerror})", where) from exc
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
             raise _unsafe("not a regular file", where)
+        if stat.S_IMODE(mode) & 0o077:  # loosened by someone since it was written: private again
+            os.fchmod(fd, _FILE_MODE)
         chunks = []
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def _tighten_files(dir_fd: int) -> int:
+    """Make every regular file in the directory private (0600) again; links are not followed. Returns how many
+    were looser."""
+    tightened = 0
+    for name in os.listdir(dir_fd):
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode) or not stat.S_IMODE(st.st_mode) & 0o077:
+                continue
+            fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0), dir_fd=dir_fd)
+        except OSError:
+            continue
+        try:
+            os.fchmod(fd, _FILE_MODE)
+            tightened += 1
+        finally:
+            os.close(fd)
+    return tightened
 
 
 def pid_alive(pid: int) -> bool:
@@ -211,6 +237,7 @@ class RecoveryReport:
     active: int = 0  # open leases whose holder is still alive
     crashed: int = 0  # open leases of dead holders, now recovered
     orphans_removed: int = 0  # raw objects removed
+    modes_tightened: int = 0  # vault files found readable by others, made 0600 again
     recovered_calls: list[str] = field(default_factory=list)  # call ids (not sensitive)
     interrupted_runs: list[str] = field(default_factory=list)  # runs whose lease holder died
 
@@ -222,6 +249,7 @@ class RecoveryReport:
             "active": self.active,
             "crashed": self.crashed,
             "orphans_removed": self.orphans_removed,
+            "modes_tightened": self.modes_tightened,
             "recovered_calls": self.recovered_calls,
             "interrupted_runs": self.interrupted_runs,
         }
@@ -281,7 +309,9 @@ class Vault:
     def _open_handles(self) -> tuple[int, int, int]:
         parent = self.root.parent
         try:
-            parent.mkdir(parents=True, exist_ok=True)
+            if not parent.is_dir():  # .muse: private whatever the umask
+                parent.mkdir(mode=_DIR_MODE, parents=True, exist_ok=True)
+                parent.chmod(_DIR_MODE)
             pfd = os.open(parent, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
         except OSError as exc:
             raise VaultError("VAULT_IO", f"cannot open {parent} ({exc.strerror})", str(parent)) from exc
@@ -449,6 +479,9 @@ class Vault:
         def valid(entry: str, suffix: str) -> bool:
             return entry.endswith(suffix) and bool(_LEASE_NAME.fullmatch(entry.removesuffix(suffix)))
 
+        report.modes_tightened = _tighten_files(leases_fd) + sum(
+            _tighten_files(sub) for sub in self._raw_subdirs(raw_fd)
+        )
         names = sorted(os.listdir(leases_fd))
         done_names = [n for n in names if valid(n, ".done")]
         report.completed = len(done_names)
@@ -486,6 +519,20 @@ class Vault:
             header = records[0] if records else {}
             report.recovered_calls.append(str(header.get("call_id", entry.removesuffix(".lease"))))
         return report
+
+    def _raw_subdirs(self, raw_fd: int) -> Iterator[int]:
+        """Each raw/<2 hex> directory, opened without following links (closed after use)."""
+        for name in sorted(os.listdir(raw_fd)):
+            if len(name) != 2 or not all(c in "0123456789abcdef" for c in name):
+                continue
+            try:
+                fd = _open_dir(raw_fd, name, f"{self.root}/raw/{name}", create=False)
+            except VaultError:
+                continue  # an unsafe entry is refused when used
+            try:
+                yield fd
+            finally:
+                os.close(fd)
 
     def _remove_object(self, raw_fd: int, digest: str) -> bool:
         """Remove an orphan object and any temporary file a crashed writer left for it."""

@@ -43,6 +43,7 @@ class VaultRecoverReport(BaseModel):
     active: int
     crashed: int
     orphans_removed: int
+    modes_tightened: int = 0  # vault files found readable by others, made 0600 again
     recovered_calls: list[str]
     interrupted_runs: list[str]
 
@@ -137,6 +138,8 @@ def render_vault_recover(report: VaultRecoverReport, console: Console) -> None:
         f"vault: {report.leases} leases scanned, {report.completed} completed, {report.active} active, "
         f"{report.crashed} crashed → {report.orphans_removed} orphan files removed"
     )
+    if report.modes_tightened:
+        console.print(f"  {report.modes_tightened} vault file(s) readable by others made private (0600) again")
     for call_id in report.recovered_calls:
         console.print(f"  recovered {call_id}")
     for run_id in report.interrupted_runs:

@@ -24,6 +24,14 @@ def _migrations() -> list[tuple[str, str]]:
     return sorted((name, sql) for name, sql in items if not name.startswith("_") and name[:4].isdigit())
 
 
+def _make_private_dir(folder: Path) -> None:
+    """Create the database's directory 0700 whatever the umask (a directory that exists is left as it is)."""
+    if folder.is_dir():
+        return
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder.chmod(0o700)  # mkdir's mode is masked by the umask
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """Open (creating if needed) the database at `path` and bring its schema up to date.
 
@@ -32,7 +40,7 @@ def connect(path: Path) -> sqlite3.Connection:
     error: migrations are append-only, a schema change is a new file.
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _make_private_dir(path.parent)
         conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
     except (OSError, sqlite3.Error) as exc:
         raise InputError(
