@@ -10,6 +10,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ..errors import InputError
+from ..limits import MAX_CHAPTER_NUMBER
 from ..store import ChapterRecord, connect, registered_chapters, utc_now
 from ..text import HeadingUnit, chapter_label, count_chars, parse_heading, sha256_hex, split_paragraphs
 from ._config import BookConfig, load_config
@@ -74,6 +75,13 @@ def numbered_files(folder: Path, pattern: re.Pattern[str], *, code: str, what: s
         m = pattern.match(p.name)
         if m and not p.is_dir():
             n = int(m.group(1))
+            if n > MAX_CHAPTER_NUMBER:
+                raise InputError(
+                    "CHAPTER_NUMBER_TOO_LARGE",
+                    f"{p.name} is numbered beyond the cap of {MAX_CHAPTER_NUMBER:,} for chapter numbers",
+                    str(p),
+                    "rename or remove it",
+                )
             if n in out:
                 raise InputError(
                     code,

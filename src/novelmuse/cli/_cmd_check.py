@@ -12,7 +12,7 @@ from ..errors import InputError, MuseError
 from ..reports import check_notes, render_check
 from ..rules import check_book
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, open_book, parse_range
+from ._common import CHAPTER_MAX, BookOpt, JsonOpt, console, emit_json, err_console, finish, open_book, parse_range
 
 
 @app.command("check")
@@ -21,7 +21,9 @@ def check_cmd(
         Path | None, typer.Argument(help="Book directory (same as --book).", show_default=False)
     ] = None,
     book: BookOpt = None,
-    chapter: Annotated[int | None, typer.Option("--chapter", help="Check only chapter N.", show_default=False)] = None,
+    chapter: Annotated[
+        int | None, typer.Option("--chapter", help="Check only chapter N.", show_default=False, min=0, max=CHAPTER_MAX)
+    ] = None,
     range_: Annotated[
         str | None, typer.Option("--range", help="Check chapters A-B (inclusive).", show_default=False)
     ] = None,

@@ -27,14 +27,29 @@ from ..memory import (
 )
 from ..memory import sync as run_sync
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, in_session, open_book
+from ._common import (
+    BEFORE_MAX,
+    CHAPTER_MAX,
+    BookOpt,
+    JsonOpt,
+    console,
+    emit_json,
+    err_console,
+    finish,
+    in_session,
+    name_cap,
+    open_book,
+    query_cap,
+)
 
 cards_app = typer.Typer(help="Canon cards: show a card as of a chapter, validate all cards.", no_args_is_help=True)
 facts_app = typer.Typer(help="Fact cards (事实卡) of finalised chapters.", no_args_is_help=True)
 app.add_typer(cards_app, name="cards")
 app.add_typer(facts_app, name="facts")
 
-AsOfOpt = Annotated[int | None, typer.Option("--as-of", help="Chapter number (default: the last chapter).", min=0)]
+AsOfOpt = Annotated[
+    int | None, typer.Option("--as-of", help="Chapter number (default: the last chapter).", min=0, max=CHAPTER_MAX)
+]
 
 
 def _last_chapter(numbers: list[int]) -> int:
@@ -99,7 +114,7 @@ def _show_facts(doc: reports.FactsDoc, json_out: bool) -> None:
 
 @cards_app.command("show")
 def cards_show(
-    name: Annotated[str, typer.Argument(help="A card's id, name or any alias.")],
+    name: Annotated[str, typer.Argument(help="A card's id, name or any alias.", callback=name_cap)],
     as_of: AsOfOpt = None,
     history: Annotated[bool, typer.Option("--history", help="Also list every earlier value and its source.")] = False,
     book: BookOpt = None,
@@ -169,8 +184,10 @@ def ledger(
 
 @app.command()
 def search(
-    query: Annotated[str, typer.Argument(help="What to look for (Chinese text).")],
-    before: Annotated[int | None, typer.Option("--before", help="Only chapters before N.", min=1)] = None,
+    query: Annotated[str, typer.Argument(help="What to look for (Chinese text).", callback=query_cap)],
+    before: Annotated[
+        int | None, typer.Option("--before", help="Only chapters before N.", min=1, max=BEFORE_MAX)
+    ] = None,
     k: Annotated[int, typer.Option("--k", help="How many chapters (and best chunks).", min=1, max=200)] = 10,
     isolated: Annotated[
         bool,
@@ -193,8 +210,10 @@ def search(
 
 @app.command()
 def mentions(
-    name: Annotated[str, typer.Argument(help="A card's id, name or any alias.")],
-    before: Annotated[int | None, typer.Option("--before", help="Only chapters before N.", min=1)] = None,
+    name: Annotated[str, typer.Argument(help="A card's id, name or any alias.", callback=name_cap)],
+    before: Annotated[
+        int | None, typer.Option("--before", help="Only chapters before N.", min=1, max=BEFORE_MAX)
+    ] = None,
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -253,7 +272,7 @@ def sync(
 
 @facts_app.command("extract")
 def facts_extract(
-    chapter: Annotated[int, typer.Argument(help="Chapter number.")],
+    chapter: Annotated[int, typer.Argument(help="Chapter number.", min=0, max=CHAPTER_MAX)],
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -277,7 +296,7 @@ def facts_extract(
 
 @facts_app.command("show")
 def facts_show(
-    chapter: Annotated[int, typer.Argument(help="Chapter number.")],
+    chapter: Annotated[int, typer.Argument(help="Chapter number.", min=0, max=CHAPTER_MAX)],
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:

@@ -11,12 +11,25 @@ from ..editorial import ChapterReview, review_chapters
 from ..errors import InputError
 from ..reports import render_review_run, render_revision_diffs, review_error, review_outcome
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, in_session, open_book, parse_range
+from ._common import (
+    CHAPTER_MAX,
+    BookOpt,
+    JsonOpt,
+    console,
+    emit_json,
+    err_console,
+    finish,
+    in_session,
+    open_book,
+    parse_range,
+)
 
 
 @app.command()
 def review(
-    chapter: Annotated[int | None, typer.Argument(help="Chapter number to review.", show_default=False)] = None,
+    chapter: Annotated[
+        int | None, typer.Argument(help="Chapter number to review.", show_default=False, min=0, max=CHAPTER_MAX)
+    ] = None,
     range_: Annotated[
         str | None, typer.Option("--range", help="Review chapters A-B in order (resumable).", show_default=False)
     ] = None,

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from ..book import Book, find_book
 from ..errors import InputError, Outcome, exit_code
+from ..limits import MAX_CHAPTER_NUMBER, MAX_NAME_CHARS, MAX_QUERY_CHARS
 from ..llm import ModelSession
 
 T = TypeVar("T")
@@ -50,7 +51,34 @@ def parse_range(value: str | None) -> tuple[int, int] | None:
         ) from None
     if lo < 0 or hi < lo:
         raise InputError("USAGE_RANGE", f"--range {value!r} is empty or negative", "command line", "use A-B, A ≤ B")
+    if hi > MAX_CHAPTER_NUMBER:
+        raise InputError(
+            "USAGE_RANGE",
+            f"--range ends over the cap of {MAX_CHAPTER_NUMBER:,} for chapter numbers",
+            "command line",
+            f"use chapter numbers 0–{MAX_CHAPTER_NUMBER:,}",
+        )
     return lo, hi
+
+
+def capped_text(limit: int, what: str) -> Callable[[str | None], str | None]:
+    """A Typer callback refusing text longer than `limit` characters: a usage error naming the cap, without
+    echoing the text back."""
+
+    def check(value: str | None) -> str | None:
+        if value is not None and len(value) > limit:
+            raise typer.BadParameter(f"the {what} is {len(value):,} characters, over the cap of {limit:,}")
+        return value
+
+    return check
+
+
+#: Caps for command-line values (novelmuse.limits): a chapter number, a --before bound (one past the last
+#: chapter), a card name or alias, a search query.
+CHAPTER_MAX = MAX_CHAPTER_NUMBER
+BEFORE_MAX = MAX_CHAPTER_NUMBER + 1
+name_cap = capped_text(MAX_NAME_CHARS, "name")
+query_cap = capped_text(MAX_QUERY_CHARS, "query")
 
 
 def emit_json(doc: BaseModel | dict[str, Any] | list[Any]) -> None:

@@ -3,10 +3,10 @@
 The lowest layer: pure functions on strings, no I/O except what `decode`/`split` modules document.
 """
 
+from ..limits import MAX_CHAPTER_NUMBER  # re-exported: the cap lives in novelmuse.limits
 from ._count import count_chars
 from ._decode import DecodedText, decode_text
 from ._hash import canonical_json, sha256_hex, sha256_json
-from ..limits import MAX_CHAPTER_NUMBER  # re-exported: the cap lives in novelmuse.limits
 from ._headings import Heading, HeadingLine, HeadingUnit, chapter_label, find_headings, parse_heading
 from ._normalize import NormalizedText, normalize_for_match, normalize_quote
 from ._numerals import parse_chinese_numeral, parse_number
