@@ -611,3 +611,16 @@ def test_a_chapter_far_from_the_median_length_is_flagged(muse, tmp_path: Path) -
     ((o),) = doc["length_outliers"]
     assert (o["number"], o["chars"], o["median"], o["ratio"]) == (9, 1680, 280, 6.0)
     assert any(n.startswith("第9章 has 1,680 characters, 6.0x the median (280)") for n in doc["notes"])
+
+
+def test_a_chapter_over_the_file_cap_is_refused(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """No command could read such a chapter back (limits.MAX_FILE_BYTES): refused before anything is written."""
+    import novelmuse.book._import as imp
+
+    monkeypatch.setattr(imp, "MAX_FILE_BYTES", 1000)
+    src = tmp_path / "n.txt"
+    src.write_text("第一章 甲\n短。\n第二章 乙\n" + "很长的正文。" * 100 + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        import_novel(src, tmp_path / "b")
+    assert info.value.code == "IMPORT_CHAPTER_TOO_LARGE" and "第2章 (line 3)" in info.value.what
+    assert not (tmp_path / "b").exists()

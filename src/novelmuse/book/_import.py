@@ -36,7 +36,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from ..errors import InputError, MuseError
-from ..limits import MAX_IMPORT_BYTES
+from ..limits import MAX_FILE_BYTES, MAX_IMPORT_BYTES
 from ..store import register_chapters
 from ..text import ChapterPart, HeadingLine, SplitText, chapter_label, decode_text, sha256_hex, split_chapters
 from ._files import atomic_write_bytes
@@ -347,6 +347,7 @@ def import_novel(
         notes.append(f"line {v.line_no}: volume heading `{v.heading.text}` kept inside the text, not a chapter")
     for o in split.other_headings:
         notes.append(f"line {o.line_no}: `{o.heading.text}` kept inside the text (chapters are split by {split.unit})")
+    _refuse_oversized(files, source, split.unit)
 
     into = into.expanduser().absolute()
     initialised = not (into / BOOK_FILE).is_file()
@@ -442,6 +443,20 @@ def import_novel(
         other_headings=[HeadingNote(line=o.line_no, text=o.heading.text) for o in split.other_headings],
         notes=notes,
     )
+
+
+def _refuse_oversized(files: list[tuple[int, str, str, int, bytes]], source: Path, unit: str | None) -> None:
+    """IMPORT_CHAPTER_TOO_LARGE when a chapter file would be over `limits.MAX_FILE_BYTES`: no command could read
+    it back, and a chapter that size is almost always many chapters under one missed heading."""
+    for number, _title, _heading, line, payload in files:
+        if len(payload) > MAX_FILE_BYTES:
+            raise InputError(
+                "IMPORT_CHAPTER_TOO_LARGE",
+                f"{chapter_label(unit, number)} (line {line}) would be {len(payload):,} bytes, over the cap of "
+                f"{MAX_FILE_BYTES:,} for a chapter file — its headings were probably not recognised",
+                str(source),
+                "put each chapter heading on a line of its own (第N章 标题) and retry",
+            )
 
 
 def _same_bytes(path: Path, payload: bytes) -> bool:
