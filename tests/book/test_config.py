@@ -114,3 +114,10 @@ def test_the_user_config_is_strict_too_and_its_errors_name_it(tmp_path: Path) ->
     # the book wins key by key over a valid user config
     config = load(tmp_path, OPENAI + '[roles]\ndefault = "ds:a"\n', user='[roles]\njudge = "ds:b"\n' + OPENAI)
     assert config.role_target("judge") == ("ds", "b") and config.role_target("writer") == ("ds", "a")  # type: ignore[attr-defined]
+
+
+def test_a_toml_syntax_error_says_invalid_toml_and_where(tmp_path: Path) -> None:
+    (tmp_path / "book.toml").write_text("[book]\ntitle = \n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_config(tmp_path / "book.toml", user_config=tmp_path / "none.toml")
+    assert info.value.code == "CONFIG_SYNTAX" and "invalid TOML" in info.value.what and "line 2" in info.value.what

@@ -248,13 +248,15 @@ class BookConfig(_Strict):
 def _read_toml(path: Path) -> dict[str, Any]:
     raw = read_user_file(path, what=path.name, kind="CONFIG", max_bytes=MAX_CONFIG_BYTES, contained=False)
     try:
-        with parsing_user_file("CONFIG_SYNTAX", str(path), path.name):
-            return tomllib.loads(raw.decode("utf-8-sig"))
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         offset = exc.start + (3 if raw.startswith(b"\xef\xbb\xbf") else 0)  # utf-8-sig's offset skips the BOM
         raise InputError("CONFIG_SYNTAX", f"not UTF-8 at byte {offset}", str(path), "save the file as UTF-8") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError("CONFIG_SYNTAX", f"invalid TOML ({exc})", str(path), "fix the TOML syntax") from exc
+    with parsing_user_file("CONFIG_SYNTAX", str(path), path.name):
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:  # a ValueError too: named here, before the generic mapping
+            raise InputError("CONFIG_SYNTAX", f"invalid TOML ({exc})", str(path), "fix the TOML syntax") from exc
 
 
 def user_config_path() -> Path:
