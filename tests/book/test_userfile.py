@@ -144,3 +144,20 @@ def test_deep_nesting_is_a_syntax_error_not_a_crash(muse, tmp_path: Path, book: 
         "--json",
     )
     assert _err(r)["code"] == "OUTLINE_SYNTAX"
+
+
+@pytest.mark.timeout(60)
+def test_a_fifo_or_broken_link_named_like_an_outline_is_named_not_opened(book: Path) -> None:
+    """Outline files are listed by the same function as chapters: a FIFO there is refused at listing, before any
+    reader could open it and hang; a broken link is named too (both used to be skipped silently)."""
+    from novelmuse.book import find_book, load_outlines
+
+    os.mkfifo(book / "outlines" / "0001.yaml")
+    with pytest.raises(InputError) as info:
+        load_outlines(find_book(book))
+    assert info.value.code == "OUTLINE_READ" and info.value.where.endswith("0001.yaml")
+    (book / "outlines" / "0001.yaml").unlink()
+    (book / "outlines" / "0001.yaml").symlink_to(book / "outlines" / "missing.yaml")
+    with pytest.raises(InputError) as info:
+        load_outlines(find_book(book))
+    assert info.value.code == "OUTLINE_READ" and "no such" in info.value.what

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import stat
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
@@ -14,7 +15,7 @@ from ..limits import MAX_CHAPTER_NUMBER
 from ..store import ChapterRecord, connect, registered_chapters, utc_now
 from ..text import HeadingUnit, chapter_label, count_chars, parse_heading, sha256_hex, split_paragraphs
 from ._config import BookConfig, load_config
-from ._userfile import BOOK_FILE, check_book_dirs, read_user_file
+from ._userfile import BOOK_FILE, check_book_dirs, os_error, read_user_file
 
 _CHAPTER_NAME = re.compile(r"^(\d{1,6})\.md$")
 #: Chapter files whose heading lines decide the book's heading unit (a book does not switch units midway).
@@ -65,15 +66,17 @@ def parse_chapter_file(number: int, path: Path, data: bytes) -> Chapter:
 
 def numbered_files(folder: Path, pattern: re.Pattern[str], *, code: str, what: str) -> dict[int, Path]:
     """Number → file, in number order, for every file in `folder` whose name matches `pattern` (group 1 is the
-    number; other names and directories are ignored; a missing folder has none). A FIFO, device or dangling link
-    with such a name is listed — reading it is then a clear error, it is never silently left out. Two files with
-    one number (``0001.md`` and ``1.md``) are an InputError `code`: "two <what> for chapter N"."""
+    number; other names and directories are ignored; a missing folder has none). A FIFO, device or broken link
+    with such a name is never silently left out, nor opened (a FIFO would hang the reader): it is an InputError
+    ``<KIND>_READ`` (the kind from `code`, e.g. CHAPTER_DUPLICATE → CHAPTER_READ). Two files with one number
+    (``0001.md`` and ``1.md``) are an InputError `code`: "two <what> for chapter N"."""
     if not folder.is_dir():
         return {}
     out: dict[int, Path] = {}
     for p in sorted(folder.iterdir()):
         m = pattern.match(p.name)
         if m and not p.is_dir():
+            _require_regular(p, code.rsplit("_", 1)[0])
             n = int(m.group(1))
             if n > MAX_CHAPTER_NUMBER:
                 raise InputError(
@@ -91,6 +94,15 @@ def numbered_files(folder: Path, pattern: re.Pattern[str], *, code: str, what: s
                 )
             out[n] = p
     return dict(sorted(out.items()))
+
+
+def _require_regular(path: Path, kind: str) -> None:
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise os_error(exc, path, "file", kind) from exc
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{kind}_READ", "not a regular file (a FIFO, socket or device)", str(path), "remove it")
 
 
 def read_chapter_file(number: int, path: Path) -> Chapter:
