@@ -209,3 +209,14 @@ def test_generated_books_are_split_right_or_refused_never_merged(book: tuple[str
         first = c.body.lstrip("\n")
         assert first.split("\n")[0].endswith("。") and "\n" not in c.body[: len(c.body) - len(first)].strip()
         assert not re.match(r"[ \u3000]", first.split("\n")[0][:1] or "x") or i not in joiners
+
+
+def test_a_couplet_whose_separator_is_not_the_books_is_ambiguous() -> None:
+    """The circulating 三国演义 lost a rare character of ch. 113's title to a space (丁奉定计斩孙 　姜维…, where the
+    corpus has □): measured from a six-character first half, the second would end one character early. A run of
+    spaces that is not the book's separator makes the line ambiguous — named, never split wrongly."""
+    text = join_headings(SANGUO.read_text(encoding="utf-8"), 100, 120).replace(
+        "丁奉定计斩孙□\u3000", "丁奉定计斩孙 \u3000"
+    )
+    split = split_chapters(text)
+    assert [a.number for a in split.ambiguous] == [113] and len(split.chapters) == 119

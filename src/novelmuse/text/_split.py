@@ -20,8 +20,9 @@ it, and the line's own title is assumed to follow it — by the first of these r
 3. ``separator`` — the book's heading lines all have titles of k space-separated parts, and the line has exactly
    k runs of spaces before its first prose mark (，。、；：…“” …): the k-th run ends the title.
 4. ``couplet`` — the book's titles are two-part couplets (回目) and the line has one run of spaces before its
-   first prose mark: the second half is as long as the first. Taken only when every heading line of the book is
-   such an equal-halved couplet, or when the text after it starts like a chapter (话说, 却说, 且说 …).
+   first prose mark, the very separator the book's titles use: the second half is as long as the first. Taken
+   only when every heading line of the book is such an equal-halved couplet, or when the text after it starts
+   like a chapter (话说, 却说, 且说 …).
 
 Otherwise the line is *ambiguous* (`SplitText.ambiguous`): the import stops and names every such line. A line
 whose unit is followed directly by a prose mark (``第二回，``) or whose number a heading line already has
@@ -118,6 +119,7 @@ class _TitleShape:
     parts: int | None  # every title has this many space-separated parts (0: no titles); None if they differ
     couplets: bool  # every title is two parts of equal length
     wide_runs: bool  # some title holds a run of two or more spaces
+    separators: frozenset[str]  # the runs of spaces inside the titles (between a couplet's halves: "　")
 
     @classmethod
     def of(cls, lines: list[HeadingLine]) -> _TitleShape:
@@ -129,6 +131,7 @@ class _TitleShape:
             parts=counts.pop() if enough and len(counts) == 1 else None,
             couplets=enough and all(len(p) == 2 and len(p[0]) == len(p[1]) for p in split),
             wide_runs=any(len(m.group()) > 1 for hl in lines for m in _RUN.finditer(hl.heading.title)),
+            separators=frozenset(m.group() for hl in lines for m in _RUN.finditer(hl.heading.title)),
         )
 
 
@@ -157,6 +160,7 @@ def _title_end(rest: str, shape: _TitleShape) -> tuple[InlineRule, int, int] | N
         if (
             end < len(rest)
             and end <= prose
+            and rest[a:b] in shape.separators  # a stray space (a character lost in extraction) is no separator
             and not any(ch in _BLANKS for ch in second)
             and _title_ok(rest[:end])
             and (shape.couplets or rest.startswith(_OPENERS, end))
