@@ -11,8 +11,12 @@ Above editorial and judging, below replay.
 
 from ._budget import MIN_EXCERPT_CHARS, fit_excerpts, keep_suffix, prefix_within
 from ._build import ContextBuild, build_context, ensure_same_frame, evidence_reserve
+from ._detector import DetectorItem, DetectorReport, Figures, bind_report, compute_figures
+from ._evidence import MAX_REQUESTS_PER_ROUND, EvidenceRound, answer_requests, evidence_budget, evidence_used
+from ._gate import DetectorGate
+from ._hardcheck import HardCheck
 from ._leak import check_writer_text, generated_text, writer_text_leaks
-from ._manifest import ARMS, MANIFEST_SCHEMA_VERSION, Arm, Manifest
+from ._manifest import ARMS, MANIFEST_SCHEMA_VERSION, Arm, EvidenceRef, Manifest
 from ._outlines import (
     Confirmation,
     ConfirmResult,
@@ -34,15 +38,23 @@ from ._store import ContextDoc, Difference, VerifyDoc, build_and_save, manifests
 __all__ = [
     "ARMS",
     "MANIFEST_SCHEMA_VERSION",
+    "MAX_REQUESTS_PER_ROUND",
     "MIN_EXCERPT_CHARS",
     "Arm",
     "ConfirmResult",
     "Confirmation",
     "ContextBuild",
     "ContextDoc",
+    "DetectorGate",
+    "DetectorItem",
+    "DetectorReport",
     "Difference",
     "EntityPlan",
+    "EvidenceRef",
+    "EvidenceRound",
+    "Figures",
     "ForeshadowPlan",
+    "HardCheck",
     "LintProblem",
     "Manifest",
     "OutlineItemDoc",
@@ -52,13 +64,18 @@ __all__ = [
     "RetrievalPlan",
     "Slot",
     "VerifyDoc",
+    "answer_requests",
+    "bind_report",
     "build_and_save",
     "build_context",
     "check_writer_text",
+    "compute_figures",
     "confirm_outline",
     "confirmation",
     "ensure_same_frame",
+    "evidence_budget",
     "evidence_reserve",
+    "evidence_used",
     "fit_excerpts",
     "generated_text",
     "keep_suffix",

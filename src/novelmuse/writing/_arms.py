@@ -279,7 +279,11 @@ class SearchLocator:
 
     def locate(self, slot: Slot) -> SlotCandidates:
         """The k best chunks for the slot's query among the chapters before the window, cut like any candidate."""
-        text = self.query(slot).strip()
+        return self.search(self.query(slot))
+
+    def search(self, query: str) -> SlotCandidates:
+        """The k best chunks for any query text (a slot's, or an evidence request's) before the window."""
+        text = query.strip()
         before = self.cache.readback_before
         if not text or not any(n < before for n in self.cache.paths):
             return SlotCandidates([])  # nothing before the window: the index is not even opened

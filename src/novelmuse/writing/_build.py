@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -44,7 +44,7 @@ from ..roles.writer import (
     write_prompt_sha256,
     write_schema_sha256,
 )
-from ..rules import load_book_rules
+from ..rules import EffectiveRuleSet, load_book_rules
 from ..text import count_chars, sha256_hex, sha256_json
 from ._arms import Candidate, CardLocator, ChapterCache, SearchLocator, SlotCandidates, card_only_lines
 from ._budget import fit_excerpts, keep_suffix
@@ -78,6 +78,19 @@ _SETTING_WORDS = {"entity": "新人物或事物", "state": "状态变化", "rela
 
 
 @dataclass(frozen=True)
+class BuildInputs:
+    """What a build read, kept for what comes after it (evidence rounds, the detector gate): all as of N−1."""
+
+    book: Book
+    outline: FineOutline
+    cards: CardSet
+    state: MemoryState
+    rules: EffectiveRuleSet
+    cache: ChapterCache
+    locator: CardLocator | SearchLocator | None  # the arm's strategy (None for the card-only arm B)
+
+
+@dataclass(frozen=True)
 class ContextBuild:
     """A built context: what the writer sees, its manifest (and content address), the messages, the plan."""
 
@@ -89,6 +102,7 @@ class ContextBuild:
     manifest_sha256: str
     rendered: RenderedWrite
     plan: RetrievalPlan
+    inputs: BuildInputs = field(compare=False, repr=False, kw_only=True)
 
 
 def _ranges(numbers: list[int]) -> str:
@@ -390,16 +404,17 @@ def build_context(
     prior, prior_refs, prior_cuts, prior_used = _window(cache, window, prior_budget)
     shared = shared.model_copy(update={"prior_chapters": prior})
 
+    locator: CardLocator | SearchLocator | None = None
     if arm == "B":
         got = _card_only(plan, state, retrieval)
         ctx = shared.model_copy(update={"readback": got.readback, "style": []})
     else:
         if arm == "C":
-            locate = CardLocator(cache, cards).locate
+            locator = CardLocator(cache, cards)
         else:
             index = search
-            locate = SearchLocator(cache, lambda: index or SearchIndex(book, cards), outline).locate
-        got = _fill(plan, locate, cache, retrieval)
+            locator = SearchLocator(cache, lambda: index or SearchIndex(book, cards), outline)
+        got = _fill(plan, locator.locate, cache, retrieval)
         ctx = shared.model_copy(update={"readback": got.readback, "style": got.style})
         ensure_same_frame(ctx, shared, f"chapter {chapter} arm {arm}")
 
@@ -453,16 +468,53 @@ def build_context(
         frame_sha256=sha256_json(ctx.frame().model_dump(mode="json")),
         messages_sha256=rendered.messages_sha256,
     )
+    _no_future(manifest)
+    body = manifest.canonical()
+    inputs = BuildInputs(book, outline, cards, state, rules, cache, locator)
+    return ContextBuild(chapter, arm, ctx, manifest, body, sha256_hex(body), rendered, plan, inputs=inputs)
+
+
+def _no_future(manifest: Manifest) -> None:
+    """FUTURE_LEAK (fail closed) if any input of the manifest points into chapter N or later."""
+    chapter = manifest.chapter
     late = sorted({n for n in manifest.pointer_chapters() if n >= chapter})
     if late:
         raise FailedClosed(
             "FUTURE_LEAK",
             f"the context of chapter {chapter} would use chapter(s) {_ranges(late)}",
-            f"chapter {chapter} arm {arm}",
+            f"chapter {chapter} arm {manifest.arm}",
             "this is a novelmuse bug: nothing from chapter N or later may enter chapter N's context",
         )
+
+
+def revise_build(
+    build: ContextBuild, context: WriterContext, manifest: Manifest, *, allow_requests: bool
+) -> ContextBuild:
+    """A new version of a build (an evidence round): `context` rendered for the writer (with or without the
+    request field), its hashes written into `manifest`, checked like a first build (CONTEXT_LEAK,
+    FUTURE_LEAK)."""
+    where = f"chapter {build.chapter} arm {build.arm} round {manifest.round}"
+    rendered = render_write(context, allow_requests=allow_requests)
+    check_writer_text(context, "\n".join(m.content for m in rendered.messages), build.inputs.cards, where)
+    hashes = manifest.hashes.model_copy(update={"schema_sha256": write_schema_sha256(allow_requests)})
+    manifest = manifest.model_copy(
+        update={
+            "hashes": hashes,
+            "context_sha256": sha256_json(context.model_dump(mode="json")),
+            "frame_sha256": sha256_json(context.frame().model_dump(mode="json")),
+            "messages_sha256": rendered.messages_sha256,
+        }
+    )
+    _no_future(manifest)
     body = manifest.canonical()
-    return ContextBuild(chapter, arm, ctx, manifest, body, sha256_hex(body), rendered, plan)
+    return replace(
+        build,
+        context=context,
+        manifest=manifest,
+        manifest_body=body,
+        manifest_sha256=sha256_hex(body),
+        rendered=rendered,
+    )
 
 
 def _hashes(rules_sha256: str, allow_requests: bool) -> Hashes:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from ..memory import Source
 from ..text import canonical_json, sha256_hex
 
-MANIFEST_SCHEMA_VERSION = "context-manifest-v1"
+MANIFEST_SCHEMA_VERSION = "context-manifest-v2"
 Arm = Literal["A", "B", "C"]
 ARMS: tuple[Arm, ...] = ("A", "B", "C")
 
@@ -206,8 +206,29 @@ class IndexRef(_M):
     chapters: int
 
 
+class EvidenceRef(_M):
+    """One evidence request of the writer (补证) and what became of it: served (the text added, where it came
+    from), refused (it would have crossed the evidence budget: nothing of it was added) or not found."""
+
+    round: int  # the evidence round that answered it (1…)
+    seq: int  # its position in the draft's request list
+    kind: Literal["fact", "style"]
+    target: str
+    reason: str
+    status: Literal["served", "refused", "not_found"]
+    detail: str
+    purpose: str  # the label the writer reads above the added text ("" unless served)
+    chars: int  # characters added to the context (label + text; 0 unless served)
+    spans: list[SpanRef]  # the raw text served (arms A and C)
+    card_id: str | None = None  # the card the request was located through (arms C and B)
+    text_sha256: str | None = None  # of the text added
+
+
 class Manifest(_M):
-    """The manifest of one chapter's context for one arm (the hashed body; see `manifest_sha256`)."""
+    """The manifest of one chapter's context for one arm (the hashed body; see `manifest_sha256`).
+
+    Round 0 is the context as built; each evidence round (补证) is a new version of the manifest: the same
+    inputs plus the evidence served so far, `previous_sha256` naming the version it extends (a hash chain)."""
 
     schema_version: str = MANIFEST_SCHEMA_VERSION
     chapter: int
@@ -233,6 +254,9 @@ class Manifest(_M):
     context_sha256: str
     frame_sha256: str  # equal for arms A and C: their contexts differ only in excerpt text
     messages_sha256: str
+    round: int = 0  # 0: as built; k: after evidence round k
+    previous_sha256: str | None = None  # the manifest of round k − 1
+    evidence: list[EvidenceRef] = []
 
     def canonical(self) -> str:
         """The hashed body: canonical JSON (sorted keys, no whitespace, UTF-8)."""
@@ -248,4 +272,5 @@ class Manifest(_M):
         out += [p.chapter for p in self.prior_chapters] + [s.chapter for s in self.spans]
         out += [f.pointer.chapter for f in self.facts if f.pointer.chapter is not None]
         out += [f.planted_chapter for f in self.foreshadows]
+        out += [s.chapter for e in self.evidence for s in e.spans]
         return out

@@ -138,7 +138,7 @@ def value_word(value: object, attribute: str, cards: CardSet) -> str:
     """How a card value is shown to the writer: a dead status as one word, a card id by its card's name."""
     vocab = vocabulary()
     text = str(value).strip()
-    if attribute == "status" and text.lower() in DEAD_VALUES:
+    if attribute == "status" and is_dead_value(text):
         return vocab.dead_word
     if text in cards.cards:  # a value naming another card by id (e.g. holder: sun-jian) is shown by its name
         return cards.cards[text].name
@@ -202,8 +202,20 @@ def _foreshadows(outline: FineOutline, state: MemoryState) -> list[ForeshadowPla
     return out
 
 
+def is_dead_value(value: object) -> bool:
+    """Whether a status value is one of the dead words of memory's status vocabulary."""
+    return str(value).strip().lower() in DEAD_VALUES
+
+
 def _is_dead(facts: list[Fact]) -> bool:
-    return any(f.key == "attr:status" and f.raw_value.strip().lower() in DEAD_VALUES for f in facts)
+    return any(f.key == "attr:status" and is_dead_value(f.raw_value) for f in facts)
+
+
+def entity_plan(book: Book, card: Card, state: MemoryState, chapter: int) -> EntityPlan:
+    """One carded entity as of `chapter` − 1: its values and relations with sources, its mentions before."""
+    facts, withheld = _facts(card, state, state.cards, chapter)
+    mentions = card_mentions(book.db, card, before=chapter).chapters
+    return EntityPlan(card.name, card, facts, withheld, mentions, _is_dead(facts))
 
 
 def plan_chapter(book: Book, outline: FineOutline, state: MemoryState) -> RetrievalPlan:
@@ -222,9 +234,7 @@ def plan_chapter(book: Book, outline: FineOutline, state: MemoryState) -> Retrie
         if card is None:
             entities.append(EntityPlan(name, None, declared=name in declared))
             continue
-        facts, withheld = _facts(card, state, cards, n)
-        mentions = card_mentions(book.db, card, before=n).chapters
-        entities.append(EntityPlan(card.name, card, facts, withheld, mentions, _is_dead(facts)))
+        entities.append(entity_plan(book, card, state, n))
     foreshadows = _foreshadows(outline, state)
     return RetrievalPlan(n, entities, foreshadows, _slots(entities, foreshadows))
 

@@ -18,6 +18,7 @@ class Vocabulary:
     version: str
     sha256: str
     speech: re.Pattern[str]  # matches right after a character's name when the character speaks
+    addressee_markers: frozenset[str]  # a name right after one of these is spoken to, not speaking
     ability_attributes: frozenset[str]
     dead_word: str
     attribute_words: dict[str, str]
@@ -37,6 +38,7 @@ def vocabulary() -> Vocabulary:
         version=str(data["version"]),
         sha256=sha256_hex(text),
         speech=speech,
+        addressee_markers=frozenset(data["addressee_markers"]),
         ability_attributes=frozenset(a.lower() for a in data["ability_attributes"]),
         dead_word=str(data["dead_word"]),
         attribute_words=dict(data["attribute_words"]),
