@@ -12,6 +12,7 @@ Above editorial and judging, below replay.
 from ._budget import MIN_EXCERPT_CHARS, fit_excerpts, keep_suffix, prefix_within
 from ._build import ContextBuild, build_context, ensure_same_frame, evidence_reserve
 from ._detector import DetectorItem, DetectorReport, Figures, bind_report, compute_figures
+from ._drafts import DraftDoc, apply_draft, chinese_numeral, drafts_dir, heading_for
 from ._evidence import MAX_REQUESTS_PER_ROUND, EvidenceRound, answer_requests, evidence_budget, evidence_used
 from ._gate import DetectorGate
 from ._hardcheck import HardCheck
@@ -34,21 +35,39 @@ from ._outlines import (
 )
 from ._plan import EntityPlan, ForeshadowPlan, RetrievalPlan, Slot, plan_chapter
 from ._store import ContextDoc, Difference, VerifyDoc, build_and_save, manifests_dir, save_build, verify_context
+from ._write_doc import (
+    WRITE_SCHEMA_VERSION,
+    ConstraintOut,
+    DraftOut,
+    ManifestOut,
+    PromptOut,
+    ReportOut,
+    UsageOut,
+    WriteDoc,
+    WriteRunRow,
+    WriteShowDoc,
+    WriteStatus,
+)
+from ._writer import write_dry_run, write_history
 
 __all__ = [
     "ARMS",
     "MANIFEST_SCHEMA_VERSION",
     "MAX_REQUESTS_PER_ROUND",
     "MIN_EXCERPT_CHARS",
+    "WRITE_SCHEMA_VERSION",
     "Arm",
     "ConfirmResult",
     "Confirmation",
+    "ConstraintOut",
     "ContextBuild",
     "ContextDoc",
     "DetectorGate",
     "DetectorItem",
     "DetectorReport",
     "Difference",
+    "DraftDoc",
+    "DraftOut",
     "EntityPlan",
     "EvidenceRef",
     "EvidenceRound",
@@ -57,27 +76,39 @@ __all__ = [
     "HardCheck",
     "LintProblem",
     "Manifest",
+    "ManifestOut",
     "OutlineItemDoc",
     "OutlineLint",
     "OutlineLintDoc",
     "OutlineShowDoc",
+    "PromptOut",
+    "ReportOut",
     "RetrievalPlan",
     "Slot",
+    "UsageOut",
     "VerifyDoc",
+    "WriteDoc",
+    "WriteRunRow",
+    "WriteShowDoc",
+    "WriteStatus",
     "answer_requests",
+    "apply_draft",
     "bind_report",
     "build_and_save",
     "build_context",
     "check_writer_text",
+    "chinese_numeral",
     "compute_figures",
     "confirm_outline",
     "confirmation",
+    "drafts_dir",
     "ensure_same_frame",
     "evidence_budget",
     "evidence_reserve",
     "evidence_used",
     "fit_excerpts",
     "generated_text",
+    "heading_for",
     "keep_suffix",
     "lint_outlines",
     "manifests_dir",
@@ -88,5 +119,7 @@ __all__ = [
     "save_build",
     "show_outline",
     "verify_context",
+    "write_dry_run",
+    "write_history",
     "writer_text_leaks",
 ]

@@ -31,17 +31,18 @@ def manifests_dir(book: Book) -> Path:
     return book.state_dir / "manifests"
 
 
-def _private_dir(path: Path) -> None:
+def private_dir(path: Path) -> None:
+    """Create `path` (and parents) as a private folder (0700)."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(path, 0o700)
 
 
-def save_build(book: Book, build: ContextBuild) -> Path:
-    """Store the manifest (file + store row) and record the build; returns the manifest's file."""
+def store_manifest(book: Book, build: ContextBuild) -> Path:
+    """Keep the build's manifest: the content-addressed file and the store row (idempotent); the file."""
     body = build.manifest_body
     sha = build.manifest_sha256
     folder = manifests_dir(book)
-    _private_dir(folder)
+    private_dir(folder)
     path = folder / f"{sha}.json"
     if not (path.is_file() and not path.is_symlink() and sha256_hex(path.read_bytes()) == sha):
         atomic_write_bytes(path, body.encode("utf-8"), mode=0o600)
@@ -50,9 +51,16 @@ def save_build(book: Book, build: ContextBuild) -> Path:
             "INSERT OR IGNORE INTO context_manifests VALUES (?, ?, ?, ?, ?, ?)",
             (sha, build.chapter, build.arm, build.manifest.outline.sha256, body, utc_now()),
         )
+    return path
+
+
+def save_build(book: Book, build: ContextBuild) -> Path:
+    """Store the manifest (file + store row) and record the build; returns the manifest's file."""
+    path = store_manifest(book, build)
+    with transaction(book.db) as conn:
         conn.execute(
             "INSERT INTO context_builds VALUES (?, ?, ?, ?, ?)",
-            (new_id("CB"), build.chapter, build.arm, sha, utc_now()),
+            (new_id("CB"), build.chapter, build.arm, build.manifest_sha256, utc_now()),
         )
     return path
 

@@ -1,0 +1,106 @@
+"""Terminal rendering of `muse write N` and `muse write show N`: steps, manifest versions (hash chain),
+evidence requests, drafts and detector reports — every hash in full, every skip labelled as a skip."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..writing import DetectorReport, WriteDoc, WriteShowDoc
+
+_STATUS = {
+    "passed": "[green]passed[/green]",
+    "held_for_author": "[red]held_for_author[/red]",
+    "skipped": "[yellow]skipped[/yellow]",
+    "error": "[red]error[/red]",
+    "dry_run": "dry run",
+}
+
+
+def _report_lines(console: Console, report: DetectorReport, indent: str = "    ") -> None:
+    f = report.computed
+    claimed = report.claimed
+    claim = f" (the detector claimed {claimed.coverage:.2f})" if claimed.coverage is not None else ""
+    console.print(
+        f"{indent}candidate {report.candidate_sha256}: {report.outcome.label}; coverage {f.coverage:.2f}"
+        f" ({f.constraints_passed}/{f.constraints}){claim}, {f.high_severity} blocking, {f.warnings} warning(s);"
+        f" detector {report.semantic.label}, facts {report.facts.label}"
+    )
+    for item in report.items:
+        if item.verdict == "pass":
+            continue
+        mark = "[red]✗[/red]" if item.blocks else "[yellow]![/yellow]"
+        quote = f" 「{escape(item.quote)}」" if item.quote else ""
+        console.print(f"{indent}  {mark} {escape(item.id)} [{item.check}, {item.verdict}] {escape(item.detail)}{quote}")
+
+
+def render_write(console: Console, doc: WriteDoc) -> None:
+    """One write run: its status, steps, manifests, evidence, drafts and reports (or the dry run's prompt)."""
+    head = f"write chapter {doc.chapter} (arm {doc.arm}): {_STATUS[doc.status]}"
+    if doc.reason:
+        head += f" — {escape(doc.reason)}"
+    if doc.error_code:
+        head += f" [red]error[{doc.error_code}][/red]"
+    console.print(head)
+    console.print(f"  write id {doc.write_id}" + (f", model run {doc.run_id}" if doc.run_id else ""))
+    steps = Table(title="steps", show_header=True, header_style="bold")
+    for col in ("step", "outcome", "detail"):
+        steps.add_column(col)
+    for s in doc.steps:
+        steps.add_row(s.step, escape(s.label), escape(s.detail))
+    console.print(steps)
+    for m in doc.manifests:
+        chain = f" ← {m.previous_sha256}" if m.previous_sha256 else ""
+        console.print(
+            f"  manifest round {m.round}: {m.sha256}{chain} (evidence {m.evidence_used}/{m.evidence_budget} chars)"
+        )
+    for e in doc.evidence:
+        console.print(
+            f"  evidence {e.round}-{e.seq + 1} {e.kind} 「{escape(e.target)}」: {e.status} — {escape(e.detail)}"
+        )
+    if doc.constraints:
+        console.print("hard constraints the detector checks (key names the text must write):")
+        for c in doc.constraints:
+            keys = "、".join(c.key_names) or "-"
+            marker = f"; marker 「{escape(c.marker)}」" if c.marker else ""
+            console.print(f"  {escape(c.id)}: {escape(c.text)} — names: {escape(keys)}{marker}")
+    if doc.unavailable:
+        console.print(f"may not act or speak: {escape('、'.join(doc.unavailable))}")
+    reports = {r.draft_id: r for r in doc.reports}
+    for d in doc.drafts:
+        asks = f", {len(d.evidence_requests)} evidence request(s)" if d.evidence_requests else ""
+        console.print(
+            f"  draft {d.seq} ({d.purpose}, round {d.evidence_round}, repair {d.repair_round}): {d.chars} chars, "
+            f"{d.declared_facts} declared fact(s){asks}; text {d.text_sha256}, file {escape(d.path)}"
+        )
+        if d.id in reports:
+            _report_lines(console, reports[d.id].report)
+    for p in doc.prompts:
+        console.print(f"--- {p.role} ---")
+        console.print(escape(p.content))
+    if doc.applied:
+        console.print(f"written to {escape(doc.applied)}")
+    if doc.usage.calls:
+        cost = f"{doc.usage.cost:.4f}" if doc.usage.cost is not None else "unknown"
+        console.print(
+            f"  {doc.usage.calls} model call(s), {doc.usage.input_tokens} input / {doc.usage.output_tokens} output "
+            f"tokens, cost {cost}"
+        )
+
+
+def render_write_show(console: Console, doc: WriteShowDoc) -> None:
+    """Every write run of a chapter, oldest first, with its drafts and reports."""
+    if not doc.runs:
+        console.print(f"chapter {doc.chapter}: no write run yet (`muse write {doc.chapter}`)")
+        return
+    for row in doc.runs:
+        console.print(
+            f"{row.write_id} {row.started_at} arm {row.arm}: {_STATUS.get(row.status, row.status)}"
+            + (f" — {escape(row.reason)}" if row.reason else "")
+            + (f" error[{row.error_code}]" if row.error_code else "")
+        )
+        if row.document is None:
+            console.print(f"  manifest {row.manifest_sha256} (no document: the run did not end)")
+            continue
+        render_write(console, row.document.model_copy(update={"prompts": [], "constraints": []}))

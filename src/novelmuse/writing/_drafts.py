@@ -1,0 +1,242 @@
+"""Where a write run keeps what it made (migration 0011): the run row, every draft, every detector report,
+every manifest version — and the one way a draft reaches the author's chapter file.
+
+- Drafts are content-addressed: ``.muse/drafts/<sha256>.json`` (0600 in a 0700 folder) holds exactly the
+  draft's canonical JSON — the text, the declared facts, the evidence requests and the sha256 of the manifest
+  it was written from — and `write_drafts` holds the same body. Nothing is deleted: a held draft stays.
+- Manifest versions of evidence rounds go where the first build's manifest goes (`store_manifest`).
+- `apply_draft` writes ``chapters/NNNN.md`` (a heading line in the book's style + the text) only if the file
+  is still what it was when the run began — absent, or the same bytes — and never over a file created or
+  edited meanwhile (FILE_CHANGED_ON_DISK, exit 2; the draft is kept).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..book import Book, atomic_write_bytes, read_chapter_file
+from ..errors import InputError
+from ..roles.writer import DeclaredFact, EvidenceRequest
+from ..store import new_id, transaction, utc_now
+from ..text import canonical_json, parse_heading, sha256_hex
+from ._build import ContextBuild
+from ._detector import DetectorReport
+from ._store import private_dir, store_manifest
+
+DRAFT_SCHEMA_VERSION = "writer-draft-v1"
+DraftPurpose = Literal["draft", "evidence", "repair"]
+
+
+class DraftDoc(BaseModel):
+    """One draft as stored (the hashed body): bound to the manifest it was written from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: str = DRAFT_SCHEMA_VERSION
+    chapter: int
+    arm: str
+    purpose: DraftPurpose  # the first draft, a draft after an evidence round, a repair
+    evidence_round: int
+    repair_round: int
+    manifest_sha256: str
+    text: str
+    text_sha256: str
+    declared_facts: list[DeclaredFact]
+    evidence_requests: list[EvidenceRequest]
+
+    def canonical(self) -> str:
+        """The stored, hashed body."""
+        return canonical_json(self.model_dump(mode="json"))
+
+
+def drafts_dir(book: Book) -> Path:
+    """``.muse/drafts`` of the book."""
+    return book.state_dir / "drafts"
+
+
+def chapter_file_sha256(book: Book, chapter: int) -> str | None:
+    """The sha256 of chapter `chapter`'s file now (None when there is none)."""
+    path = book.chapter_paths().get(chapter)
+    return None if path is None else read_chapter_file(chapter, path).sha256
+
+
+def begin_write(book: Book, build: ContextBuild, *, status: str = "running") -> str:
+    """Record the start of a write run (its chapter file's state now, its first manifest); its id."""
+    store_manifest(book, build)
+    write_id = new_id("W")
+    with transaction(book.db) as conn:
+        conn.execute(
+            "INSERT INTO write_runs (id, chapter, arm, outline_sha256, manifest_sha256, chapter_file_sha256, status,"
+            " started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                write_id,
+                build.chapter,
+                build.arm,
+                build.manifest.outline.sha256,
+                build.manifest_sha256,
+                chapter_file_sha256(book, build.chapter),
+                status,
+                utc_now(),
+            ),
+        )
+    return write_id
+
+
+def end_write(
+    book: Book,
+    write_id: str,
+    *,
+    status: str,
+    document: str,
+    run_id: str | None,
+    reason: str | None = None,
+    error_code: str | None = None,
+    final_draft_id: str | None = None,
+) -> None:
+    """Record how a write run ended and its whole document."""
+    with transaction(book.db) as conn:
+        conn.execute(
+            "UPDATE write_runs SET status = ?, reason = ?, error_code = ?, final_draft_id = ?, document = ?,"
+            " run_id = ?, ended_at = ? WHERE id = ?",
+            (status, reason, error_code, final_draft_id, document, run_id, utc_now(), write_id),
+        )
+
+
+def store_draft(book: Book, write_id: str, seq: int, doc: DraftDoc, call_id: str | None) -> tuple[str, str]:
+    """Keep one draft (file + row); (draft id, sha256 of its body)."""
+    body = doc.canonical()
+    sha = sha256_hex(body)
+    folder = drafts_dir(book)
+    private_dir(folder)
+    path = folder / f"{sha}.json"
+    if not (path.is_file() and not path.is_symlink() and sha256_hex(path.read_bytes()) == sha):
+        atomic_write_bytes(path, body.encode("utf-8"), mode=0o600)
+    draft_id = new_id("D")
+    with transaction(book.db) as conn:
+        conn.execute(
+            "INSERT INTO write_drafts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                draft_id,
+                write_id,
+                seq,
+                doc.purpose,
+                doc.evidence_round,
+                doc.repair_round,
+                doc.manifest_sha256,
+                doc.text_sha256,
+                sha,
+                body,
+                call_id,
+                utc_now(),
+            ),
+        )
+    return draft_id, sha
+
+
+def store_report(book: Book, write_id: str, draft_id: str, report: DetectorReport) -> str:
+    """Keep one detector report, bound to its draft and candidate; its id."""
+    report_id = new_id("DR")
+    figures = report.computed
+    with transaction(book.db) as conn:
+        conn.execute(
+            "INSERT INTO detector_reports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                report_id,
+                write_id,
+                draft_id,
+                report.candidate_sha256,
+                report.manifest_sha256,
+                report.sha256(),
+                report.outcome.status,
+                figures.coverage,
+                figures.high_severity,
+                figures.warnings,
+                report.canonical(),
+                utc_now(),
+            ),
+        )
+    return report_id
+
+
+_DIGITS = "零一二三四五六七八九"
+
+
+def chinese_numeral(n: int) -> str:
+    """``11`` → ``十一``, ``101`` → ``一百零一``, ``2024`` → ``二千零二十四`` (0 ≤ n < 100,000,000)."""
+    if n == 0:
+        return _DIGITS[0]
+    if n >= 10_000:
+        high, low = divmod(n, 10_000)
+        rest = chinese_numeral(low) if low else ""
+        rest = "一" + rest if rest.startswith("十") else rest  # 一万零一十, not 一万零十
+        return chinese_numeral(high) + "万" + ("零" if 0 < low < 1000 else "") + rest
+    out = ""
+    zero = False
+    for value, unit in ((1000, "千"), (100, "百"), (10, "十"), (1, "")):
+        digit = n // value % 10
+        if digit:
+            if zero and out:
+                out += _DIGITS[0]
+            out += ("" if unit == "十" and digit == 1 and not out else _DIGITS[digit]) + unit
+            zero = False
+        else:
+            zero = True
+    return out
+
+
+def heading_for(book: Book, chapter: int, title: str) -> str:
+    """The heading line of a new chapter file, in the style of the chapter before it (unit 回/章, Chinese or
+    Arabic numeral, full-width space before the title): ``第十一回　刘皇叔北海救孔融``; ``第11章 title`` when the
+    book has no earlier heading to follow."""
+    before = [n for n in book.chapter_paths() if n < chapter]
+    heading = parse_heading(read_chapter_file(before[-1], book.chapter_paths()[before[-1]]).heading) if before else None
+    if heading is None or heading.unit not in ("章", "回"):
+        return f"第{chapter}章" + (f" {title}" if title else "")
+    numeral = str(chapter) if heading.numeral.isdigit() else chinese_numeral(chapter)
+    return f"第{numeral}{heading.unit}" + (f"\u3000{title}" if title else "")
+
+
+def _changed(path: Path) -> InputError:
+    return InputError(
+        "FILE_CHANGED_ON_DISK",
+        "the chapter file changed on disk since `muse write` began (created or edited meanwhile); nothing was written",
+        str(path),
+        "your file was kept and so was the draft: compare them with `muse write show N`, then rerun `muse write N`",
+    )
+
+
+def apply_draft(book: Book, chapter: int, text: str, title: str, expect_sha256: str | None) -> Path:
+    """Write the draft `text` as ``chapters/NNNN.md`` if the file is still absent (`expect_sha256` None) or
+    still has the bytes it had when the run began; FILE_CHANGED_ON_DISK otherwise. Atomic either way."""
+    path = book.chapter_path(chapter)
+    data = f"# {heading_for(book, chapter, title)}\n{text.rstrip()}\n".encode()
+    if expect_sha256 is not None:
+        try:
+            atomic_write_bytes(path, data, expect_sha256=expect_sha256)
+        except InputError as exc:
+            if exc.code == "FILE_CHANGED_ON_DISK":
+                raise _changed(path) from None
+            raise
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        try:
+            os.link(tmp, path)  # atomic, and never over a file created meanwhile
+        except FileExistsError:
+            raise _changed(path) from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    return path

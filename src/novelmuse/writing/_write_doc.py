@@ -1,0 +1,138 @@
+"""The `muse write` documents: one pydantic shape for `--json`, the database (write_runs.document) and the
+terminal — a run's steps, manifest versions, evidence, drafts and detector reports, with every hash."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..editorial import StepOutcome
+from ..roles.writer import EvidenceRequest
+from ._detector import DetectorReport
+from ._manifest import Arm, EvidenceRef
+
+WRITE_SCHEMA_VERSION = 1
+
+#: passed: the detector gate passed (the draft may be applied); held_for_author: still blocked after the repair
+#: bound (every draft and report kept); skipped: a model step did not run (no model configured) — not
+#: evaluated, never passed; error: a step failed closed; dry_run: context and prompts only, no model call.
+WriteStatus = Literal["passed", "held_for_author", "skipped", "error", "dry_run"]
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ManifestOut(_Doc):
+    """One version of the run's manifest: round 0 is the build, each evidence round a new version."""
+
+    round: int
+    sha256: str
+    previous_sha256: str | None
+    path: str  # relative to the book root
+    evidence_used: int
+    evidence_budget: int
+
+
+class DraftOut(_Doc):
+    """One draft the writer returned (the text itself is in the file and the store)."""
+
+    id: str
+    seq: int
+    purpose: Literal["draft", "evidence", "repair"]
+    evidence_round: int
+    repair_round: int
+    manifest_sha256: str
+    text_sha256: str
+    sha256: str  # of the stored draft document
+    path: str  # .muse/drafts/<sha256>.json, relative to the book root
+    chars: int
+    declared_facts: int
+    evidence_requests: list[EvidenceRequest]
+    call_id: str | None
+
+
+class ReportOut(_Doc):
+    """A detector report on one draft."""
+
+    id: str
+    draft_id: str
+    sha256: str
+    report: DetectorReport
+
+
+class UsageOut(_Doc):
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = 0.0
+
+
+class PromptOut(_Doc):
+    """A message as the writer would receive it (dry run)."""
+
+    role: str
+    content: str
+
+
+class ConstraintOut(_Doc):
+    """A hard constraint the gate checks, with the names the text must write (dry run)."""
+
+    id: str
+    text: str
+    key_names: list[str]
+    marker: str
+
+
+class WriteDoc(_Doc):
+    """`muse write N --json`: one write run of one chapter."""
+
+    schema_version: int = WRITE_SCHEMA_VERSION
+    ok: bool
+    write_id: str
+    run_id: str | None
+    chapter: int
+    arm: Arm
+    status: WriteStatus
+    reason: str | None = None
+    error_code: str | None = None
+    error: str | None = None
+    steps: list[StepOutcome]
+    manifests: list[ManifestOut]
+    evidence: list[EvidenceRef]
+    drafts: list[DraftOut]
+    reports: list[ReportOut]
+    final_draft_id: str | None = None
+    applied: str | None = None  # the chapter file written (relative to the book root)
+    constraints: list[ConstraintOut] = []
+    unavailable: list[str] = []  # characters dead or absent as of N−1 (who may not act)
+    prompts: list[PromptOut] = []
+    usage: UsageOut = UsageOut()
+
+
+class WriteRunRow(_Doc):
+    """One run in `muse write show N`."""
+
+    write_id: str
+    run_id: str | None
+    arm: str
+    status: str
+    reason: str | None
+    error_code: str | None
+    manifest_sha256: str
+    chapter_file_sha256: str | None
+    final_draft_id: str | None
+    applied_at: str | None
+    started_at: str
+    ended_at: str | None
+    document: WriteDoc | None  # None for a run that never ended (interrupted)
+
+
+class WriteShowDoc(_Doc):
+    """`muse write show N --json`: every write run of the chapter, newest last."""
+
+    schema_version: int = WRITE_SCHEMA_VERSION
+    ok: bool = True
+    chapter: int
+    runs: list[WriteRunRow]

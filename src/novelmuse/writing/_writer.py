@@ -1,0 +1,140 @@
+"""`muse write N`: from a confirmed fine outline to a checked draft (seed 003 steps 4–5).
+
+    build the context (round 0) → writer → [evidence round → writer]* (≤ evidence_rounds) →
+    detector gate → [repair → detector gate]* (≤ repair_rounds) → passed | held_for_author
+
+This module holds the run's bookkeeping shared by the dry run and the real run; the model-calling loop is in
+`_loop`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..book import Book
+from ..editorial import StepOutcome
+from ..text import count_chars
+from ._build import ContextBuild, build_context
+from ._drafts import DraftDoc, begin_write, end_write
+from ._evidence import evidence_budget, evidence_used
+from ._gate import DetectorGate
+from ._manifest import Arm
+from ._store import manifests_dir
+from ._write_doc import ConstraintOut, DraftOut, ManifestOut, PromptOut, WriteDoc, WriteRunRow, WriteShowDoc
+
+DRY_RUN = "dry run: no model call"
+
+
+def gate_for(build: ContextBuild) -> DetectorGate:
+    """The detector gate of a build's chapter (prepared once per run: rules compiled, constraints keyed)."""
+    inputs = build.inputs
+    return DetectorGate(inputs.outline, inputs.cards, inputs.state, inputs.rules, build.manifest_sha256)
+
+
+def manifest_out(book: Book, build: ContextBuild) -> ManifestOut:
+    """A manifest version as the run document lists it."""
+    path = manifests_dir(book) / f"{build.manifest_sha256}.json"
+    return ManifestOut(
+        round=build.manifest.round,
+        sha256=build.manifest_sha256,
+        previous_sha256=build.manifest.previous_sha256,
+        path=str(path.relative_to(book.root)),
+        evidence_used=evidence_used(build),
+        evidence_budget=evidence_budget(build),
+    )
+
+
+def draft_out(book: Book, draft_id: str, seq: int, doc: DraftDoc, sha: str, call_id: str | None) -> DraftOut:
+    """A stored draft as the run document lists it."""
+    return DraftOut(
+        id=draft_id,
+        seq=seq,
+        purpose=doc.purpose,
+        evidence_round=doc.evidence_round,
+        repair_round=doc.repair_round,
+        manifest_sha256=doc.manifest_sha256,
+        text_sha256=doc.text_sha256,
+        sha256=sha,
+        path=str(Path(".muse") / "drafts" / f"{sha}.json"),
+        chars=count_chars(doc.text),
+        declared_facts=len(doc.declared_facts),
+        evidence_requests=doc.evidence_requests,
+        call_id=call_id,
+    )
+
+
+def describe_gate(gate: DetectorGate) -> tuple[list[ConstraintOut], list[str]]:
+    """What the gate will check: each hard constraint with its key names and marker; who may not act."""
+    constraints = [
+        ConstraintOut(id=s.id, text=s.text, key_names=[k.label for k in s.keys], marker=s.marker)
+        for s in gate.hard.specs
+    ]
+    unavailable = [
+        f"{u.name}（{'dead' if u.why == 'dead' else 'absent'} since chapter {u.since}）"
+        for u in gate.hard.unavailable.values()
+    ]
+    return constraints, unavailable
+
+
+def write_dry_run(book: Book, chapter: int, arm: Arm = "C") -> WriteDoc:
+    """Build chapter `chapter`'s context and the writer's prompt, record the run (status dry_run), call no model."""
+    build = build_context(book, chapter, arm=arm)
+    write_id = begin_write(book, build, status="dry_run")
+    constraints, unavailable = describe_gate(gate_for(build))
+    doc = WriteDoc(
+        ok=True,
+        write_id=write_id,
+        run_id=None,
+        chapter=chapter,
+        arm=arm,
+        status="dry_run",
+        reason=DRY_RUN,
+        steps=[
+            StepOutcome.passed("context", f"manifest {build.manifest_sha256[:12]}"),
+            StepOutcome.skipped("write", DRY_RUN),
+            StepOutcome.skipped("detector", DRY_RUN),
+        ],
+        manifests=[manifest_out(book, build)],
+        evidence=[],
+        drafts=[],
+        reports=[],
+        constraints=constraints,
+        unavailable=unavailable,
+        prompts=[PromptOut(role=m.role, content=m.content) for m in build.rendered.messages],
+    )
+    end_write(book, write_id, status="dry_run", reason=DRY_RUN, document=doc.model_dump_json(), run_id=None)
+    return doc
+
+
+def write_history(book: Book, chapter: int) -> WriteShowDoc:
+    """Every write run of chapter `chapter` (oldest first), each with its document: manifests, evidence, drafts,
+    detector reports and their hashes (`muse write show N`)."""
+    rows = book.db.execute("SELECT * FROM write_runs WHERE chapter = ? ORDER BY id", (chapter,)).fetchall()
+    runs = []
+    for row in rows:
+        document = None
+        if row["document"]:
+            try:
+                document = WriteDoc.model_validate_json(row["document"])
+            except ValidationError:  # recorded by another schema version: listed without its details
+                document = None
+        runs.append(
+            WriteRunRow(
+                write_id=row["id"],
+                run_id=row["run_id"],
+                arm=row["arm"],
+                status=row["status"] if row["ended_at"] else "interrupted",
+                reason=row["reason"],
+                error_code=row["error_code"],
+                manifest_sha256=row["manifest_sha256"],
+                chapter_file_sha256=row["chapter_file_sha256"],
+                final_draft_id=row["final_draft_id"],
+                applied_at=row["applied_at"],
+                started_at=row["started_at"],
+                ended_at=row["ended_at"],
+                document=document,
+            )
+        )
+    return WriteShowDoc(chapter=chapter, runs=runs)
