@@ -35,7 +35,7 @@ def _report_lines(console: Console, report: DetectorReport, indent: str = "    "
         console.print(f"{indent}  {mark} {escape(item.id)} [{item.check}, {item.verdict}] {escape(item.detail)}{quote}")
 
 
-def render_write(console: Console, doc: WriteDoc) -> None:
+def render_write_run(console: Console, doc: WriteDoc) -> None:
     """One write run: its status, steps, manifests, evidence, drafts and reports (or the dry run's prompt)."""
     head = f"write chapter {doc.chapter} (arm {doc.arm}): {_STATUS[doc.status]}"
     if doc.reason:
@@ -103,4 +103,4 @@ def render_write_show(console: Console, doc: WriteShowDoc) -> None:
         if row.document is None:
             console.print(f"  manifest {row.manifest_sha256} (no document: the run did not end)")
             continue
-        render_write(console, row.document.model_copy(update={"prompts": [], "constraints": []}))
+        render_write_run(console, row.document.model_copy(update={"prompts": [], "constraints": []}))
