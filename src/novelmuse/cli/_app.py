@@ -35,5 +35,6 @@ from . import (  # noqa: E402
     _cmd_review,  # noqa: F401  muse review
     _cmd_rules,  # noqa: F401  muse rules lint, muse rules show
     _cmd_rules_normalize,  # noqa: F401  muse rules normalize
+    _cmd_write,  # noqa: F401  muse write N, muse write show N
     _cmd_writing,  # noqa: F401  muse outline show/lint/confirm, muse context
 )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..book import Book
+from ..book import Book, FineOutline
 from ..errors import MuseError
 from ..text import split_paragraphs
 from ._asof import CardState, Source
@@ -135,14 +135,28 @@ class ExtractionContext:
 
 
 def extraction_context(
-    book: Book, chapter: int, cards: CardSet, *, cursor: MemoryCursor | None = None
+    book: Book,
+    chapter: int,
+    cards: CardSet,
+    *,
+    cursor: MemoryCursor | None = None,
+    state: MemoryState | None = None,
+    outline: FineOutline | None = None,
 ) -> ExtractionContext:
-    """The extractor's context for `chapter` (deterministic: same files → same context). `cursor`: the memory
-    replayed in chapter order, advanced here to just before `chapter` (a sync keeps one for all its chapters:
-    a replay per chapter made its bookkeeping quadratic); a fresh one otherwise."""
-    cursor = cursor if cursor is not None else MemoryCursor(book, cards)
-    cursor.advance(chapter - 1)
-    active = cursor.active_foreshadows(max(chapter - 1, 0))
+    """The extractor's context for `chapter` (deterministic: same files → same context).
+
+    `cursor`: the memory replayed in chapter order, advanced here to just before `chapter` (a sync keeps one for
+    all its chapters: a replay per chapter made its bookkeeping quadratic); a fresh one otherwise. `state` (the
+    memory replayed through chapter − 1) and `outline` (the chapter's own fine outline) are for a caller that
+    holds them already — the writer, extracting the facts of a candidate of chapter N as of N − 1."""
+    if state is not None:
+        active = state.active_foreshadows(max(chapter - 1, 0))
+        outlines = state.outlines
+    else:
+        cursor = cursor if cursor is not None else MemoryCursor(book, cards)
+        cursor.advance(chapter - 1)
+        active = cursor.active_foreshadows(max(chapter - 1, 0))
+        outlines = cursor.outlines
     known = tuple(
         ContextLine(f"{c.name}：{'、'.join(c.aliases) or '（无别名）'}", (Source("author", c.file, c.line),))
         for c in sorted(cards.cards.values(), key=lambda c: c.id)
@@ -150,7 +164,7 @@ def extraction_context(
     lines = [ContextLine(f"{a.id}：{a.description}（第{a.planted_chapter}章埋设）", (a.source,)) for a in active.items]
     # this chapter's own outline plants: the model should report them under the author's ids (a confirmation),
     # not plant them again under new ids (a duplicate entry that also counts against the plant cap)
-    outline = cursor.outlines.get(chapter)  # every outline is loaded, not only those replayed
+    outline = outline if outline is not None else outlines.get(chapter)  # every outline is loaded
     if outline is not None:
         lines += [ContextLine(f"{p.id}：{p.description}（本章细纲埋设）") for p in outline.plants]
     return ExtractionContext(chapter, known, tuple(lines))

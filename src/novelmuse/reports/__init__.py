@@ -60,7 +60,7 @@ from ._review import (
 )
 from ._rules_normalize import render_normalize
 from ._status import StatusDoc, book_status, render_status
-from ._write import render_write_run, render_write_show
+from ._write import render_write_run, render_write_show, write_note, write_outcome
 from ._writing import render_confirm, render_context, render_outline_lint, render_outline_show, render_verify
 from .html import ReportResult, build_report
 
@@ -138,4 +138,6 @@ __all__ = [
     "sync_doc",
     "sync_error",
     "sync_outcome",
+    "write_note",
+    "write_outcome",
 ]

@@ -7,7 +7,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..errors import Outcome
 from ..writing import DetectorReport, WriteDoc, WriteShowDoc
+from ._review import render_review_run, review_outcome
 
 _STATUS = {
     "passed": "[green]passed[/green]",
@@ -32,7 +34,8 @@ def _report_lines(console: Console, report: DetectorReport, indent: str = "    "
             continue
         mark = "[red]✗[/red]" if item.blocks else "[yellow]![/yellow]"
         quote = f" 「{escape(item.quote)}」" if item.quote else ""
-        console.print(f"{indent}  {mark} {escape(item.id)} [{item.check}, {item.verdict}] {escape(item.detail)}{quote}")
+        what = escape(f"[{item.check}, {item.verdict}]")
+        console.print(f"{indent}  {mark} {escape(item.id)} {what} {escape(item.detail)}{quote}")
 
 
 def render_write_run(console: Console, doc: WriteDoc) -> None:
@@ -81,6 +84,8 @@ def render_write_run(console: Console, doc: WriteDoc) -> None:
         console.print(escape(p.content))
     if doc.applied:
         console.print(f"written to {escape(doc.applied)}")
+    if doc.review is not None:
+        render_review_run(console, doc.review)
     if doc.usage.calls:
         cost = f"{doc.usage.cost:.4f}" if doc.usage.cost is not None else "unknown"
         console.print(
@@ -104,3 +109,30 @@ def render_write_show(console: Console, doc: WriteShowDoc) -> None:
             console.print(f"  manifest {row.manifest_sha256} (no document: the run did not end)")
             continue
         render_write_run(console, row.document.model_copy(update={"prompts": [], "constraints": []}))
+
+
+def write_outcome(doc: WriteDoc) -> Outcome:
+    """ok: passed (or a dry run) and, with --review, reviewed clean; findings: held for the author (or open
+    review issues); not_evaluated: a model step was skipped — never ok; failed_closed: a step failed closed."""
+    base: Outcome = {
+        "passed": "ok",
+        "dry_run": "ok",
+        "held_for_author": "findings",
+        "skipped": "not_evaluated",
+        "error": "failed_closed",
+    }[doc.status]  # type: ignore[assignment]
+    if base == "ok" and doc.review is not None:
+        return review_outcome(doc.review)
+    return base
+
+
+def write_note(doc: WriteDoc) -> str | None:
+    """The one line for stderr when the run did not pass: the error, or why the draft was held or not checked."""
+    if doc.status == "error":
+        return doc.error
+    if doc.status in ("held_for_author", "skipped"):
+        return (
+            f"note: chapter {doc.chapter} {doc.status}: {doc.reason} — every draft and report is kept "
+            f"(`muse write show {doc.chapter}`); nothing was written to the chapter file"
+        )
+    return None

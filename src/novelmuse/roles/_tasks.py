@@ -11,7 +11,7 @@ from ._task import RoleTask, correction
 
 def all_tasks() -> list[RoleTask[Any, Any]]:
     """Every role task, the models-check probe once per role."""
-    from . import arbiter, common, editor, extractor, judge, normalizer, reviewer, writer
+    from . import arbiter, common, detector, editor, extractor, judge, normalizer, reviewer, writer
 
     tasks: list[RoleTask[Any, Any]] = [
         reviewer.REVIEW,
@@ -23,6 +23,8 @@ def all_tasks() -> list[RoleTask[Any, Any]]:
         writer.REWRITE,
         writer.WRITE,
         writer.WRITE_FINAL,
+        writer.WRITE_REPAIR,
+        detector.DETECT,
         extractor.EXTRACT,
         normalizer.NORMALIZE,
         *judge.TASKS.values(),

@@ -17,6 +17,7 @@ from ._evidence import MAX_REQUESTS_PER_ROUND, EvidenceRound, answer_requests, e
 from ._gate import DetectorGate
 from ._hardcheck import HardCheck
 from ._leak import check_writer_text, generated_text, writer_text_leaks
+from ._loop import repair_items, write_chapter
 from ._manifest import ARMS, MANIFEST_SCHEMA_VERSION, Arm, EvidenceRef, Manifest
 from ._outlines import (
     Confirmation,
@@ -115,10 +116,12 @@ __all__ = [
     "plan_chapter",
     "prefix_within",
     "read_outline",
+    "repair_items",
     "require_confirmed",
     "save_build",
     "show_outline",
     "verify_context",
+    "write_chapter",
     "write_dry_run",
     "write_history",
     "writer_text_leaks",

@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from ..book import FineOutline
 from ..editorial import StepOutcome
 from ..memory import CardSet, MemoryState
+from ..roles import chapter_quote
 from ..roles.detector import DetectorOutput
 from ..roles.extractor import FactCardOutput
 from ..roles.writer import DeclaredFact
 from ..rules import EffectiveRuleSet
-from ..text import locate_quote, normalize_for_match, sha256_hex
+from ..text import sha256_hex
 from ._detector import Claimed, DetectorItem, DetectorReport
 from ._factcheck import declaration_items, extracted_items
 from ._hardcheck import HardCheck
@@ -84,7 +85,6 @@ class DetectorGate:
         semantic: DetectorOutput | None,
         outcome: StepOutcome,
     ) -> list[DetectorItem]:
-        norm = normalize_for_match(text)
         given = {v.id: v for v in semantic.verdicts} if semantic is not None else {}
         items: list[DetectorItem] = []
         for spec in self.hard.specs:
@@ -106,7 +106,7 @@ class DetectorGate:
             v = given.get(spec.id)
             if v is None:
                 continue  # the report is incomplete: DetectorReport refuses it (DETECTOR_REPORT_INCOMPLETE)
-            m = locate_quote(norm, v.quote) if v.quote.strip() else None
+            m = chapter_quote(text, v.quote) if v.quote.strip() else None
             verdict = v.verdict
             detail = f"{spec.text} — {v.reason}"
             if verdict == "pass" and (m is None or not m.ok):

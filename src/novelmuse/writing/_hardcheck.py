@@ -34,10 +34,10 @@ from typing import Literal
 
 from ..book import FineOutline
 from ..memory import CardSet, MemoryState, MentionMatcher, mention_names
-from ..roles.extractor import MIN_QUOTE_CHARS
+from ..roles import chapter_quote
 from ..roles.writer import DeclaredFact
 from ..rules import CompiledRules, EffectiveRuleSet
-from ..text import count_chars, locate_quote, normalize_for_match, split_paragraphs
+from ..text import count_chars, split_paragraphs
 from ._detector import DetectorItem
 from ._plan import is_dead_value
 from ._vocab import vocabulary
@@ -234,10 +234,9 @@ class HardCheck:
     def _declared(self, text: str, declared: Sequence[DeclaredFact]) -> list[DetectorItem]:
         if not declared:
             return []
-        norm = normalize_for_match(text)
         items = []
         for i, fact in enumerate(declared):
-            m = locate_quote(norm, fact.quote, min_chars=MIN_QUOTE_CHARS)
+            m = chapter_quote(text, fact.quote)
             label = f"{fact.kind} of {fact.subject}: {fact.statement}"
             items.append(
                 DetectorItem(

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..editorial import StepOutcome
+from ..editorial import ReviewRun, StepOutcome
 from ..roles.writer import EvidenceRequest
 from ._detector import DetectorReport
 from ._manifest import Arm, EvidenceRef
@@ -105,6 +105,7 @@ class WriteDoc(_Doc):
     reports: list[ReportOut]
     final_draft_id: str | None = None
     applied: str | None = None  # the chapter file written (relative to the book root)
+    review: ReviewRun | None = None  # `--review`: the editorial loop on the applied chapter
     constraints: list[ConstraintOut] = []
     unavailable: list[str] = []  # characters dead or absent as of N−1 (who may not act)
     prompts: list[PromptOut] = []

@@ -46,7 +46,7 @@ def manifest_out(book: Book, build: ContextBuild) -> ManifestOut:
     )
 
 
-def draft_out(book: Book, draft_id: str, seq: int, doc: DraftDoc, sha: str, call_id: str | None) -> DraftOut:
+def draft_out(draft_id: str, seq: int, doc: DraftDoc, sha: str, call_id: str | None) -> DraftOut:
     """A stored draft as the run document lists it."""
     return DraftOut(
         id=draft_id,

@@ -2,7 +2,8 @@
 "write" task that writes a chapter from its WriterContext (seed 003).
 
 The editorial loop uses the tasks `PARAGRAPHS`, `REPAIR`, `POLISH`, `REWRITE`; `novelmuse.writing` builds the
-WriterContext and the tasks `WRITE` / `WRITE_FINAL` (via `render_write`) turn it into the write call.
+WriterContext and the tasks `WRITE` / `WRITE_FINAL` (via `render_write`) turn it into the write call;
+`WRITE_REPAIR` writes it again from the detector's blocking items.
 """
 
 from ._tasks import (
@@ -25,8 +26,11 @@ from ._write import (
     TASK,
     WRITE,
     WRITE_FINAL,
+    WRITE_REPAIR,
     RenderedWrite,
+    WriteRepairRequest,
     WriteRequest,
+    draft_contract,
     render_write,
     user_text,
     write_fields,
@@ -56,6 +60,7 @@ __all__ = [
     "TASK",
     "WRITE",
     "WRITE_FINAL",
+    "WRITE_REPAIR",
     "ChapterDraft",
     "ChapterRewrite",
     "DeclaredFact",
@@ -72,9 +77,11 @@ __all__ = [
     "RenderedWrite",
     "RepairRequest",
     "RewriteRequest",
+    "WriteRepairRequest",
     "WriteRequest",
     "WriterContext",
     "WriterRules",
+    "draft_contract",
     "forbidden_in",
     "numbered",
     "paragraph_contract",

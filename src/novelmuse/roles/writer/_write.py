@@ -1,20 +1,24 @@
 """The writer role's "write" task: the messages for one chapter, a pure function of its WriterContext.
 
-Two role tasks share the templates (write_system.txt, write.txt): `WRITE` may ask for more evidence
-(`ChapterDraft` with `evidence_requests`), `WRITE_FINAL` — the last round — may not (`FinalChapterDraft`).
+Three role tasks share the templates (write_system.txt, write.txt): `WRITE` may ask for more evidence
+(`ChapterDraft` with `evidence_requests`), `WRITE_FINAL` — the last round — may not (`FinalChapterDraft`), and
+`WRITE_REPAIR` (+ write_repair.txt) writes the chapter again from the same context, the last draft and the
+detector's blocking items, also without a request field. Their contract (`draft_contract`): chapter text, and
+every declared fact's quote found exactly once in it.
 `render_write(ctx)` returns the rendered call plus the hashes a manifest records (prompt templates, output
 schema, the messages themselves). Nothing else reaches the writer: no tool, no session, no card.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from ...llm import Message, TaskCall
-from ...text import sha256_json
+from ...llm import Message, TaskCall, Violation
+from ...text import sha256_json, split_paragraphs
+from .._quotes import quote_violation
 from .._task import RoleTask
 from .context import Excerpt, WriterContext
 from .schema import ChapterDraft, FinalChapterDraft
@@ -113,12 +117,63 @@ def _fields(allow_requests: bool) -> Callable[[WriteRequest], Mapping[str, objec
     return lambda r: write_fields(r.context, allow_requests=allow_requests)
 
 
+@dataclass(frozen=True)
+class WriteRepairRequest:
+    """Write chapter `context.chapter` again: the same context, the last draft and the detector's blocking
+    items (返修环: the detector's items only, never a judge's)."""
+
+    context: WriterContext
+    draft: str
+    items: Sequence[str]
+
+
+def draft_contract(out: ChapterDraft | FinalChapterDraft) -> list[Violation]:
+    """A draft has chapter text, and every declared fact's quote is found exactly once in it (≥ 4 characters)."""
+    found: list[Violation] = []
+    if not split_paragraphs(out.text):
+        found.append(Violation("CONTRACT_DRAFT_EMPTY", "text holds no chapter text"))
+    for i, fact in enumerate(out.declared_facts):
+        bad = quote_violation(out.text, fact.quote, f"declared_facts[{i}].quote")
+        if bad is not None:
+            found.append(bad)
+    return found
+
+
+def _repair_fields(r: WriteRepairRequest) -> Mapping[str, object]:
+    return {
+        **write_fields(r.context, allow_requests=False),
+        "draft": r.draft,
+        "items": "\n".join(f"- {item}" for item in r.items) or _NONE,
+    }
+
+
 _SYSTEM, _USER = ("writer/write_system.txt",), ("writer/write.txt",)
 WRITE: RoleTask[WriteRequest, ChapterDraft] = RoleTask(
-    role="writer", name="write", schema=ChapterDraft, system=_SYSTEM, user=_USER, fields=_fields(True)
+    role="writer",
+    name="write",
+    schema=ChapterDraft,
+    system=_SYSTEM,
+    user=_USER,
+    fields=_fields(True),
+    contracts=lambda r: [draft_contract],
 )
 WRITE_FINAL: RoleTask[WriteRequest, FinalChapterDraft] = RoleTask(
-    role="writer", name="write_final", schema=FinalChapterDraft, system=_SYSTEM, user=_USER, fields=_fields(False)
+    role="writer",
+    name="write_final",
+    schema=FinalChapterDraft,
+    system=_SYSTEM,
+    user=_USER,
+    fields=_fields(False),
+    contracts=lambda r: [draft_contract],
+)
+WRITE_REPAIR: RoleTask[WriteRepairRequest, FinalChapterDraft] = RoleTask(
+    role="writer",
+    name="write_repair",
+    schema=FinalChapterDraft,
+    system=_SYSTEM,
+    user=(*_USER, "writer/write_repair.txt"),
+    fields=_repair_fields,
+    contracts=lambda r: [draft_contract],
 )
 
 

@@ -1,0 +1,111 @@
+"""`muse write N [--arm A|C] [--dry-run] [--apply] [--review]` and `muse write show N` (issue 11)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from ..errors import InputError
+from ..reports import render_write_run, render_write_show, write_note, write_outcome
+from ..text import MAX_CHAPTER_NUMBER
+from ..writing import Arm, write_chapter, write_dry_run, write_history
+from ._app import app
+from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, in_session, open_book
+
+
+@app.command("write")
+def write(
+    target: Annotated[str, typer.Argument(help="The chapter number N, or `show`.", metavar="N|show")],
+    chapter: Annotated[
+        int | None,
+        typer.Argument(help="With `show`: the chapter.", min=0, max=MAX_CHAPTER_NUMBER, show_default=False),
+    ] = None,
+    arm: Annotated[
+        str, typer.Option("--arm", help="C (card-located readback, default) or A (generic retrieval).")
+    ] = "C",
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Build the context and the prompt; call no model.")
+    ] = False,
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Write a passed draft as the chapter file (only if unchanged meanwhile).")
+    ] = False,
+    review: Annotated[
+        bool, typer.Option("--review", help="With --apply: run the editorial loop (`muse review`) on the chapter.")
+    ] = False,
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Write chapter N from its confirmed fine outline: writer (with evidence rounds), the detector gate, at most
+    two repairs. Exit 0 passed, 1 held for the author, 3 a step failed closed, 4 not evaluated (no model).
+
+    `muse write show N` lists the chapter's write runs: manifests, evidence, drafts, detector reports, hashes."""
+    b = open_book(book)
+    if target == "show":
+        if chapter is None:
+            raise InputError("USAGE", "`muse write show` needs a chapter number", "command line", "e.g. write show 11")
+        shown = write_history(b, chapter)
+        if json_out:
+            emit_json(shown)
+        else:
+            render_write_show(console, shown)
+        return
+    if chapter is not None:
+        raise InputError("USAGE", f"unexpected argument {chapter}", "command line", "muse write N [--arm A|C]")
+    number = _chapter_number(target)
+    picked = _arm(arm)
+    if dry_run:
+        if apply or review:
+            raise InputError("USAGE", "--dry-run calls no model: nothing to apply or review", "command line", "")
+        doc = write_dry_run(b, number, picked)
+    else:
+        with Progress(
+            SpinnerColumn(),
+            TextColumn("[progress.description]{task.description}"),
+            TimeElapsedColumn(),
+            console=err_console,
+            transient=True,
+            disable=not err_console.is_terminal,
+        ) as bar:
+            task = bar.add_task(f"writing chapter {number}", total=None)
+
+            def progress(step: str) -> None:
+                bar.update(task, description=f"chapter {number} · {step}")
+
+            doc = in_session(
+                b,
+                "write",
+                lambda s: write_chapter(b, s, number, arm=picked, apply=apply, review=review, progress=progress),
+            )
+    if json_out:
+        emit_json(doc)
+    else:
+        render_write_run(console, doc)
+    note = write_note(doc)
+    if note:
+        err_console.print(note, markup=False)
+    finish(write_outcome(doc))
+
+
+def _arm(value: str) -> Arm:
+    picked = value.strip().upper()
+    if picked in ("A", "C"):
+        return picked  # type: ignore[return-value]
+    raise InputError(
+        "USAGE",
+        f"--arm {value!r} is not a writing arm",
+        "--arm",
+        "use C (card-located readback) or A (generic retrieval); arm B (card-only) is a diagnostic of `muse context`",
+    )
+
+
+def _chapter_number(value: str) -> int:
+    if not value.isdigit() or int(value) > MAX_CHAPTER_NUMBER:
+        raise InputError(
+            "USAGE",
+            f"{value!r} is neither a chapter number (0–{MAX_CHAPTER_NUMBER}) nor `show`",
+            "command line",
+            "muse write N, or muse write show N",
+        )
+    return int(value)
