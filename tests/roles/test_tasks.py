@@ -17,6 +17,7 @@ from novelmuse.memory import MemoryContext
 from novelmuse.roles import RoleTask, _task, all_tasks, correction, current_ref
 from novelmuse.roles.arbiter import ArbiterRequest
 from novelmuse.roles.common import ProbeRequest
+from novelmuse.roles.detector import DetectRequest
 from novelmuse.roles.editor import EditorRequest
 from novelmuse.roles.extractor import ExtractRequest
 from novelmuse.roles.judge import ScoreRequest
@@ -32,6 +33,7 @@ from novelmuse.roles.writer import (
     RepairRequest,
     RewriteRequest,
     WriterContext,
+    WriteRepairRequest,
     WriteRequest,
 )
 from novelmuse.rules import UnparsedLine
@@ -82,6 +84,8 @@ def sample_request(task: RoleTask[Any, Any]) -> Any:
         ("writer", "rewrite"): RewriteRequest(2, BODY, _Rules(), _EditorRound()),
         ("extractor", "extract"): ExtractRequest(2, "第二回", BODY, ["刘备：玄德"], ["F-1：天书（第1章埋设）"], 3),
         ("normalizer", "normalize"): NormalizeRequest([UnparsedLine(text="别写后宫", line=4, reason="r")]),
+        ("writer", "write_repair"): WriteRepairRequest(_writer_context(), "甲乙丙丁。", ["[E1] 未写督邮索贿"]),
+        ("detector", "detect"): DetectRequest("甲乙丙丁。", "0" * 64, [("E1", "督邮索贿")]),
     }
     if task.name == "models_check":
         return ProbeRequest(task.role)
