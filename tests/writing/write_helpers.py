@@ -85,16 +85,23 @@ def facts(**items: Any) -> Any:
     return {"output": {**NO_FACTS, **items}}
 
 
-def sample_book(root: Path, script: dict[str, Any] | None, *, writing: str = "", roles: str | None = None) -> Book:
+def sample_book(
+    root: Path, script: dict[str, Any] | None, *, writing: str = "", roles: str | None = None, providers: str = ""
+) -> Book:
     """A copy of the sample book with outline 11 confirmed; `writing` adds lines to its [writing] table; with
-    `script`, the scripted provider serves `roles` (default: every role)."""
+    `script`, the scripted provider (and any other `providers` tables) serve `roles` (default: every role)."""
     shutil.copytree(SAMPLE_BOOK, root, ignore=shutil.ignore_patterns(".muse"))
     toml_path = root / "book.toml"
     toml_path.write_text(toml_path.read_text(encoding="utf-8").replace("[writing]\n", "[writing]\n" + writing))
     extra = ""
     if script is not None:
         (root / "script.yaml").write_text(yaml.safe_dump(script, allow_unicode=True), encoding="utf-8")
-        extra += SCRIPTED_TOML + "\n[roles]\n" + (roles if roles is not None else 'default = "s:scripted-model-1"\n')
+        extra += (
+            SCRIPTED_TOML
+            + providers
+            + "\n[roles]\n"
+            + (roles if roles is not None else 'default = "s:scripted-model-1"\n')
+        )
     with (root / "book.toml").open("a", encoding="utf-8") as fh:
         fh.write(extra)
     book = find_book(root)

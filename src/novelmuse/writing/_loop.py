@@ -217,6 +217,26 @@ async def _loop(run: _Run) -> tuple[WriteStatus, str | None, str | None]:
         draft_id, draft = await _write(run, "repair", call, repairs)
 
 
+def require_tool_less(book: Book) -> None:
+    """WRITER_TOOLS_FORBIDDEN (exit 2) when the writer or the detector is served by a provider that would send
+    its output schema as a forced tool call (an Anthropic-compatible endpoint with ``structured = "tool"``): both
+    roles are tool-less (seed 003: 无工具 Writer; 隔离 Semantic Detector, 无工具/会话)."""
+    for role in ("writer", "detector"):
+        target = book.config.role_target(role)
+        if target is None:
+            continue
+        provider = book.config.providers[target[0]]
+        if getattr(provider, "structured", None) == "tool":
+            raise InputError(
+                "WRITER_TOOLS_FORBIDDEN",
+                f"the {role} is served by provider {target[0]!r}, which sends the output schema as a forced tool "
+                '(structured = "tool")',
+                f"book.toml [providers.{target[0]}]",
+                'the writer and the detector are tool-less: use structured = "output_format" or another provider '
+                "for these roles",
+            )
+
+
 def _mark_applied(book: Book, write_id: str) -> None:
     with transaction(book.db) as conn:
         conn.execute("UPDATE write_runs SET applied_at = ? WHERE id = ?", (utc_now(), write_id))
@@ -246,6 +266,7 @@ async def write_chapter(
             "command line",
             f"run `muse write {chapter} --apply --review`",
         )
+    require_tool_less(book)
     build = build_context(book, chapter, arm=arm)
     write_id = begin_write(book, build)
     began = book.db.execute("SELECT chapter_file_sha256 FROM write_runs WHERE id = ?", (write_id,)).fetchone()[0]
