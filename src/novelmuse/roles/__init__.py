@@ -7,8 +7,16 @@ here — and reports its `TaskRef` (role, task, version, prompt and schema sha25
 files are pinned in ``roles/prompts.yaml`` (PROMPT_HASH_MISMATCH when edited without a version bump).
 """
 
-from ._quotes import QUOTE_MIN_CHARS, chapter_quote
+from ._quotes import QUOTE_MIN_CHARS, chapter_quote, normalized
 from ._task import RoleTask, correction
 from ._tasks import all_tasks, current_ref
 
-__all__ = ["QUOTE_MIN_CHARS", "RoleTask", "all_tasks", "chapter_quote", "correction", "current_ref"]
+__all__ = [
+    "QUOTE_MIN_CHARS",
+    "RoleTask",
+    "all_tasks",
+    "chapter_quote",
+    "correction",
+    "current_ref",
+    "normalized",
+]

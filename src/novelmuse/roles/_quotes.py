@@ -15,14 +15,14 @@ QUOTE_MIN_CHARS = 4
 
 
 @lru_cache(maxsize=8)
-def _normalized(text: str) -> NormalizedText:
+def normalized(text: str) -> NormalizedText:
     """`normalize_for_match`, memoised: a chapter's text is located against by contracts and steps alike."""
     return normalize_for_match(text)
 
 
 def chapter_quote(chapter_text: str, quote: str) -> QuoteMatch:
     """Where `quote` is in the chapter (≥ QUOTE_MIN_CHARS characters, exactly once, after normalisation)."""
-    return locate_quote(_normalized(chapter_text), quote, min_chars=QUOTE_MIN_CHARS)
+    return locate_quote(normalized(chapter_text), quote, min_chars=QUOTE_MIN_CHARS)
 
 
 def quote_violation(chapter_text: str, quote: str, field: str) -> Violation | None:

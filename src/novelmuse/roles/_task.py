@@ -41,8 +41,10 @@ _HEADER = re.compile(r"# version \d+\b[^\n]*\n?")
 CORRECTION = ("common", "correction")
 
 
+@cache
 def _prompts_dir() -> Path:
-    """Where the template files and the registry live (a test points this at an edited copy)."""
+    """Where the template files and the registry live (a test points this at an edited copy). Cached: every
+    render and every ref asks, and `resources.files` costs more than the rest of a lookup."""
     return Path(str(resources.files("novelmuse.roles")))
 
 

@@ -139,10 +139,12 @@ def store_draft(book: Book, write_id: str, seq: int, doc: DraftDoc, call_id: str
     return draft_id, sha
 
 
-def store_report(book: Book, write_id: str, draft_id: str, report: DetectorReport) -> str:
-    """Keep one detector report, bound to its draft and candidate; its id."""
+def store_report(book: Book, write_id: str, draft_id: str, report: DetectorReport) -> tuple[str, str]:
+    """Keep one detector report, bound to its draft and candidate; (its id, the sha256 of its body)."""
     report_id = new_id("DR")
     figures = report.computed
+    body = report.canonical()
+    sha = sha256_hex(body)
     with transaction(book.db) as conn:
         conn.execute(
             "INSERT INTO detector_reports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -152,16 +154,16 @@ def store_report(book: Book, write_id: str, draft_id: str, report: DetectorRepor
                 draft_id,
                 report.candidate_sha256,
                 report.manifest_sha256,
-                report.sha256(),
+                sha,
                 report.outcome.status,
                 figures.coverage,
                 figures.high_severity,
                 figures.warnings,
-                report.canonical(),
+                body,
                 utc_now(),
             ),
         )
-    return report_id
+    return report_id, sha
 
 
 _DIGITS = "零一二三四五六七八九"

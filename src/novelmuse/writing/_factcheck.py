@@ -31,9 +31,10 @@ from typing import Literal
 
 from ..book import FineOutline
 from ..memory import Card, CardSet, MemoryState
+from ..roles import normalized
 from ..roles.extractor import FactCardOutput, FactEvent, FactRelation, FactState
 from ..roles.writer import DeclaredFact
-from ..text import NormalizedText, locate_quote, normalize_for_match
+from ..text import NormalizedText, locate_quote
 from ._detector import DetectorItem
 from ._hardcheck import Unavailable
 from ._plan import is_dead_value
@@ -145,7 +146,7 @@ def extracted_items(
 ) -> list[DetectorItem]:
     """The extractor's view of the candidate, diffed against the as-of state (N−1) and the declarations."""
     before = outline.chapter - 1
-    norm = normalize_for_match(text)
+    norm = normalized(text)
     abilities = vocabulary().ability_attributes
     items: list[DetectorItem] = []
 

@@ -82,9 +82,12 @@ def _snippet(text: str, start: int, end: int) -> tuple[str, int, int]:
     return text[lo:hi], lo, hi
 
 
-def constraint_specs(outline: FineOutline, cards: CardSet) -> list[ConstraintSpec]:
-    """Every hard constraint of the outline with its key names (see the module docstring)."""
-    matcher = MentionMatcher(mention_names(cards))
+def constraint_specs(
+    outline: FineOutline, cards: CardSet, matcher: MentionMatcher | None = None
+) -> list[ConstraintSpec]:
+    """Every hard constraint of the outline with its key names (see the module docstring); `matcher` is the
+    cards' mention automaton when the caller has it."""
+    matcher = matcher or MentionMatcher(mention_names(cards))
     plain = [e for e in dict.fromkeys([*outline.entities, *outline.declared_entities()]) if cards.resolve(e) is None]
     specs: list[ConstraintSpec] = []
     for item in outline.items():
@@ -128,16 +131,31 @@ def unavailable_characters(outline: FineOutline, cards: CardSet, state: MemorySt
     return out
 
 
+_COMPILED: dict[str, CompiledRules] = {}
+_COMPILED_MAX = 8
+
+
+def compiled_rules(rules: EffectiveRuleSet) -> CompiledRules:
+    """The rule set's automaton, built once per rule set (by its sha256) and shared: replay checks many drafts of
+    many chapters against one book's rules."""
+    found = _COMPILED.get(rules.sha256)
+    if found is None:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        found = _COMPILED[rules.sha256] = CompiledRules(rules)
+    return found
+
+
 class HardCheck:
     """The deterministic detector part for one chapter, prepared once and run on each of its drafts."""
 
     def __init__(self, outline: FineOutline, cards: CardSet, state: MemoryState, rules: EffectiveRuleSet):
         self.chapter = outline.chapter
-        self.rules = CompiledRules(rules)
+        self.rules = compiled_rules(rules)
         self.length = rules.length
-        self.specs = constraint_specs(outline, cards)
-        self.unavailable = {u.card_id: u for u in unavailable_characters(outline, cards, state)}
         self.matcher = MentionMatcher(mention_names(cards))
+        self.specs = constraint_specs(outline, cards, self.matcher)
+        self.unavailable = {u.card_id: u for u in unavailable_characters(outline, cards, state)}
         vocab = vocabulary()
         self._speech = vocab.speech
         self._addressee = vocab.addressee_markers

@@ -15,7 +15,7 @@ from functools import cache
 
 from ..errors import FailedClosed
 from ..memory import CardSet
-from ..roles.writer import WriterContext, render_write
+from ..roles.writer import Excerpt, FactLine, OutlineLine, PriorChapter, WriterContext, render_write
 from ._vocab import vocabulary
 
 _WORDISH = re.compile(r"^[A-Za-z0-9_\-.]+$")
@@ -43,6 +43,8 @@ def generated_text(ctx: WriterContext) -> str:
     """What novelmuse itself adds to the writer's messages: the context rendered with every author- or
     novel-provided text blanked (titles, outline texts, fact sentences, chapter and excerpt text, rules)."""
     dot = "·"
+    # model_construct: these are copies of validated values with some texts blanked (no validation needed; a
+    # model_copy per line cost milliseconds on a large context, in every evidence round)
     blank = ctx.model_copy(
         update={
             "title": "",
@@ -50,12 +52,15 @@ def generated_text(ctx: WriterContext) -> str:
             "entities": [],
             "forbidden": [],
             "preferences": [],
-            "constraints": [c.model_copy(update={"text": ""}) for c in ctx.constraints],
-            "beats": [b.model_copy(update={"text": ""}) for b in ctx.beats],
-            "facts": [f.model_copy(update={"text": ""}) for f in ctx.facts],
-            "prior_chapters": [p.model_copy(update={"title": "", "text": ""}) for p in ctx.prior_chapters],
-            "readback": [e.model_copy(update={"text": dot}) for e in ctx.readback],
-            "style": [e.model_copy(update={"text": dot}) for e in ctx.style],
+            "constraints": [OutlineLine.model_construct(id=c.id, text="") for c in ctx.constraints],
+            "beats": [OutlineLine.model_construct(id=b.id, text="") for b in ctx.beats],
+            "facts": [FactLine.model_construct(text="", basis=f.basis) for f in ctx.facts],
+            "prior_chapters": [
+                PriorChapter.model_construct(chapter=p.chapter, title="", text="", omitted_before=p.omitted_before)
+                for p in ctx.prior_chapters
+            ],
+            "readback": [Excerpt.model_construct(purpose=e.purpose, text=dot) for e in ctx.readback],
+            "style": [Excerpt.model_construct(purpose=e.purpose, text=dot) for e in ctx.style],
         }
     )
     return "\n".join(m.content for m in render_write(blank).messages)

@@ -164,8 +164,8 @@ async def _detect(run: _Run, draft_id: str, draft: Draft) -> DetectorReport:
             raise outcome  # both calls have ended: nothing is left running
     (semantic, semantic_step), (facts, facts_step) = got  # type: ignore[misc]
     report = run.gate.report(text, draft.declared_facts, semantic, semantic_step, facts, facts_step)
-    report_id = store_report(run.book, run.write_id, draft_id, report)
-    run.reports.append(ReportOut(id=report_id, draft_id=draft_id, sha256=report.sha256(), report=report))
+    report_id, sha = store_report(run.book, run.write_id, draft_id, report)
+    run.reports.append(ReportOut(id=report_id, draft_id=draft_id, sha256=sha, report=report))
     out, figures = report.outcome, report.computed
     detail = f"coverage {figures.coverage:.2f}, {figures.high_severity} blocking, {figures.warnings} warning(s)"
     run.step(out.model_copy(update={"detail": detail}))
@@ -251,6 +251,7 @@ async def write_chapter(
     apply: bool = False,
     review: bool = False,
     progress: Progress | None = None,
+    build: ContextBuild | None = None,
 ) -> WriteDoc:
     """Write chapter `chapter` from its confirmed outline with arm `arm` (see the module docstring).
 
@@ -258,7 +259,8 @@ async def write_chapter(
     began (absent, or the same bytes); otherwise FILE_CHANGED_ON_DISK is raised after the run is recorded.
     With `review` (which needs `apply`: the editorial loop reviews chapter files), the applied chapter then goes
     through the editorial loop in the same session (its revision is kept, not applied: `muse review N
-    --apply`)."""
+    --apply`). `build` is the chapter's context when the caller built it already (replay builds both arms
+    first to check they share one frame); it must be a first build (round 0) of this chapter and arm."""
     if review and not apply:
         raise InputError(
             "USAGE_WRITE_REVIEW",
@@ -267,7 +269,10 @@ async def write_chapter(
             f"run `muse write {chapter} --apply --review`",
         )
     require_tool_less(book)
-    build = build_context(book, chapter, arm=arm)
+    if build is None:
+        build = build_context(book, chapter, arm=arm)
+    elif (build.chapter, build.arm, build.manifest.round) != (chapter, arm, 0):
+        raise ValueError(f"a build of chapter {build.chapter} arm {build.arm} round {build.manifest.round} was given")
     write_id = begin_write(book, build)
     began = book.db.execute("SELECT chapter_file_sha256 FROM write_runs WHERE id = ?", (write_id,)).fetchone()[0]
     run = _Run(book, session, write_id, build, gate_for(build), progress or (lambda _: None))

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...llm import Contract, Violation
-from ...text import normalize_for_match
+from .._quotes import normalized
 from .._task import RoleTask
 from .schema import FactCardOutput, quote_problems
 
@@ -37,7 +37,7 @@ def _fields(r: ExtractRequest) -> Mapping[str, object]:
 
 def quotes_found_once(chapter_text: str) -> Contract[FactCardOutput]:
     """Every item's quote is found exactly once in the chapter (`quote_problems`)."""
-    norm = normalize_for_match(chapter_text)
+    norm = normalized(chapter_text)  # memoised: a candidate's text is located against by several checks
 
     def check(out: FactCardOutput) -> list[Violation]:
         return [Violation(code=code, detail=detail) for code, detail in quote_problems(norm, out)]
