@@ -3,9 +3,10 @@
 Part 1 runs on the sample book itself with no model configured — hard rules, story memory and a review
 whose model steps are honestly `skipped(no model configured)`. Part 2 runs the editorial loop (and a
 blind judge panel) on a throw-away copy (default `.demo/sanguo`, recreated each run) whose book.toml adds
-the `scripted` provider: canned answers from examples/demo-script.yaml stand in for a real model, and
-everything novelmuse does with them (schema validation, verbatim quote checks, the paragraph splice, the
-computed verdict, receipts) is real.
+the `scripted` provider, then writes chapter 11 from its confirmed fine outline (evidence round, a blocked
+draft, its repair): canned answers from examples/demo-script.yaml stand in for a real model, and everything
+novelmuse does with them (schema validation, verbatim quote checks, the paragraph splice, the computed
+verdict, the detector gate, manifests, receipts) is real.
 
 Each step prints a one-line header, then the command and its output. The demo knows which exit code each
 step should give (`muse check` exits 1 when it finds an error); any other exit code stops the demo with
@@ -180,6 +181,21 @@ def scripted_steps(copy: Path) -> list[Step]:
             "The book as one EPUB 3 file (TXT and Markdown too; TXT imports back to identical chapter files)",
             ("export", "--format", "epub", "--out", _rel(copy.parent / "sanguo.epub"), "--force", *book),
         ),
+        Step(
+            "Confirm the fine outline of chapter 11 (已确认细纲): the writer works only from an outline whose sha256 "
+            "the author confirmed",
+            ("outline", "confirm", "11", *book),
+        ),
+        Step(
+            "Write chapter 11 from its outline (SCRIPTED writer, detector, extractor): the manifest and its evidence "
+            "round (a hash chain), a draft the detector gate blocks (黄昏 missing, 典韦 undeclared), its repair, "
+            "then --apply",
+            ("write", "11", "--apply", *book),
+        ),
+        Step(
+            "Hard rules on the new chapter 11: no error (the fatigue words only warn)",
+            ("check", "--chapter", "11", *book),
+        ),
     ]
 
 
@@ -245,7 +261,7 @@ def _tour(work: Path, env: dict[str, str]) -> int:
     print(
         f"\n==> demo finished: {total} steps, every exit code as expected. The sample book's files are unchanged "
         f"(its state is in {_rel(SAMPLE / '.muse')}, gitignored); the revised chapter 2 is "
-        f"{_rel(copy / 'chapters' / '0002.md')}.",
+        f"{_rel(copy / 'chapters' / '0002.md')}, the written chapter 11 {_rel(copy / 'chapters' / '0011.md')}.",
         flush=True,
     )
     return 0

@@ -57,7 +57,7 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     steps = _sections(proc.stdout)
-    assert sorted(steps) == list(range(1, 17))
+    assert sorted(steps) == list(range(1, 20))
     by_command = {s.splitlines()[1]: s for s in steps.values()}
 
     check_all = by_command["$ muse check --book examples/sanguo"]
@@ -111,7 +111,18 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
         "exported 10 chapter(s)"
         in by_command[f"$ muse export --format epub --out {tmp_path / 'sanguo.epub'} --force {book}"]
     )
-    assert "demo finished: 16 steps" in proc.stdout
+    written = by_command[f"$ muse write 11 --apply {book}"]
+    assert "SCRIPTED" in written.splitlines()[0] and "write chapter 11 (arm C): passed" in written
+    assert re.search(r"manifest round 1: [0-9a-f]{64} ← [0-9a-f]{64}", written)
+    assert "evidence 1-1 style 「关羽」: served" in written
+    assert re.search(r"detector\s+│\s+failed", written) and re.search(r"repair_1\s+│\s+passed", written)
+    assert "✗ T2" in written and "✗ entity:典韦" in written and "(the detector claimed 1.00)" in written
+    assert "written to chapters/0011.md" in written
+    new = (copy / "chapters" / "0011.md").read_text(encoding="utf-8")
+    assert new.startswith("# 第十一回　刘皇叔北海救孔融") and "却说曹操于黄昏时分引军至西寨" in new
+    assert "0 error(s)" in by_command[f"$ muse check --chapter 11 {book}"]
+    assert not (SAMPLE_BOOK / "chapters" / "0011.md").exists()
+    assert "demo finished: 19 steps" in proc.stdout
     assert _tree_digest(SAMPLE_BOOK) == before_tree
     assert _git_status() == before_git
 
