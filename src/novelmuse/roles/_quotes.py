@@ -20,8 +20,11 @@ def normalized(text: str) -> NormalizedText:
     return normalize_for_match(text)
 
 
+@lru_cache(maxsize=1024)
 def chapter_quote(chapter_text: str, quote: str) -> QuoteMatch:
-    """Where `quote` is in the chapter (≥ QUOTE_MIN_CHARS characters, exactly once, after normalisation)."""
+    """Where `quote` is in the chapter (≥ QUOTE_MIN_CHARS characters, exactly once, after normalisation).
+
+    Memoised: a call's contract locates a model's quotes and the step that stores them locates them again."""
     return locate_quote(normalized(chapter_text), quote, min_chars=QUOTE_MIN_CHARS)
 
 

@@ -15,7 +15,7 @@ from functools import cache
 
 from ..errors import FailedClosed
 from ..memory import CardSet
-from ..roles.writer import Excerpt, FactLine, OutlineLine, PriorChapter, WriterContext, render_write
+from ..roles.writer import WRITE, Excerpt, FactLine, OutlineLine, PriorChapter, WriterContext, WriteRequest
 from ._vocab import vocabulary
 
 _WORDISH = re.compile(r"^[A-Za-z0-9_\-.]+$")
@@ -33,7 +33,8 @@ def _words(tokens: tuple[str, ...]) -> re.Pattern[str] | None:
 
 def _count(tokens: list[str], text: str) -> int:
     """How many distinct `tokens` occur in `text` (ASCII-ish ones as whole words, others as substrings)."""
-    wordish = tuple(sorted({t for t in tokens if _WORDISH.match(t)}))
+    # only the tokens that occur at all (a substring test, fast) go into the whole-word pattern
+    wordish = tuple(sorted({t for t in tokens if _WORDISH.match(t) and t in text}))
     pattern = _words(wordish)
     found = set(pattern.findall(text)) if pattern is not None else set()
     return len(found) + sum(1 for t in set(tokens) if not _WORDISH.match(t) and t in text)
@@ -63,7 +64,7 @@ def generated_text(ctx: WriterContext) -> str:
             "style": [Excerpt.model_construct(purpose=e.purpose, text=dot) for e in ctx.style],
         }
     )
-    return "\n".join(m.content for m in render_write(blank).messages)
+    return "\n".join(m.content for m in WRITE.render(WriteRequest(blank)).messages)  # the text only, no hashes
 
 
 def writer_text_leaks(text: str, cards: CardSet, generated: str | None = None) -> dict[str, int]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from ...llm import Message, TaskCall, Violation
-from ...text import sha256_json, split_paragraphs
+from ...text import sha256_json
 from .._quotes import quote_violation
 from .._task import RoleTask
 from .context import Excerpt, WriterContext
@@ -130,7 +130,7 @@ class WriteRepairRequest:
 def draft_contract(out: ChapterDraft | FinalChapterDraft) -> list[Violation]:
     """A draft has chapter text, and every declared fact's quote is found exactly once in it (≥ 4 characters)."""
     found: list[Violation] = []
-    if not split_paragraphs(out.text):
+    if not out.text.strip():  # no line that is not blank: no paragraph
         found.append(Violation("CONTRACT_DRAFT_EMPTY", "text holds no chapter text"))
     for i, fact in enumerate(out.declared_facts):
         bad = quote_violation(out.text, fact.quote, f"declared_facts[{i}].quote")
