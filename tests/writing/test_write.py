@@ -14,6 +14,7 @@ import pytest
 from novelmuse.errors import exit_code
 from novelmuse.text import sha256_hex
 
+from ..editorial.helpers import editor_output
 from .write_helpers import (
     IDS_11,
     as_json,
@@ -258,3 +259,23 @@ def test_dry_run_prints_the_prompt_and_calls_no_model(tmp_path: Path, muse: Any)
     assert book.db.execute("SELECT COUNT(*) FROM model_calls").fetchone()[0] == 0
     human = muse("write", "11", "--dry-run", "--book", book.root)
     assert "E4" in human.stdout and "关羽" in human.stdout and "--- user ---" in human.stdout
+
+
+def test_review_hands_the_applied_chapter_to_the_editorial_loop(tmp_path: Path, muse: Any) -> None:
+    text = chapter_text(11)
+    script = {
+        "writer": [draft(requests=[])],
+        "detector": [detector()],
+        "extractor": [facts(), facts()],  # the candidate's, then the reviewed chapter's fact card
+        "reviewer": [{"output": {"issues": [], "passed": True}}],
+        "editor": [{"output": editor_output(text)}],
+    }
+    book = sample_book(tmp_path / "b", script)
+    r = muse("write", "11", "--apply", "--review", "--json", "--book", book.root)
+    assert r.exit_code == 0, r.stderr
+    doc = as_json(r.stdout)
+    assert doc["status"] == "passed" and doc["applied"] == "chapters/0011.md"
+    (reviewed,) = doc["review"]["chapters"]
+    assert reviewed["chapter"] == 11 and reviewed["status"] == "finalized"
+    assert reviewed["chapter_sha256"] == sha256_hex((book.chapters_dir / "0011.md").read_bytes())
+    assert doc["review"]["run_id"] == doc["run_id"]  # one session, one run, one budget
