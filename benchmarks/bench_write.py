@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import random
 import re
 import shutil
 import statistics
@@ -51,6 +50,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from corpus import SANGUO  # noqa: E402  (vendored)
 from tests.writing.write_helpers import IDS_11, chapter_text, detector, draft, facts  # noqa: E402
+
+from bench_rules import draw_phrases  # noqa: E402  (the same seeded phrases as the rules benchmark)
 
 TARGET_LOOP_S = 0.025
 TARGET_GATE_S = 0.020
@@ -136,18 +137,6 @@ def _semantic(text: str, quotes: list[str] | None = None) -> DetectorOutput:
 
 def _no_facts() -> FactCardOutput:
     return FactCardOutput.model_validate(facts()["output"])
-
-
-def draw_phrases(text: str, n: int, seed: int = 7) -> list[str]:
-    rng = random.Random(seed)
-    out: set[str] = set()
-    while len(out) < n:
-        size = rng.randint(2, 6)
-        i = rng.randrange(len(text) - size)
-        p = text[i : i + size]
-        if not any(ch.isspace() or ch in "、，,；;#＃≤<＜≦⩽:：" for ch in p):
-            out.add(p)
-    return sorted(out)
 
 
 def unique_quotes(text: str, n: int) -> list[str]:

@@ -34,6 +34,12 @@ entities: [刘备, 关羽]
 DEATH_ALLOWED = OUTLINE_60 + "new_settings:\n  - {id: S1, kind: state, text: 关羽身亡, entities: [关羽]}\n"
 DEATH = "\n是夜，关公忽染重病，次日身亡。玄德大哭，众将皆哀。"
 RAN = StepOutcome.passed("detector")
+DEATH_FACTS = FactCardOutput(
+    events=[],
+    foreshadows=[],
+    relations=[],
+    states=[FactState(entity="关羽", attribute="status", value="身亡", quote="次日身亡")],
+)
 
 
 def _outline(text: str, chapter: int) -> FineOutline:
@@ -77,13 +83,7 @@ def ch80(sanguo_full: Book) -> str:
 def test_guan_yu_dying_in_60_without_a_declaration_is_blocked(sanguo_full: Book, ch60: str) -> None:
     gate = _gate(sanguo_full, DEATH_ALLOWED, 60)
     text = ch60 + DEATH
-    death = FactCardOutput(
-        events=[],
-        foreshadows=[],
-        relations=[],
-        states=[FactState(entity="关羽", attribute="status", value="身亡", quote="次日身亡")],
-    )
-    report = gate.report(text, [], _all_pass(gate, text, "庞统亦再三相劝"), RAN, death, RAN)
+    report = gate.report(text, [], _all_pass(gate, text, "庞统亦再三相劝"), RAN, DEATH_FACTS, RAN)
     assert ("undeclared_fact", "fact:states[0]") in _blocking(report)
     assert report.outcome.status == "failed"
     item = next(i for i in report.items if i.id == "fact:states[0]")
@@ -93,20 +93,14 @@ def test_guan_yu_dying_in_60_without_a_declaration_is_blocked(sanguo_full: Book,
 def test_the_same_death_declared_and_allowed_by_the_outline_passes(sanguo_full: Book, ch60: str) -> None:
     gate = _gate(sanguo_full, DEATH_ALLOWED, 60)
     text = ch60 + DEATH
-    death = FactCardOutput(
-        events=[],
-        foreshadows=[],
-        relations=[],
-        states=[FactState(entity="关羽", attribute="status", value="身亡", quote="次日身亡")],
-    )
     declared = [DeclaredFact(kind="state", subject="关公", statement="关羽病逝", quote="关公忽染重病，次日身亡")]
-    report = gate.report(text, declared, _all_pass(gate, text, "庞统亦再三相劝"), RAN, death, RAN)
+    report = gate.report(text, declared, _all_pass(gate, text, "庞统亦再三相劝"), RAN, DEATH_FACTS, RAN)
     assert report.blocking_items() == []
     assert report.outcome.status == "passed"
     assert report.computed.coverage == 1.0
     # … but declared without the outline's allowance it has no reliable source: blocked
     strict = _gate(sanguo_full, OUTLINE_60, 60)
-    report = strict.report(text, declared, _all_pass(strict, text, "庞统亦再三相劝"), RAN, death, RAN)
+    report = strict.report(text, declared, _all_pass(strict, text, "庞统亦再三相劝"), RAN, DEATH_FACTS, RAN)
     assert {c for c, _ in _blocking(report)} == {"unsourced_fact"}
 
 

@@ -12,7 +12,7 @@ from ..reports import render_write_run, render_write_show, write_note, write_out
 from ..text import MAX_CHAPTER_NUMBER
 from ..writing import Arm, write_chapter, write_dry_run, write_history
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, in_session, open_book
+from ._common import BookOpt, JsonOpt, chapter_target, console, emit_json, err_console, finish, in_session, open_book
 
 
 @app.command("write")
@@ -53,7 +53,7 @@ def write(
         return
     if chapter is not None:
         raise InputError("USAGE", f"unexpected argument {chapter}", "command line", "muse write N [--arm A|C]")
-    number = _chapter_number(target)
+    number = chapter_target(target, "show", "muse write N, or muse write show N")
     picked = _arm(arm)
     if dry_run:
         if apply or review:
@@ -98,14 +98,3 @@ def _arm(value: str) -> Arm:
         "--arm",
         "use C (card-located readback) or A (generic retrieval); arm B (card-only) is a diagnostic of `muse context`",
     )
-
-
-def _chapter_number(value: str) -> int:
-    if not value.isdigit() or int(value) > MAX_CHAPTER_NUMBER:
-        raise InputError(
-            "USAGE",
-            f"{value!r} is neither a chapter number (0–{MAX_CHAPTER_NUMBER}) nor `show`",
-            "command line",
-            "muse write N, or muse write show N",
-        )
-    return int(value)

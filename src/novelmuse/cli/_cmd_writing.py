@@ -14,7 +14,7 @@ from ..reports import render_confirm, render_context, render_outline_lint, rende
 from ..text import MAX_CHAPTER_NUMBER
 from ..writing import ARMS, Arm, build_and_save, confirm_outline, lint_outlines, show_outline, verify_context
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, open_book
+from ._common import BookOpt, JsonOpt, chapter_target, console, emit_json, err_console, finish, open_book
 
 outline_app = typer.Typer(
     help="Fine outlines (细纲): show with constraint ids, lint against cards and ledger, confirm.",
@@ -101,7 +101,7 @@ def context(
             render_verify(console, doc)
         finish("ok" if doc.ok else "findings")
         return
-    number = _chapter_number(target)
+    number = chapter_target(target, "verify", "muse context N, or muse context verify N")
     if chapter is not None:
         raise InputError("USAGE", f"unexpected argument {chapter}", "command line", "muse context N [--arm A|B|C]")
     with _indexing() as progress:
@@ -138,14 +138,3 @@ def _arm(value: str) -> Arm:
         if value.strip().upper() == arm:
             return arm
     raise InputError("USAGE", f"--arm {value!r} is not an arm", "--arm", "use A, B or C")
-
-
-def _chapter_number(value: str) -> int:
-    if not value.isdigit() or int(value) > MAX_CHAPTER_NUMBER:
-        raise InputError(
-            "USAGE",
-            f"{value!r} is neither a chapter number (0–{MAX_CHAPTER_NUMBER}) nor `verify`",
-            "command line",
-            "muse context N, or muse context verify N",
-        )
-    return int(value)

@@ -17,6 +17,7 @@ from ..book import Book, find_book
 from ..errors import InputError, Outcome, exit_code
 from ..limits import MAX_CHAPTER_NUMBER, MAX_NAME_CHARS, MAX_QUERY_CHARS
 from ..llm import ModelSession
+from ..text import MAX_CHAPTER_NUMBER
 
 T = TypeVar("T")
 
@@ -110,3 +111,15 @@ def finish(outcome: Outcome) -> None:
     code = exit_code(outcome)
     if code:
         raise typer.Exit(code)
+
+
+def chapter_target(value: str, word: str, usage: str) -> int:
+    """The chapter number of a `muse CMD N|word …` target that is not `word` (USAGE naming both forms)."""
+    if not value.isdigit() or int(value) > MAX_CHAPTER_NUMBER:
+        raise InputError(
+            "USAGE",
+            f"{value!r} is neither a chapter number (0–{MAX_CHAPTER_NUMBER}) nor `{word}`",
+            "command line",
+            usage,
+        )
+    return int(value)

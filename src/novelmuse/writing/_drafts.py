@@ -28,6 +28,7 @@ from ..text import canonical_json, parse_heading, sha256_hex
 from ._build import ContextBuild
 from ._detector import DetectorReport
 from ._store import private_dir, store_manifest
+from ._write_doc import WriteDoc
 
 DRAFT_SCHEMA_VERSION = "writer-draft-v1"
 DraftPurpose = Literal["draft", "evidence", "repair"]
@@ -88,23 +89,24 @@ def begin_write(book: Book, build: ContextBuild, *, status: str = "running") -> 
     return write_id
 
 
-def end_write(
-    book: Book,
-    write_id: str,
-    *,
-    status: str,
-    document: str,
-    run_id: str | None,
-    reason: str | None = None,
-    error_code: str | None = None,
-    final_draft_id: str | None = None,
-) -> None:
-    """Record how a write run ended and its whole document."""
+def end_write(book: Book, doc: WriteDoc) -> None:
+    """Record how a write run ended, with its whole document (again after an --apply or a review)."""
+    now = utc_now()
     with transaction(book.db) as conn:
         conn.execute(
             "UPDATE write_runs SET status = ?, reason = ?, error_code = ?, final_draft_id = ?, document = ?,"
-            " run_id = ?, ended_at = ? WHERE id = ?",
-            (status, reason, error_code, final_draft_id, document, run_id, utc_now(), write_id),
+            " run_id = ?, ended_at = ?, applied_at = COALESCE(applied_at, ?) WHERE id = ?",
+            (
+                doc.status,
+                doc.reason,
+                doc.error_code,
+                doc.final_draft_id,
+                doc.model_dump_json(),
+                doc.run_id,
+                now,
+                now if doc.applied else None,
+                doc.write_id,
+            ),
         )
 
 

@@ -35,7 +35,6 @@ from ..memory import extraction_context
 from ..roles.detector import DETECT, DetectRequest
 from ..roles.extractor import EXTRACT, ExtractRequest
 from ..roles.writer import WRITE_REPAIR, ChapterDraft, FinalChapterDraft, WriteRepairRequest
-from ..store import transaction, utc_now
 from ..text import sha256_hex
 from ._build import ContextBuild, build_context
 from ._detector import DetectorReport
@@ -237,11 +236,6 @@ def require_tool_less(book: Book) -> None:
             )
 
 
-def _mark_applied(book: Book, write_id: str) -> None:
-    with transaction(book.db) as conn:
-        conn.execute("UPDATE write_runs SET applied_at = ? WHERE id = ?", (utc_now(), write_id))
-
-
 async def write_chapter(
     book: Book,
     session: ModelSession,
@@ -304,27 +298,14 @@ async def write_chapter(
         usage=run.usage,
     )
 
-    def record(d: WriteDoc) -> None:
-        end_write(
-            book,
-            write_id,
-            status=d.status,
-            reason=d.reason,
-            error_code=d.error_code,
-            final_draft_id=d.final_draft_id,
-            document=d.model_dump_json(),
-            run_id=d.run_id,
-        )
-
-    record(doc)
+    end_write(book, doc)
     if apply and status == "passed" and final is not None:
         path = apply_draft(book, chapter, run.texts[final], build.inputs.outline.title, began)
         doc = doc.model_copy(update={"applied": str(path.relative_to(book.root))})
         doc.steps.append(StepOutcome.passed("apply", doc.applied or ""))
-        record(doc)
-        _mark_applied(book, write_id)
+        end_write(book, doc)
         if review:
             run.progress("review: the editorial loop on the applied chapter")
             doc = doc.model_copy(update={"review": await review_chapters(book, session, [chapter])})
-            record(doc)
+            end_write(book, doc)
     return doc

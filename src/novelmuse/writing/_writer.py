@@ -104,7 +104,7 @@ def write_dry_run(book: Book, chapter: int, arm: Arm = "C") -> WriteDoc:
         unavailable=unavailable,
         prompts=[PromptOut(role=m.role, content=m.content) for m in build.rendered.messages],
     )
-    end_write(book, write_id, status="dry_run", reason=DRY_RUN, document=doc.model_dump_json(), run_id=None)
+    end_write(book, doc)
     return doc
 
 
