@@ -150,6 +150,7 @@ def test_a_report_missing_one_constraint_id_fails_closed(tmp_path: Path, muse: A
     assert r.exit_code == 3, r.stderr
     doc = as_json(r.stdout)
     assert doc["status"] == "error" and doc["error_code"] == "DETECTOR_REPORT_INCOMPLETE"
+    assert (doc["steps"][-1]["step"], doc["steps"][-1]["code"]) == ("detector", "DETECTOR_REPORT_INCOMPLETE")
     assert len(doc["drafts"]) == 1 and doc["reports"] == []  # the draft is kept; no report was made of it
     assert "error[DETECTOR_REPORT_INCOMPLETE]" in r.stderr
 

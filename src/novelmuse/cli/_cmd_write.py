@@ -90,8 +90,10 @@ def write(
 
 def _arm(value: str) -> Arm:
     picked = value.strip().upper()
-    if picked in ("A", "C"):
-        return picked  # type: ignore[return-value]
+    if picked == "A":
+        return "A"
+    if picked == "C":
+        return "C"
     raise InputError(
         "USAGE",
         f"--arm {value!r} is not a writing arm",

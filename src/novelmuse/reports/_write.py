@@ -8,7 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..errors import Outcome
-from ..writing import DetectorReport, WriteDoc, WriteShowDoc
+from ..writing import DetectorReport, WriteDoc, WriteShowDoc, WriteStatus
 from ._review import render_review_run, review_outcome
 
 _STATUS = {
@@ -111,16 +111,19 @@ def render_write_show(console: Console, doc: WriteShowDoc) -> None:
         render_write_run(console, row.document.model_copy(update={"prompts": [], "constraints": []}))
 
 
+_OUTCOMES: dict[WriteStatus, Outcome] = {
+    "passed": "ok",
+    "dry_run": "ok",
+    "held_for_author": "findings",
+    "skipped": "not_evaluated",
+    "error": "failed_closed",
+}
+
+
 def write_outcome(doc: WriteDoc) -> Outcome:
     """ok: passed (or a dry run) and, with --review, reviewed clean; findings: held for the author (or open
     review issues); not_evaluated: a model step was skipped — never ok; failed_closed: a step failed closed."""
-    base: Outcome = {
-        "passed": "ok",
-        "dry_run": "ok",
-        "held_for_author": "findings",
-        "skipped": "not_evaluated",
-        "error": "failed_closed",
-    }[doc.status]  # type: ignore[assignment]
+    base = _OUTCOMES[doc.status]
     if base == "ok" and doc.review is not None:
         return review_outcome(doc.review)
     return base

@@ -67,10 +67,12 @@ def chapter_file_sha256(book: Book, chapter: int) -> str | None:
     return None if path is None else read_chapter_file(chapter, path).sha256
 
 
-def begin_write(book: Book, build: ContextBuild, *, status: str = "running") -> str:
-    """Record the start of a write run (its chapter file's state now, its first manifest); its id."""
+def begin_write(book: Book, build: ContextBuild, *, status: str = "running") -> tuple[str, str | None]:
+    """Record the start of a write run (its first manifest, its chapter file's state now); (its id, the chapter
+    file's sha256 now — None when there is none)."""
     store_manifest(book, build)
     write_id = new_id("W")
+    began = chapter_file_sha256(book, build.chapter)
     with transaction(book.db) as conn:
         conn.execute(
             "INSERT INTO write_runs (id, chapter, arm, outline_sha256, manifest_sha256, chapter_file_sha256, status,"
@@ -81,12 +83,12 @@ def begin_write(book: Book, build: ContextBuild, *, status: str = "running") -> 
                 build.arm,
                 build.manifest.outline.sha256,
                 build.manifest_sha256,
-                chapter_file_sha256(book, build.chapter),
+                began,
                 status,
                 utc_now(),
             ),
         )
-    return write_id
+    return write_id, began
 
 
 def end_write(book: Book, doc: WriteDoc) -> None:

@@ -26,25 +26,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..memory import Card, CardSet, MentionMatcher, mention_names
+from ..memory import Card, MentionMatcher, mention_names
 from ..roles.writer import EvidenceRequest, Excerpt
 from ..text import count_chars, sha256_hex
 from ._arms import Candidate, CardLocator, SearchLocator, card_only_lines
 from ._build import ContextBuild, revise_build
 from ._manifest import EvidenceRef, SpanRef
-from ._plan import EntityPlan, RetrievalPlan, Slot, entity_plan
+from ._plan import EntityPlan, RetrievalPlan, Section, Slot, SlotKind, entity_plan
 
 MAX_REQUESTS_PER_ROUND = 5
 Status = Literal["served", "refused", "not_found"]
 _KIND_WORD = {"fact": "事实", "style": "写法"}
-_FACT_SLOTS = (("state", "readback", "现状由来"), ("last", "readback", "此前出场"))
-_STYLE_SLOTS = (("voice", "style", "说话方式"), ("action", "style", "举止"), ("ability", "style", "能力表现"))
+_SlotSpec = tuple[SlotKind, Section, str]
+_FACT_SLOTS: tuple[_SlotSpec, ...] = (("state", "readback", "现状由来"), ("last", "readback", "此前出场"))
+_STYLE_SLOTS: tuple[_SlotSpec, ...] = (
+    ("voice", "style", "说话方式"),
+    ("action", "style", "举止"),
+    ("ability", "style", "能力表现"),
+)
 
 
 @dataclass(frozen=True)
 class EvidenceRound:
-    """What one evidence round did: the new version of the build (None when nothing was served and the
-    round was refused outright), and every request's outcome."""
+    """What one evidence round did: the new version of the build (a new manifest version even when nothing was
+    served: the refusals are recorded in it) and every request's outcome."""
 
     round: int
     build: ContextBuild
@@ -66,15 +71,6 @@ def evidence_budget(build: ContextBuild) -> int:
     return next(b.budget for b in build.manifest.blocks if b.name == "evidence_reserve")
 
 
-def _target_card(target: str, cards: CardSet) -> Card | None:
-    """The card a request's target names: the whole target as a name, else the first card named in it."""
-    card = cards.resolve(target)
-    if card is not None:
-        return card
-    found = MentionMatcher(mention_names(cards)).find(target)
-    return cards.cards[found[0].card_id] if found else None
-
-
 def _overlaps(c: Candidate, taken: list[tuple[int, int, int]]) -> bool:
     return any(n == c.chapter and s < c.end and c.start < e for n, s, e in taken)
 
@@ -86,6 +82,18 @@ class _Answerer:
         self.build = build
         self.taken = [(s.chapter, s.start, s.end) for s in build.manifest.spans]
         self.taken += [(s.chapter, s.start, s.end) for e in build.manifest.evidence for s in e.spans]
+        self._matcher: MentionMatcher | None = None
+
+    def _target_card(self, target: str) -> Card | None:
+        """The card a request's target names: the whole target as a name, else the first card named in it."""
+        cards = self.build.inputs.cards
+        card = cards.resolve(target)
+        if card is not None:
+            return card
+        if self._matcher is None:
+            self._matcher = MentionMatcher(mention_names(cards))
+        found = self._matcher.find(target)
+        return cards.cards[found[0].card_id] if found else None
 
     def _entity(self, card: Card) -> EntityPlan:
         inputs = self.build.inputs
@@ -105,14 +113,14 @@ class _Answerer:
             if pick is None:
                 return "", [], None, "the search found no span outside the context"
             return inputs.cache.body(pick.chapter)[pick.start : pick.end], [pick], None, ""
-        card = _target_card(req.target, inputs.cards)
+        card = self._target_card(req.target)
         if card is None:
             return "", [], None, "the target names no known character or thing"
         entity = self._entity(card)
         if isinstance(locator, CardLocator):
             slots = _FACT_SLOTS if req.kind == "fact" else _STYLE_SLOTS
             for kind, section, word in slots:
-                slot = Slot(f"evidence:{kind}:{card.id}", kind, section, f"{card.name}的{word}", entity=entity)  # type: ignore[arg-type]
+                slot = Slot(f"evidence:{kind}:{card.id}", kind, section, f"{card.name}的{word}", entity=entity)
                 pick = self._pick(locator.locate(slot).candidates)
                 if pick is not None:
                     return inputs.cache.body(pick.chapter)[pick.start : pick.end], [pick], card, ""

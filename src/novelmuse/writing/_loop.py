@@ -67,6 +67,7 @@ class _Run:
     reports: list[ReportOut] = field(default_factory=list)
     usage: UsageOut = field(default_factory=UsageOut)
     texts: dict[str, str] = field(default_factory=dict)  # draft id → its text
+    current: str = "write"  # the step under way (what a failure is recorded as)
 
     def step(self, outcome: StepOutcome) -> None:
         self.steps.append(outcome)
@@ -107,13 +108,14 @@ class _Run:
 
 async def _write(run: _Run, purpose: DraftPurpose, call: TaskCall[Any], repair_round: int = 0) -> tuple[str, Draft]:
     """One writer call; the draft is stored before anything looks at it."""
+    run.current = "write" if purpose != "repair" else f"repair_{repair_round}"
     result = await run.call(call)
     draft: Draft = result.value
     draft_id = run.keep(draft, purpose, repair_round, result.call_id)
     asks = len(draft.evidence_requests) if isinstance(draft, ChapterDraft) else 0
     detail = f"draft {len(run.drafts) - 1}: {run.drafts[-1].chars} characters"
     detail += f", {len(draft.declared_facts)} declared fact(s)" + (f", {asks} evidence request(s)" if asks else "")
-    run.step(StepOutcome.passed("write" if purpose != "repair" else f"repair_{repair_round}", detail))
+    run.step(StepOutcome.passed(run.current, detail))
     return draft_id, draft
 
 
@@ -149,6 +151,7 @@ def _extract_call(run: _Run, text: str) -> TaskCall[Any]:
 async def _detect(run: _Run, draft_id: str, draft: Draft) -> DetectorReport:
     """The gate on one draft: the detector role and the extractor, concurrently, then the report (the
     deterministic part included), stored bound to the draft."""
+    run.current = "detector"
     text = draft.text
     detect = DETECT.render(
         DetectRequest(candidate=text, candidate_sha256=sha256_hex(text), constraints=run.gate.constraint_lines())
@@ -192,6 +195,7 @@ async def _loop(run: _Run) -> tuple[WriteStatus, str | None, str | None]:
     rounds = 0
     while isinstance(draft, ChapterDraft) and draft.evidence_requests:
         rounds += 1  # the writer could ask only while rounds < evidence_rounds: its schema had the field
+        run.current = f"evidence_{rounds}"
         got = answer_requests(run.build, draft.evidence_requests, rounds, allow_requests=rounds < cfg.evidence_rounds)
         run.build = got.build
         store_manifest(run.book, run.build)
@@ -267,8 +271,7 @@ async def write_chapter(
         build = build_context(book, chapter, arm=arm)
     elif (build.chapter, build.arm, build.manifest.round) != (chapter, arm, 0):
         raise ValueError(f"a build of chapter {build.chapter} arm {build.arm} round {build.manifest.round} was given")
-    write_id = begin_write(book, build)
-    began = book.db.execute("SELECT chapter_file_sha256 FROM write_runs WHERE id = ?", (write_id,)).fetchone()[0]
+    write_id, began = begin_write(book, build)
     run = _Run(book, session, write_id, build, gate_for(build), progress or (lambda _: None))
     run.manifests.append(manifest_out(book, build))
     run.step(StepOutcome.passed("context", f"manifest {build.manifest_sha256[:12]}"))
@@ -278,7 +281,7 @@ async def write_chapter(
         status, reason, final = await _loop(run)
     except FailedClosed as exc:  # ModelCallFailed included: every draft and report so far stays recorded
         status, reason, error_code, error = "error", None, exc.code, exc.render()
-        run.step(StepOutcome.error(run.steps[-1].step if len(run.steps) > 1 else "write", exc.code, exc.what))
+        run.step(StepOutcome.error(run.current, exc.code, exc.what))
     doc = WriteDoc(
         ok=status == "passed",
         write_id=write_id,
@@ -297,7 +300,6 @@ async def write_chapter(
         final_draft_id=final,
         usage=run.usage,
     )
-
     end_write(book, doc)
     if apply and status == "passed" and final is not None:
         path = apply_draft(book, chapter, run.texts[final], build.inputs.outline.title, began)

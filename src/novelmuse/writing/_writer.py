@@ -81,7 +81,7 @@ def describe_gate(gate: DetectorGate) -> tuple[list[ConstraintOut], list[str]]:
 def write_dry_run(book: Book, chapter: int, arm: Arm = "C") -> WriteDoc:
     """Build chapter `chapter`'s context and the writer's prompt, record the run (status dry_run), call no model."""
     build = build_context(book, chapter, arm=arm)
-    write_id = begin_write(book, build, status="dry_run")
+    write_id, _ = begin_write(book, build, status="dry_run")
     constraints, unavailable = describe_gate(gate_for(build))
     doc = WriteDoc(
         ok=True,
