@@ -17,7 +17,6 @@ from ..book import Book, find_book
 from ..errors import InputError, Outcome, exit_code
 from ..limits import MAX_CHAPTER_NUMBER, MAX_NAME_CHARS, MAX_QUERY_CHARS
 from ..llm import ModelSession
-from ..text import MAX_CHAPTER_NUMBER
 
 T = TypeVar("T")
 
