@@ -207,3 +207,41 @@ def test_skipped_parts_never_read_as_passed(sanguo_full: Book, ch80: str) -> Non
     assert report.blocking_items() == [] and report.outcome.status == "skipped"
     no_detector = gate.report(ch80, [], None, StepOutcome.skipped("detector", "no model configured"), _no_facts(), RAN)
     assert no_detector.computed.coverage == 0.0 and no_detector.outcome.status == "failed"
+
+
+NEW_MAN = "\n忽有一剑客王越，自称燕赵人氏，拜玄德为主公，愿效犬马之劳。"
+NEW_MAN_FACTS = FactCardOutput(
+    events=[FactEvent(summary="王越投玄德", actors=["王越"], quote="自称燕赵人氏，拜玄德为主公")],
+    foreshadows=[],
+    relations=[],
+    states=[FactState(entity="王越", attribute="title", value="玄德部将", quote="愿效犬马之劳")],
+)
+WALK_ON_FACTS = FactCardOutput(
+    events=[FactEvent(summary="王越报信", actors=["王越"], quote="自称燕赵人氏，拜玄德为主公")],
+    foreshadows=[],
+    relations=[],
+    states=[],
+)
+
+
+def test_a_new_entity_the_text_makes_canon_must_be_declared_and_allowed(sanguo_full: Book, ch60: str) -> None:
+    gate = _gate(sanguo_full, OUTLINE_60, 60)
+    text = ch60 + NEW_MAN
+    verdicts = _all_pass(gate, text, "庞统亦再三相劝")
+    report = gate.report(text, [], verdicts, RAN, NEW_MAN_FACTS, RAN)
+    assert {("undeclared_fact", "fact:states[0]"), ("unsourced_fact", "fact:states[0]:source")} <= _blocking(report)
+    # declared, and introduced by the outline: the new man may join
+    allowed = OUTLINE_60 + "new_settings:\n  - {id: S1, kind: entity, text: 剑客王越投奔, entities: [王越]}\n"
+    declared = [DeclaredFact(kind="entity", subject="王越", statement="剑客王越投玄德", quote="忽有一剑客王越")]
+    gate = _gate(sanguo_full, allowed, 60)
+    report = gate.report(text, declared, _all_pass(gate, text, "庞统亦再三相劝"), RAN, NEW_MAN_FACTS, RAN)
+    assert report.blocking_items() == []
+
+
+def test_a_walk_on_who_only_acts_warns_and_never_blocks(sanguo_full: Book, ch60: str) -> None:
+    gate = _gate(sanguo_full, OUTLINE_60, 60)
+    text = ch60 + NEW_MAN
+    report = gate.report(text, [], _all_pass(gate, text, "庞统亦再三相劝"), RAN, WALK_ON_FACTS, RAN)
+    assert report.blocking_items() == []
+    warned = [i for i in report.items if i.id == "fact:events[0]:new:王越"]
+    assert len(warned) == 1 and warned[0].severity == "warning" and warned[0].verdict == "fail"

@@ -20,8 +20,13 @@ Rules, each a blocking item:
 - ``acts``: an extracted event whose actors (who act or speak) include a character dead or absent as of N−1
   that the outline does not declare (memory's CARD_DEAD_ACTS rule, applied to the candidate).
 
-A restated fact (the same value as of N−1), an event of living characters (invented action and dialogue), and
-facts about names that are not cards (the canon does not track them) never block.
+A *new entity* (a name that is no card and that the outline does not introduce) is a new canonical fact too
+(issue 11: "new entity, state change, relation, ability"): when the extractor gives it a state or a relation, it
+needs a declared fact of kind entity naming it (else ``undeclared_fact``) and a new-setting declaration of the
+outline allowing it (else ``unsourced_fact``). When it only acts or speaks in an event (a walk-on — a messenger,
+an innkeeper, 创作自由边界's invented action and dialogue), it is a warning that names it, never a block.
+
+A restated fact (the same value as of N−1) and an event of living characters never block.
 """
 
 from __future__ import annotations
@@ -75,13 +80,14 @@ def _item(
     detail: str,
     quote: str = "",
     span: tuple[int, int] | None = None,
+    severity: Literal["high", "warning"] = "high",
 ) -> DetectorItem:
     return DetectorItem(
         id=ident,
         check=check,
         source=source,
         verdict="fail",
-        severity="high",
+        severity=severity,
         detail=detail,
         quote=quote,
         start=span[0] if span else None,
@@ -166,8 +172,29 @@ def extracted_items(
                 )
             )
 
+    introduced = outline.declared_entities()  # new entities the outline introduces: declaration_items checks them
+
+    def new_entity(ident: str, name: str, what: str, quote: str) -> None:
+        """A state or relation of a name that is no card: the text brings a new entity into the canon."""
+        if name not in introduced:
+            new_fact(ident, "entity", f"new entity {name} ({what})", {name}, quote)
+
     for i, ev in enumerate(extracted.events):
         assert isinstance(ev, FactEvent)
+        for actor in sorted({a.strip() for a in ev.actors if a.strip()}):
+            if cards.resolve(actor) is None and actor not in introduced:
+                items.append(
+                    _item(
+                        f"fact:events[{i}]:new:{actor}",
+                        "undeclared_fact",
+                        "extractor",
+                        f"{actor} acts but is no card and the outline does not introduce it: a walk-on is free, "
+                        "a character the story keeps needs a card or a new-setting declaration",
+                        ev.quote,
+                        _span(norm, ev.quote),
+                        severity="warning",
+                    )
+                )
         gone = [unavailable[c.id] for a in ev.actors if (c := cards.resolve(a)) is not None and c.id in unavailable]
         for u in gone:
             state_word = "dead" if u.why == "dead" else "not yet in the story"
@@ -185,6 +212,7 @@ def extracted_items(
         assert isinstance(st, FactState)
         card = cards.resolve(st.entity)
         if card is None:
+            new_entity(f"fact:states[{i}]", st.entity.strip(), f"{st.attribute} = {st.value}", st.quote)
             continue
         attr = st.attribute.strip().lower()
         value = "dead" if attr == "status" and is_dead_value(st.value) else st.value.strip()
@@ -200,6 +228,10 @@ def extracted_items(
         assert isinstance(rel, FactRelation)
         a, b = cards.resolve(rel.source), cards.resolve(rel.target)
         if a is None or b is None:
+            for name, card in ((rel.source.strip(), a), (rel.target.strip(), b)):
+                if card is None:
+                    what = f"{rel.relation} of {rel.source} and {rel.target}"
+                    new_entity(f"fact:relations[{i}]:{name}", name, what, rel.quote)
             continue
         holds = any(r.type == rel.relation and r.target == b.id for r in state.index.card_as_of(a.id, before).relations)
         if holds == (rel.change == "start"):
