@@ -40,6 +40,15 @@ def test_version_in_a_real_subprocess(tmp_path: Path) -> None:
     assert r.exit_code == 0 and r.stdout.strip()
 
 
+def test_dash_dash_version_prints_the_version(muse, tmp_path: Path) -> None:
+    """`muse --version` (and -V) works like every other CLI's: the version on stdout, exit 0, no book needed."""
+    from novelmuse import __version__
+
+    for flag in ("--version", "-V"):
+        r = muse(flag, cwd=tmp_path)
+        assert (r.exit_code, r.stdout, r.stderr) == (0, f"muse {__version__}\n", ""), flag
+
+
 def test_an_ascii_only_terminal_gets_escapes_not_a_crash(tmp_path: Path) -> None:
     from tests.conftest import SAMPLE_BOOK
 

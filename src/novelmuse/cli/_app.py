@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from .. import __version__
@@ -14,6 +16,24 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"muse {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", help="Print the novelmuse version and exit.", callback=_print_version, is_eager=True
+        ),
+    ] = False,
+) -> None:
+    """novelmuse — an AI editorial room for long Chinese web novels."""
 
 
 @app.command()
