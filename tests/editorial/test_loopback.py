@@ -108,3 +108,26 @@ def test_apply_refuses_a_file_the_author_edited_during_the_review(
     assert path.read_bytes() == edited  # the author's edit is the source of truth
     (text,) = db_rows(book, "SELECT text FROM revisions")[0]  # the review's result is kept, not applied
     assert "(改)" in text and "作者在审稿途中加的一句" not in text
+
+
+def test_a_refused_port_is_named_in_the_one_error_line(tmp_path: Path, muse, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A typo'd port reads as what it is — `connection refused at <base_url>` — not as a provider outage."""
+    import socket
+
+    monkeypatch.setenv("MUSE_TEST_EDITORIAL_KEY", KEY)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there once the socket is closed
+    url = f"http://127.0.0.1:{port}/v1"
+    book = make_book(
+        tmp_path / "b",
+        extra_toml=(
+            f'[providers.ds]\nkind = "openai"\nbase_url = "{url}"\napi_key_env = "MUSE_TEST_EDITORIAL_KEY"\n'
+            '[roles]\ndefault = "ds:deepseek-chat"\n'
+        ),
+    )
+    r = muse("review", "1", "--book", book)
+    assert r.exit_code == 3
+    line = r.stderr.strip().splitlines()[-1]
+    assert line.startswith("error[MODEL_CONNECTION]: ") and f"connection refused at {url}" in line, line
+    assert "[providers.ds]" in line

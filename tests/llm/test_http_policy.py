@@ -12,11 +12,16 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anthropic
+import httpx2
+import openai
 import pytest
 from pydantic import BaseModel
 
-from novelmuse.book import find_book
+from novelmuse.book import AnthropicProviderConfig, OpenAIProviderConfig, find_book
 from novelmuse.llm import Message, ModelCallFailed, ModelSession, StructuredResult, Violation, list_receipts
+from novelmuse.llm._provider_anthropic import AnthropicProvider
+from novelmuse.llm._provider_openai import OpenAIProvider
 from novelmuse.store import connect
 
 from .calls import task_call
@@ -346,10 +351,44 @@ def test_connection_refused_is_resent_up_to_the_bound(tmp_path: Path, kind: Kind
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens there once the socket is closed
     suffix = "/v1" if kind == "openai" else ""
-    out = call_once(write_book(tmp_path / "refused", kind, f"http://127.0.0.1:{port}{suffix}"))
+    url = f"http://127.0.0.1:{port}{suffix}"
+    out = call_once(write_book(tmp_path / "refused", kind, url))
     err = failed(out, "MODEL_CONNECTION")
     assert out.receipts == [(i, "failed", "MODEL_CONNECTION") for i in (1, 2, 3)]
     assert err.diagnostics["bound_reached"] is True
+    # a typo'd port must not read as an outage: the one error line names the URL that refused, and the fix says
+    # where that URL is configured
+    line = err.render()
+    assert f"connection refused at {url}" in line, line
+    assert "base_url" in err.fix and "[providers.p]" in err.fix, err.fix
+
+
+@pytest.mark.parametrize(
+    ("cause", "said"),
+    [
+        (ConnectionRefusedError(111, "Connect call failed"), "connection refused at {url}"),
+        (socket.gaierror(-2, "Name or service not known"), "cannot resolve the host of {url}"),
+        (OSError(113, "No route to host"), "cannot connect to {url} (No route to host)"),
+    ],
+)
+def test_a_failed_connect_names_the_url_and_why(kind: Kind, cause: OSError, said: str) -> None:
+    """The SDK wraps the socket error twice (SDK error → httpx ConnectError → OSError): what the user reads is the
+    socket's reason and the configured URL, never 'Connection error.' (no network: the chain is built here)."""
+    url = "http://127.0.0.1:9/v1"
+    connect = httpx2.ConnectError("All connection attempts failed")
+    connect.__cause__ = cause
+    provider: OpenAIProvider | AnthropicProvider
+    if kind == "openai":
+        provider = OpenAIProvider("p", OpenAIProviderConfig(kind="openai", base_url=url), Path("."))
+        sdk: Exception = openai.APIConnectionError(request=httpx2.Request("POST", url))
+    else:
+        provider = AnthropicProvider("p", AnthropicProviderConfig(kind="anthropic", base_url=url), Path("."))
+        sdk = anthropic.APIConnectionError(request=httpx2.Request("POST", url))
+    sdk.__cause__ = connect
+    err = provider.classify(sdk, None)
+    assert (err.code, err.transient, err.cost_known) == ("MODEL_CONNECTION", True, True)
+    assert said.format(url=url) in str(err), str(err)
+    assert "[providers.p]" in err.fix
 
 
 @pytest.mark.parametrize("limit", [2, 8])

@@ -382,15 +382,16 @@ async def run_call(ctx: CallContext, call: TaskCall[T]) -> StructuredResult[T]:
             error = sent.error
             if error.transient and error.cost_known and attempt < ctx.max_attempts:
                 continue  # resend the same input
+            # the provider's message is novelmuse's own text (status, URL, path, pin): never a body, content or key
             if error.transient and error.cost_known:
                 raise record.failed(
                     error.code,
-                    f"transient provider errors until the bound of {ctx.max_attempts} requests",
-                    "retry later; check the provider's status",
+                    f"{error}; still failing after the bound of {ctx.max_attempts} requests",
+                    error.fix or "retry later; check the provider's status",
                     bound_reached=True,
                 )
-            # the provider's message is novelmuse's own text (status, path, pin): never a body, content or key
-            raise record.failed(error.code, f"the provider failed ({error}); not retried", _fix_for(error.code))
+            fix = error.fix or _fix_for(error.code)
+            raise record.failed(error.code, f"the provider failed ({error}); not retried", fix)
         assert sent.response is not None
         response, cost = sent.response, sent.cost
         try:

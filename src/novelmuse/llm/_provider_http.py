@@ -19,6 +19,10 @@ Classification of one failed HTTP attempt (the policy above decides what to do w
 | 200 whose body is not the API's JSON           | MODEL_BAD_RESPONSE     | no        | NO         |
 | any other SDK exception                        | MODEL_PROVIDER_ERROR   | no        | NO         |
 
+A failed connect names the configured URL and the socket's reason — `connection refused at <base_url>`, `cannot
+resolve the host of <base_url>` — with the fix pointing at `base_url` in `[providers.<name>]`, so a typo'd port does
+not read as an outage (the URL is shown without user info, query or fragment).
+
 An error *status* is an answer: the provider billed nothing for it, so its cost is known (0) and a transient one
 may be resent. A timeout or a reset after the request went out may have been billed by the server: the cost is
 unknown, so the policy does not resend it (the issue: "a transient API error whose cost is known → resend";
@@ -36,10 +40,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx2  # the HTTP library both official SDKs are built on (a dependency of openai and anthropic)
 
@@ -77,17 +83,69 @@ def status_error(provider: str, status: int, raw: bytes, secret: str | None) -> 
     return ProviderError("MODEL_INVALID_REQUEST", f"{where} (request refused)", raw=body, status=status)
 
 
-def transport_error(provider: str, exc: BaseException, *, timeout: bool) -> ProviderError:
-    """Classify an SDK connection/timeout error by its httpx cause: did the request possibly reach the server?"""
+def shown_url(url: str) -> str:
+    """`url` as it may be shown in an error: scheme, host, port and path, without user info, query or fragment
+    (a gateway's token sometimes rides there)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        netloc = f"[{host}]" if ":" in host else host
+        if parts.port is not None:
+            netloc += f":{parts.port}"
+    except ValueError:
+        return "(an unparsable base_url)"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _socket_error(exc: BaseException) -> OSError | None:
+    """The socket-level error under an SDK connection error (SDK error → httpx error → … → OSError), if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and (current.errno is not None or isinstance(current, socket.gaierror)):
+            return current
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _connect_failure(url: str, exc: BaseException) -> str:
+    """Why nothing could be sent to `url`, in the socket's words."""
+    cause = _socket_error(exc)
+    if isinstance(cause, ConnectionRefusedError):
+        return f"connection refused at {url}"
+    if isinstance(cause, socket.gaierror):
+        return f"cannot resolve the host of {url}"
+    if cause is not None and cause.strerror:
+        return f"cannot connect to {url} ({cause.strerror})"
+    return f"cannot connect to {url}"
+
+
+def transport_error(provider: str, exc: BaseException, *, timeout: bool, base_url: str = "") -> ProviderError:
+    """Classify an SDK connection/timeout error by its httpx cause: did the request possibly reach the server?
+    The message names the configured URL and the socket's reason (see the module docstring)."""
     cause = exc.__cause__
     nothing_sent = isinstance(
         cause, httpx2.ConnectError | httpx2.ConnectTimeout | httpx2.PoolTimeout | httpx2.UnsupportedProtocol
     )
+    url = shown_url(base_url) if base_url else "the endpoint"
+    where = f"base_url in book.toml [providers.{provider}]"
     if timeout or isinstance(cause, httpx2.TimeoutException):
-        what = "connect timed out (nothing was sent)" if nothing_sent else "timed out waiting for the response"
-        return ProviderError("MODEL_TIMEOUT", f"provider {provider!r}: {what}", transient=True, cost_known=nothing_sent)
-    what = "connection refused (nothing was sent)" if nothing_sent else "connection lost after the request was sent"
-    return ProviderError("MODEL_CONNECTION", f"provider {provider!r}: {what}", transient=True, cost_known=nothing_sent)
+        if nothing_sent:
+            what, fix = f"connecting to {url} timed out (nothing was sent)", f"check {where} and that the server is up"
+        else:
+            what, fix = f"timed out waiting for the response from {url}", f"retry later, or raise timeout_s in {where}"
+        return ProviderError(
+            "MODEL_TIMEOUT", f"provider {provider!r}: {what}", transient=True, cost_known=nothing_sent, fix=fix
+        )
+    if nothing_sent:
+        what = f"{_connect_failure(url, exc)} (nothing was sent)"
+        fix = f"check {where} (host and port) and that the server is running there"
+    else:
+        what, fix = f"the connection to {url} was lost after the request was sent", "retry later"
+    return ProviderError(
+        "MODEL_CONNECTION", f"provider {provider!r}: {what}", transient=True, cost_known=nothing_sent, fix=fix
+    )
 
 
 def sdk_error(provider: str, exc: BaseException) -> ProviderError:
@@ -112,15 +170,15 @@ class SdkErrors:
     timeout: type[Exception]
     connection: type[Exception]
 
-    def classify(self, provider: str, exc: Exception, secret: str | None) -> ProviderError:
+    def classify(self, provider: str, exc: Exception, secret: str | None, *, base_url: str = "") -> ProviderError:
         """Any exception of the SDK's base error class, classified (see the module table)."""
         response = getattr(exc, "response", None)
         if isinstance(exc, self.status) and isinstance(response, httpx2.Response):
             return status_error(provider, response.status_code, response.content, secret)
         if isinstance(exc, self.timeout):
-            return transport_error(provider, exc, timeout=True)
+            return transport_error(provider, exc, timeout=True, base_url=base_url)
         if isinstance(exc, self.connection):
-            return transport_error(provider, exc, timeout=False)
+            return transport_error(provider, exc, timeout=False, base_url=base_url)
         return sdk_error(provider, exc)
 
 
@@ -168,7 +226,7 @@ class KeyedClient(Generic[ClientT]):
 
     def __init__(self, sdk_client: SdkClientClass[ClientT], *, base_url: str, timeout_s: float) -> None:
         self._sdk_client = sdk_client
-        self._base_url = base_url
+        self.base_url = base_url
         self._timeout_s = timeout_s
         self._client: ClientT | None = None
         self._key: str | None = None
@@ -180,9 +238,7 @@ class KeyedClient(Generic[ClientT]):
             self._retired.append(self._client)
             self._client = None
         if self._client is None:
-            self._client = self._sdk_client(
-                api_key=key, base_url=self._base_url, max_retries=0, timeout=self._timeout_s
-            )
+            self._client = self._sdk_client(api_key=key, base_url=self.base_url, max_retries=0, timeout=self._timeout_s)
             self._key = key
         return self._client
 
@@ -254,8 +310,12 @@ class SdkProvider(ABC, Generic[ConfigT, ClientT]):
         try:
             raw = await self.post(client, params, request.timeout_s)
         except self.base_error as exc:
-            raise self.errors.classify(self.name, exc, key) from None
+            raise self.classify(exc, key) from None
         return self.parse(request, raw, key)
+
+    def classify(self, exc: Exception, secret: str | None) -> ProviderError:
+        """One of the SDK's exceptions, classified (see the module table); connect failures name the base URL."""
+        return self.errors.classify(self.name, exc, secret, base_url=self._clients.base_url)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pools."""

@@ -103,7 +103,8 @@ class ProviderError(Exception):
 
     `code` is a stable code (MODEL_TRANSIENT, MODEL_TIMEOUT, MODEL_AUTH, MODEL_INVALID_REQUEST, …);
     `transient` says whether resending the same input may succeed; `cost_known` whether the failed
-    attempt's cost is accounted (a transient error is only retried when it is).
+    attempt's cost is accounted (a transient error is only retried when it is); `fix`, when set, says how to fix
+    it for this provider (e.g. which `base_url` refused the connection).
     """
 
     def __init__(
@@ -115,6 +116,7 @@ class ProviderError(Exception):
         cost_known: bool = True,
         raw: bytes = b"",
         status: int | None = None,
+        fix: str = "",
     ):
         super().__init__(message)
         self.code = code
@@ -122,6 +124,7 @@ class ProviderError(Exception):
         self.cost_known = cost_known
         self.raw = raw
         self.status = status
+        self.fix = fix  # how to fix it, when the provider knows better than the code's generic fix
 
 
 class Provider(Protocol):
