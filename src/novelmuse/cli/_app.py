@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from .. import __version__
+from ..errors import exit_code
 
 app = typer.Typer(
     name="muse",
@@ -18,10 +19,10 @@ app = typer.Typer(
 )
 
 
-def _print_version(value: bool) -> None:
+def _print_version(ctx: typer.Context, value: bool) -> None:
     if value:
         typer.echo(f"muse {__version__}")
-        raise typer.Exit()
+        ctx.exit(exit_code("ok"))  # before any command runs: nothing else to do
 
 
 @app.callback()
