@@ -426,3 +426,20 @@ def test_chapter_label_follows_the_books_headings(tmp_path: Path) -> None:
     assert find_book(english).chapter_label(23) == "Chapter 23"
     bare = make_book(tmp_path / "n", [("", "正文。\n")], rules="")  # no heading line: the default
     assert find_book(bare).chapter_label(2) == "第2章" and find_book(bare).chapter_label(0) == "序"
+
+
+def test_terminal_locations_are_file_and_line_beside_the_offsets(muse: Any, tmp_path: Path) -> None:
+    """Every hit a person reads in the terminal says `chapters/NNNN.md:LINE` (1-based, the heading line counted)
+    beside ¶paragraph@offset; the JSON keeps the offsets only."""
+    body = "第一段，平平无奇。\n\n第二段也无事。\n第三段却有后宫二字，\r\n又有后宫。\n"
+    book = make_book(tmp_path / "b", [("第一回 甲", "开篇。"), ("第二回 乙", body)], rules="禁止:后宫\n")
+    r = muse("check", "--book", book, "--chapter", "2", "--json")
+    hits = json.loads(r.stdout)["chapters"][0]["findings"][0]["hits"]
+    assert hits == [[2, body.index("后宫"), body.index("后宫") + 2], [3, body.rindex("后宫"), body.rindex("后宫") + 2]]
+    assert "md:" not in r.stdout  # offsets only in JSON
+    r = muse("check", "--book", book, "--chapter", "2")
+    assert r.exit_code == 1
+    flat = " ".join(r.stdout.split())
+    # the file: line 1 "# 第二回 乙", 2 第一段, 3 blank, 4 第二段, 5 第三段 (CRLF), 6 又有后宫
+    for (para, start, end), line in zip(hits, (5, 6), strict=True):
+        assert f"后宫 chapters/0002.md:{line} ¶{para}@{start}-{end}:" in flat, r.stdout

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..limits import MAX_CHAPTER_NUMBER
 from ..store import ChapterRecord, connect, registered_chapters, utc_now
-from ..text import HeadingUnit, chapter_label, count_chars, parse_heading, sha256_hex, split_paragraphs
+from ..text import HeadingUnit, LineIndex, chapter_label, count_chars, parse_heading, sha256_hex, split_paragraphs
 from ._config import BookConfig, load_config
 from ._userfile import BOOK_FILE, check_book_dirs, os_error, read_user_file
 
@@ -36,11 +36,21 @@ class Chapter:
     heading: str  # without the leading "# "; "" when the file has no heading line
     body: str
     sha256: str  # of the whole file's bytes
+    first_line: int = 1  # the file line the body starts on: 2 under a heading line
 
     @property
     def title(self) -> str:
         """The heading line's text (or ``第N章`` when the file has none)."""
         return self.heading or f"第{self.number}章"
+
+    @cached_property
+    def _lines(self) -> LineIndex:
+        return LineIndex(self.body, self.first_line)
+
+    def file_line(self, offset: int) -> int:
+        """The 1-based line of the chapter file holding body offset `offset` — with the file's path, the location a
+        person can open (``chapters/0023.md:17``); every terminal location and the HTML report use it."""
+        return self._lines.line(offset)
 
 
 def parse_chapter_file(number: int, path: Path, data: bytes) -> Chapter:
@@ -57,11 +67,11 @@ def parse_chapter_file(number: int, path: Path, data: bytes) -> Chapter:
             str(path),
             "save it as UTF-8",
         ) from exc
-    heading, body = "", text
+    heading, body, first_line = "", text, 1
     if text.startswith("# "):
         first, _, rest = text.partition("\n")
-        heading, body = first[2:].strip(), rest
-    return Chapter(number, path, heading, body, sha256_hex(data))
+        heading, body, first_line = first[2:].strip(), rest, 2
+    return Chapter(number, path, heading, body, sha256_hex(data), first_line)
 
 
 def numbered_files(folder: Path, pattern: re.Pattern[str], *, code: str, what: str) -> dict[int, Path]:

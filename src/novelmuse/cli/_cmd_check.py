@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..book import Chapter
 from ..editorial import review_notes
 from ..errors import InputError, MuseError
 from ..reports import check_notes, render_check
@@ -50,14 +51,14 @@ def check_cmd(
     else:
         shas = {c.number: c.sha256 for c in report.chapters}
 
-        def body_of(number: int) -> str | None:
+        def chapter_of(number: int) -> Chapter | None:
             try:
                 ch = opened.read_chapter(number)
             except MuseError:
                 return None
-            return ch.body if ch.sha256 == shas.get(number) else None  # changed meanwhile: offsets only
+            return ch if ch.sha256 == shas.get(number) else None  # changed meanwhile: offsets only
 
-        render_check(report, console, body_of)
+        render_check(report, console, chapter_of)
     for note in review_notes(opened, {c.number: c.sha256 for c in report.chapters}):  # muse review's open issues
         (err_console if json_out else console).print(note, markup=False)
     finish("ok" if report.passed else "findings")

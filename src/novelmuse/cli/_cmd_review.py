@@ -87,7 +87,7 @@ def review(
     if json_out:
         emit_json(run)
     else:
-        render_review_run(console, run)
+        render_review_run(console, run, b)
         if diff:
             render_revision_diffs(console, b.root, run)
     if (error := review_error(run, b.chapter_path)) is not None:

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..book import Chapter
 from ..rules import CheckReport, FindingOut, LintReport, ShowReport
 from ..text import chapter_label
 
@@ -36,18 +37,23 @@ def _excerpt(body: str, start: int, end: int) -> str:
     return f"{escape(flat[0])}[bold]【{escape(flat[1])}】[/bold]{escape(flat[2])}"
 
 
-def _where_cell(f: FindingOut) -> str:
+def _where_cell(f: FindingOut, chapter: Chapter | None) -> str:
     if f.rule == "length":
         return "-"
-    shown = " ".join(f"¶{para}@{start}" for para, start, _ in f.hits[:MAX_HITS_SHOWN])
+    line = chapter.file_line if chapter is not None else None
+    shown = " ".join(
+        (f"{line(start)} " if line is not None else "") + f"¶{para}@{start}"
+        for para, start, _ in f.hits[:MAX_HITS_SHOWN]
+    )
     more = len(f.hits) - MAX_HITS_SHOWN
     return shown + (f" +{more}" if more > 0 else "")
 
 
-def render_check(report: CheckReport, console: Console, body_of: Callable[[int], str | None]) -> None:
-    """Findings per chapter: a table (severity, rule, target, limit, actual, origin, first hits as
-    ¶paragraph@offset), then a context line per shown hit, then the summary. `body_of(number)` gives a
-    chapter's body for the context excerpts (None: offsets only).
+def render_check(report: CheckReport, console: Console, chapter_of: Callable[[int], Chapter | None]) -> None:
+    """Findings per chapter: a table (severity, rule, target, limit, actual, origin, first hits as file line and
+    ¶paragraph@offset), then a context line per shown hit with its location ``chapters/0002.md:17``, then the
+    summary. `chapter_of(number)` gives the chapter as checked, for the file lines and the context excerpts (None:
+    offsets only).
 
     At most MAX_ROWS_PER_CHAPTER rows per chapter (errors come first) when several chapters have findings, and
     MAX_ROWS_TOTAL rows in all; what is not listed is said, with where to see it (--chapter N, --json)."""
@@ -65,18 +71,21 @@ def render_check(report: CheckReport, console: Console, body_of: Callable[[int],
             continue
         rows = ch.findings[:room]
         listed += len(rows)
-        table = Table(title=f"{ch.number:04d} {escape(ch.title)} — {counts}", title_justify="left")
+        chapter = chapter_of(ch.number)
+        table = Table(title=f"{escape(ch.path)} {escape(ch.title)} — {counts}", title_justify="left")
         table.add_column("severity", no_wrap=True)
         table.add_column("rule", no_wrap=True)
         table.add_column("target")
         table.add_column("limit", justify="right", no_wrap=True)
         table.add_column("actual", justify="right", no_wrap=True)
         table.add_column("origin")
-        table.add_column("where (¶paragraph@offset)")
+        table.add_column("where (line ¶paragraph@offset)" if chapter is not None else "where (¶paragraph@offset)")
         for f in rows:
             sev = "[red]error[/red]" if f.severity == "error" else "[yellow]warning[/yellow]"
             limit = "-" if f.limit is None else str(f.limit)
-            table.add_row(sev, f.rule, escape(f.target), limit, str(f.actual), escape(f.origin), _where_cell(f))
+            table.add_row(
+                sev, f.rule, escape(f.target), limit, str(f.actual), escape(f.origin), _where_cell(f, chapter)
+            )
         console.print(table)
         hidden = ch.findings[len(rows) :]
         if hidden:
@@ -86,12 +95,12 @@ def render_check(report: CheckReport, console: Console, body_of: Callable[[int],
                 f"  … {len(hidden)} more finding(s) in this chapter ({more_errors} error(s), "
                 f"{len(hidden) - more_errors} warning(s)) not listed: see {where}"
             )
-        body = body_of(ch.number)
-        if body is None:
+        if chapter is None:
             continue
         for f in rows:
             for para, start, end in f.hits[:MAX_HITS_SHOWN]:
-                console.print(f"  {escape(f.target)} ¶{para} @{start}-{end}: {_excerpt(body, start, end)}")
+                where = f"{ch.path}:{chapter.file_line(start)} ¶{para}@{start}-{end}"
+                console.print(f"  {escape(f.target)} {escape(where)}: {_excerpt(chapter.body, start, end)}")
     if report.gaps:
         spans = [
             chapter_label(report.chapter_unit, g.missing_from)

@@ -9,12 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from ..book import parse_chapter_file
+from ..book import Book, Chapter, parse_chapter_file
 from ..editorial import ChapterReview, ReviewRun, StepOutcome, facts_error, paragraph_diff
-from ..errors import Outcome
+from ..errors import MuseError, Outcome
+from ..text import sha256_hex, split_paragraphs
 
 _STYLE = {"passed": "green", "failed": "red", "skipped": "yellow", "error": "bold red"}
 _STATUS_STYLE = {
@@ -34,8 +34,56 @@ def _cost(cost: float | None) -> str:
     return "unknown" if cost is None else f"{cost:.4f}"
 
 
-def render_chapter(console: Console, doc: ChapterReview) -> None:
-    """Everything one chapter's review did."""
+class ReviewFiles:
+    """Where the texts one review read are on disk now — the chapter file, its stored revision and the original the
+    revision was made from — so an offset into any of them is shown as ``path:line`` a person can open.
+
+    A text the loop produced between two steps (e.g. after a repair, before a polish) is in no file: its offsets are
+    shown alone."""
+
+    def __init__(self, book: Book, doc: ChapterReview):
+        self.by_body: dict[str, tuple[str, Chapter]] = {}
+        self.original: tuple[str, Chapter] | None = None
+        paths = [book.chapter_path(doc.chapter)]
+        if doc.revision is not None:
+            paths += [book.root / doc.revision.path, book.root / doc.revision.base_path]
+        for path in paths:
+            try:
+                chapter = parse_chapter_file(doc.chapter, path, path.read_bytes())
+            except (OSError, MuseError):
+                continue
+            rel = _relative(path, book.root)
+            self.by_body.setdefault(sha256_hex(chapter.body), (rel, chapter))
+            if chapter.sha256 == doc.chapter_sha256 and self.original is None:
+                self.original = (rel, chapter)
+
+    def at(self, text_sha256: str, start: int, end: int, paragraph: int | None = None) -> str:
+        """``chapters/0003.md:17 ¶5@120-135`` — or ``¶5@120-135`` when no file holds that text."""
+        offsets = (f"¶{paragraph}" if paragraph is not None else "") + f"@{start}-{end}"
+        found = self.by_body.get(text_sha256)
+        return f"{found[0]}:{found[1].file_line(start)} {offsets}" if found is not None else offsets
+
+    def paragraphs(self, indices: list[int]) -> str:
+        """The original text's paragraphs as ``chapters/0003.md:17 (¶5)``, or ``¶5`` without the file."""
+        if self.original is None:
+            return ", ".join(f"¶{i}" for i in indices)
+        rel, chapter = self.original
+        paras = split_paragraphs(chapter.body)
+        return ", ".join(
+            f"{rel}:{chapter.file_line(paras[i].start)} (¶{i})" if 0 <= i < len(paras) else f"¶{i}" for i in indices
+        )
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def render_chapter(console: Console, doc: ChapterReview, book: Book) -> None:
+    """Everything one chapter's review did; every location as ``path:line`` beside its offsets."""
+    files = ReviewFiles(book, doc)
     head = Text(f"第{doc.chapter}章 {doc.title}  ")
     head.append(doc.status, style=_STATUS_STYLE[doc.status])
     if doc.resumed:
@@ -52,7 +100,7 @@ def render_chapter(console: Console, doc: ChapterReview) -> None:
             line.append(" " * (label_w - len(s.label)) + "  " + s.detail)
         console.print(line)
     if doc.rules.forbidden or doc.rules.fatigue:
-        parts = [f"forbidden {h.phrase}×{h.count} (paragraphs {h.paragraphs})" for h in doc.rules.forbidden]
+        parts = [f"forbidden {h.phrase}×{h.count} at {files.paragraphs(h.paragraphs)}" for h in doc.rules.forbidden]
         parts += [f"fatigue {h.phrase} {h.actual}>{h.limit}" for h in doc.rules.fatigue]
         console.print("rules: " + "; ".join(parts), markup=False)
     if not doc.memory.available:
@@ -66,19 +114,20 @@ def render_chapter(console: Console, doc: ChapterReview) -> None:
         )
         for i in rnd.issues:
             mark = "OPEN " if i.open else ""
+            where = files.at(rnd.text_sha256, i.start, i.end, i.paragraph)
             console.print(
-                f"  {mark}[{i.severity}/{i.type}] ¶{i.paragraph} @{i.start}-{i.end} 「{i.quote}」\n"
-                f"      {i.explanation} → {i.fix_hint}",
+                f"  {mark}[{i.severity}/{i.type}] {where} 「{i.quote}」\n      {i.explanation} → {i.fix_hint}",
                 markup=False,
             )
     for e in doc.editor:
-        table = Table(title=Text(f"editor round {e.round}: overall {e.overall}"), box=None, header_style="bold")
-        table.add_column("dimension")
-        table.add_column("score", justify="right")
-        table.add_column("evidence", overflow="fold")
+        # one line per dimension, never a table: a narrow table folded the locations mid-path
+        console.print(f"editor round {e.round}: overall {e.overall}", markup=False)
+        name_w = max((len(d.name) for d in e.dims), default=0)
         for d in e.dims:
-            table.add_row(Text(d.name), Text(str(d.score) + (" (neutral)" if d.neutral else "")), Text(d.evidence))
-        console.print(table)
+            score = f"{d.score}" + (" (neutral)" if d.neutral else "")
+            where = f"  {files.at(e.text_sha256, d.start, d.end)}" if d.evidence else ""
+            evidence = f"  「{d.evidence}」" if d.evidence else ""
+            console.print(f"  {d.name.ljust(name_w, '　')} {score:>3}{where}{evidence}", markup=False)
         agree = "agree" if e.agrees else "DISAGREE"
         console.print(f"  verdict: computed {e.computed_verdict}, model {e.model_verdict} ({agree})", markup=False)
         for note in e.notes:
@@ -111,10 +160,10 @@ def render_chapter(console: Console, doc: ChapterReview) -> None:
     console.print()
 
 
-def render_review_run(console: Console, run: ReviewRun) -> None:
+def render_review_run(console: Console, run: ReviewRun, book: Book) -> None:
     """The whole run: every chapter, then the summary."""
     for doc in run.chapters:
-        render_chapter(console, doc)
+        render_chapter(console, doc, book)
     s = run.summary
     line = (
         f"{s.chapters} chapter(s): {s.reviewed} reviewed, {s.resumed} resumed (unchanged since their review),"

@@ -8,6 +8,7 @@ from ._count import count_chars
 from ._decode import DecodedText, decode_text
 from ._hash import canonical_json, sha256_hex, sha256_json
 from ._headings import Heading, HeadingLine, HeadingUnit, chapter_label, find_headings, parse_heading
+from ._lines import LineIndex
 from ._normalize import NormalizedText, normalize_for_match, normalize_quote
 from ._numerals import parse_chinese_numeral, parse_number
 from ._paragraphs import Paragraph, paragraph_at, split_paragraphs
@@ -23,6 +24,7 @@ __all__ = [
     "Heading",
     "HeadingLine",
     "HeadingUnit",
+    "LineIndex",
     "NormalizedText",
     "Paragraph",
     "QuoteMatch",

@@ -19,7 +19,7 @@ from ...judging import PanelReport
 from ...memory import FactCard
 from ...rules import ChapterOut
 from ...store import get_texts
-from ...text import paragraph_at, sha256_hex, split_paragraphs
+from ...text import LineIndex, paragraph_at, sha256_hex, split_paragraphs
 from ._diff import Diff, char_diff
 from ._marks import Line, Mark, segment_lines, valid_marks
 
@@ -213,10 +213,11 @@ class _Place:
 
     def __init__(self, text: str, path: str, first_line: int):
         self.paragraphs = split_paragraphs(text)
-        self.text, self.path, self.first_line = text, path, first_line
+        self.lines = LineIndex(text, first_line)
+        self.path = path
 
     def __call__(self, start: int) -> str:
-        line = self.text.count("\n", 0, start) + self.first_line
+        line = self.lines.line(start)
         para = paragraph_at(self.paragraphs, start)
         where = f"{self.path}:{line}"
         return f"¶{para} · {where}" if para >= 0 else where
@@ -265,7 +266,7 @@ def build_chapter_page(
     latest = reviews[-1].doc if reviews else None
     docs = [r.doc for r in reviews]
     texts = _texts(book, chapter, docs)
-    first_line = 2 if chapter.heading else 1
+    first_line = chapter.first_line
     body_sha = sha256_hex(chapter.body)
     versions: dict[str, Version] = {body_sha: Version("v0", body_sha, f"{out.path} — the file now", chapter.body)}
     versions[body_sha].current = True
