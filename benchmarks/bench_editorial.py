@@ -65,7 +65,7 @@ def make_book(root: Path, n: int) -> list[str]:
             f"# {part.heading_line.heading.text}\n{body}", encoding="utf-8"
         )
         bodies.append(body)
-        match = f"【第 {part.number} 章"
+        match = f"【第{part.number}回 ·"
         dims = {d: {"score": 80, "evidence": q} for d, q in zip(DIMENSIONS, _evidence(body), strict=True)}
         reviewer.append({"output": {"issues": [], "passed": True}, "match": match})
         editor.append({"output": {"overall": 80, "dims": dims, "verdict": "accept", "notes": []}, "match": match})

@@ -50,11 +50,11 @@ def test_unchanged_chapter_gets_its_fact_card_bound_to_the_file_and_receipt(tmp_
     bodies = [b for _, b in sanguo_chapters(2)]
     q1 = unique_sentences(bodies[0], 2, skip=3)
     script = {
-        "reviewer": [{**CLEAN, "match": f"【第 {n} 章"} for n in (1, 2)],
-        "editor": [{"output": editor_output(bodies[n - 1]), "match": f"【第 {n} 章"} for n in (1, 2)],
+        "reviewer": [{**CLEAN, "match": f"【第{n}回 ·"} for n in (1, 2)],
+        "editor": [{"output": editor_output(bodies[n - 1]), "match": f"【第{n}回 ·"} for n in (1, 2)],
         "extractor": [
-            {"output": card([q1[0]], [("F-tianshu", q1[1])]), "match": "第 1 章 · 事实提取输入"},
-            {"output": card([unique_sentences(bodies[1], 1)[0]]), "match": "第 2 章 · 事实提取输入"},
+            {"output": card([q1[0]], [("F-tianshu", q1[1])]), "match": "第1回 · 事实提取输入"},
+            {"output": card([unique_sentences(bodies[1], 1)[0]]), "match": "第2回 · 事实提取输入"},
         ],
     }
     root = make_book(tmp_path / "b", chapters=2, script=script)
@@ -87,7 +87,7 @@ def test_unchanged_chapter_gets_its_fact_card_bound_to_the_file_and_receipt(tmp_
     # memory now holds the chapter's facts, and chapter 2 was reviewed with them (memory reloaded in the run)
     book = find_book(root)
     assert [a.id for a in replay(book).active_foreshadows(1).items] == ["F-tianshu"]
-    (reviewer_2,) = [m for m in requests_of(root, "reviewer") if "【第 2 章" in m[1]["content"]]
+    (reviewer_2,) = [m for m in requests_of(root, "reviewer") if "【第2回 ·" in m[1]["content"]]
     assert "F-tianshu" in reviewer_2[1]["content"]
     # a rerun resumes both chapters and extracts nothing again (their fact cards are current)
     r = muse("review", "--range", "1-2", "--book", root, "--json")
@@ -193,8 +193,8 @@ def test_extraction_failing_closed_is_an_error_and_the_review_stays_recorded(tmp
     bodies = [b for _, b in sanguo_chapters(2)]
     bad = card(["这句话根本不在正文里出现过"])
     script: dict[str, Any] = {
-        "reviewer": [{**CLEAN, "match": f"【第 {n} 章"} for n in (1, 2)],
-        "editor": [{"output": editor_output(bodies[n - 1]), "match": f"【第 {n} 章"} for n in (1, 2)],
+        "reviewer": [{**CLEAN, "match": f"【第{n}回 ·"} for n in (1, 2)],
+        "editor": [{"output": editor_output(bodies[n - 1]), "match": f"【第{n}回 ·"} for n in (1, 2)],
         "extractor": [{"output": bad}] * 3 + [{"output": card()}] * 2,
     }
     root = make_book(tmp_path / "b", chapters=2, script=script)

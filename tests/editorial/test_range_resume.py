@@ -21,8 +21,8 @@ CLEAN = {"output": {"issues": [], "passed": True}}
 def _script_for(chapters: list[int]) -> dict[str, object]:
     bodies = sanguo_chapters(max(chapters))
     return {
-        "reviewer": [{**CLEAN, "match": f"【第 {n} 章"} for n in chapters],
-        "editor": [{"output": editor_output(bodies[n - 1][1]), "match": f"【第 {n} 章"} for n in chapters],
+        "reviewer": [{**CLEAN, "match": f"【第{n}回 ·"} for n in chapters],
+        "editor": [{"output": editor_output(bodies[n - 1][1]), "match": f"【第{n}回 ·"} for n in chapters],
     }
 
 
@@ -58,7 +58,7 @@ def test_range_runs_in_order_and_resumes(tmp_path: Path, muse) -> None:
 
 def test_range_stops_at_a_failed_closed_chapter_and_resumes_there(tmp_path: Path, muse) -> None:
     script = _script_for([1, 3])
-    script["reviewer"].insert(1, {"error": {"code": "MODEL_AUTH", "status": 401}, "match": "【第 2 章"})  # type: ignore[attr-defined]
+    script["reviewer"].insert(1, {"error": {"code": "MODEL_AUTH", "status": 401}, "match": "【第2回 ·"})  # type: ignore[attr-defined]
     book = make_book(tmp_path / "b", chapters=3, script=script)
     r = muse("review", "--range", "1-3", "--book", book, "--json")
     assert r.exit_code == 3

@@ -33,7 +33,7 @@ def _script() -> dict[str, object]:
     Enough for two reviews of chapter 1 and one of chapter 2."""
     (_, body1), (_, body2) = sanguo_chapters(2)
     new1 = _rewritten(body1)
-    on1, on2 = {"match": "【第 1 章"}, {"match": "【第 2 章"}
+    on1, on2 = {"match": "【第1回 ·"}, {"match": "【第2回 ·"}
     rewrite_round = [
         {"output": editor_output(body1, overall=40, verdict="rewrite"), **on1},
         {"output": editor_output(new1, overall=85), **on1},
@@ -64,10 +64,11 @@ def test_a_prompt_edit_redoes_only_the_reviews_whose_tasks_rendered_it(
     template.write_text(template.read_text(encoding="utf-8") + EXTRA + "\n", encoding="utf-8")
     registry = yaml.safe_load((copy / "prompts.yaml").read_text(encoding="utf-8"))
     files = {f: sha256_hex((copy / f).read_bytes()) for f in ("writer/system.txt", "writer/rewrite.txt")}
-    registry["tasks"].append({"role": "writer", "task": "rewrite", "version": 2, "files": files})
+    bumped = REWRITE.ref.version + 1
+    registry["tasks"].append({"role": "writer", "task": "rewrite", "version": bumped, "files": files})
     (copy / "prompts.yaml").write_text(yaml.safe_dump(registry, allow_unicode=True), encoding="utf-8")
     monkeypatch.setattr(_task, "_prompts_dir", lambda: copy)
-    assert REWRITE.ref.version == 2
+    assert REWRITE.ref.version == bumped
 
     r = muse("review", "--range", "1-2", "--book", book, "--json")
     assert r.exit_code == 0, r.stderr

@@ -283,12 +283,12 @@ def test_sync_extracts_with_a_model_and_cli_shows_rejections(muse, tmp_path: Pat
     four = {**GOOD_1, "foreshadows": [plant(f"F{i}", q) for i, q in enumerate(Q1[:4])]}
     script = {
         "extractor": [
-            {"output": four, "match": "第 1 章 · 事实提取输入"},
+            {"output": four, "match": "第1回 · 事实提取输入"},
             {
                 "output": {**GOOD_1, "events": [], "foreshadows": [op("resolve", "F-unknown", Q2[0])]},
-                "match": "第 2 章 · 事实提取输入",
+                "match": "第2回 · 事实提取输入",
             },
-            {"output": GOOD_1, "match": "第 1 章 · 事实提取输入"},
+            {"output": GOOD_1, "match": "第1回 · 事实提取输入"},
         ]
     }
     book = scripted_book(tmp_path / "b", script)
@@ -406,9 +406,9 @@ def test_sync_with_a_model_reextracts_only_the_edited_chapter(muse, tmp_path: Pa
     good_2 = {"events": [{"summary": "玄德为先锋", "actors": ["玄德"], "quote": Q2[0]}]}
     script = {
         "extractor": [
-            {"output": GOOD_1, "match": "第 1 章 · 事实提取输入"},
-            {"output": {**out().model_dump(), **good_2}, "match": "第 2 章 · 事实提取输入"},
-            {"output": {**out().model_dump(), **good_2}, "match": "第 2 章 · 事实提取输入"},
+            {"output": GOOD_1, "match": "第1回 · 事实提取输入"},
+            {"output": {**out().model_dump(), **good_2}, "match": "第2回 · 事实提取输入"},
+            {"output": {**out().model_dump(), **good_2}, "match": "第2回 · 事实提取输入"},
         ]
     }
     book = scripted_book(tmp_path / "b", script)

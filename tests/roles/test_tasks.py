@@ -175,7 +175,7 @@ def test_a_prompt_edited_without_a_version_bump_does_not_load(prompts_copy: Path
     with pytest.raises(InputError) as info:
         REWRITE.render(RewriteRequest(1, BODY, _Rules(), _EditorRound()))
     assert info.value.code == "PROMPT_HASH_MISMATCH" and info.value.where == "roles/writer/rewrite.txt"
-    assert "writer.rewrite v2" in info.value.fix  # what to register
+    assert f"writer.rewrite v{before.version + 1}" in info.value.fix  # what to register
 
     bump(prompts_copy, "writer", "rewrite", {"writer/system.txt": "", "writer/rewrite.txt": ""})
     after = REWRITE.ref
@@ -186,7 +186,7 @@ def test_a_prompt_edited_without_a_version_bump_does_not_load(prompts_copy: Path
     # the other writer tasks share only writer/system.txt: unchanged
     from novelmuse.roles.writer import POLISH
 
-    assert POLISH.ref == current_ref("writer", "polish") and POLISH.ref.version == 1
+    assert POLISH.ref == current_ref("writer", "polish") and POLISH.ref.version == 2
 
 
 def test_a_registry_problem_names_what_to_fix(prompts_copy: Path) -> None:

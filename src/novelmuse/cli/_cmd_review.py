@@ -75,7 +75,7 @@ def review(
 
         def done(doc: ChapterReview) -> None:
             note = " (resumed)" if doc.resumed else ""
-            progress.update(task, advance=1, description=f"第{doc.chapter}章 {doc.status}{note}")
+            progress.update(task, advance=1, description=f"{b.chapter_label(doc.chapter)} {doc.status}{note}")
 
         run = in_session(
             b,
@@ -89,7 +89,7 @@ def review(
     else:
         render_review_run(console, run, b)
         if diff:
-            render_revision_diffs(console, b.root, run)
+            render_revision_diffs(console, b, run)
     if (error := review_error(run, b.chapter_path)) is not None:
         err_console.print(error, markup=False)
     finish(review_outcome(run))

@@ -17,7 +17,9 @@ from ._state import LoopState
 
 async def arbitrate(state: LoopState, caller: Caller, round_no: int, before: str) -> ArbiterOut | None:
     """One arbiter call; the decision is recorded (and persisted with the review record)."""
-    request = ArbiterRequest(state.chapter, state.consistency, state.editor, paragraph_diff(before, state.text))
+    request = ArbiterRequest(
+        state.chapter, state.consistency, state.editor, paragraph_diff(before, state.text), state.unit
+    )
     try:
         value, call_id = await caller.call(DECIDE.render(request))
     except ModelCallFailed as exc:

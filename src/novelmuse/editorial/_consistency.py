@@ -24,7 +24,9 @@ BLOCKING = frozenset({"critical", "major"})
 
 async def review_round(state: LoopState, caller: Caller, round_no: int, step: str) -> ConsistencyRound | None:
     """One reviewer call on the current text; None when it failed closed (recorded as error)."""
-    request = ReviewRequest(chapter=state.chapter, title=state.title, chapter_text=state.text, memory=state.memory)
+    request = ReviewRequest(
+        chapter=state.chapter, title=state.title, chapter_text=state.text, memory=state.memory, unit=state.unit
+    )
     try:
         report, _ = await caller.call(REVIEW.render(request))
     except ModelCallFailed as exc:
@@ -89,7 +91,7 @@ async def consistency_loop(state: LoopState, caller: Caller) -> None:
             break
         targets = _issue_paragraphs(state, last)
         blocking = [i for i in last.issues if i.severity in BLOCKING]
-        request = RepairRequest(state.chapter, state.text, state.rules, targets, blocking)
+        request = RepairRequest(state.chapter, state.text, state.rules, targets, blocking, state.unit)
         out = await targeted_rewrite(
             state, caller, step="repair", kind="consistency_repair", task=REPAIR, request=request
         )

@@ -38,6 +38,7 @@ async def editor_round(state: LoopState, caller: Caller, round_no: int, step: st
         fatigue=[(f.phrase, f.actual, f.limit) for f in fatigue_hits(state.text, state.rules)],
         neutral_foreshadow=neutral,
         neutral_chapters=state.config.neutral_foreshadow_chapters,
+        unit=state.unit,
     )
     try:
         report, call_id = await caller.call(REVIEW.render(request))
@@ -87,7 +88,9 @@ async def rewrite(state: LoopState, caller: Caller, rnd: EditorRound) -> StepOut
     if not caller.configured("writer"):
         return state.add(StepOutcome.skipped("rewrite", NO_MODEL))
     try:
-        value, _ = await caller.call(REWRITE.render(RewriteRequest(state.chapter, state.text, state.rules, rnd)))
+        value, _ = await caller.call(
+            REWRITE.render(RewriteRequest(state.chapter, state.text, state.rules, rnd, state.unit))
+        )
     except ModelCallFailed as exc:
         state.error_code = exc.code
         return state.add(StepOutcome.error("rewrite", exc.code, failed_closed("the writer's rewrite", exc)))
@@ -98,5 +101,5 @@ async def rewrite(state: LoopState, caller: Caller, rnd: EditorRound) -> StepOut
 
 async def polish(state: LoopState, caller: Caller, rnd: EditorRound) -> StepOutcome:
     """Targeted polish of at most `review.polish_max_paragraphs` paragraphs chosen by the writer from the notes."""
-    request = PolishRequest(state.chapter, state.text, state.rules, rnd, state.config.polish_max_paragraphs)
+    request = PolishRequest(state.chapter, state.text, state.rules, rnd, state.config.polish_max_paragraphs, state.unit)
     return await targeted_rewrite(state, caller, step="polish", kind="polish", task=POLISH, request=request)

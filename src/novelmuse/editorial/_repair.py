@@ -50,7 +50,7 @@ async def fix_forbidden(state: LoopState, caller: Caller) -> None:
     targets = sorted({i for h in hits for i in h.paragraphs})
     phrases = [h.phrase for h in hits]
     state.add(StepOutcome.failed("rules", f"forbidden {'、'.join(phrases)} in paragraphs {targets}" + warn))
-    request = ParagraphsRequest(state.chapter, state.text, state.rules, targets, phrases)
+    request = ParagraphsRequest(state.chapter, state.text, state.rules, targets, phrases, state.unit)
     out = await targeted_rewrite(
         state, caller, step="forbidden_rewrite", kind="forbidden_rewrite", task=PARAGRAPHS, request=request
     )

@@ -118,13 +118,14 @@ async def review_chapter(
     started = utc_now()
     state = LoopState(
         chapter=number,
-        title=chapter.title,
+        title=chapter.heading or book.chapter_label(number),
         original=chapter.body,
         text=chapter.body,
         rules=rules,
         memory=memory,
         config=book.config.review,
         editor_enabled=editor,
+        unit=book.heading_unit,
     )
     caller = Caller(session)
     await run_loop(state, caller)
@@ -150,7 +151,7 @@ async def review_chapter(
     doc = ChapterReview(
         record_id=record_id,
         chapter=number,
-        title=chapter.title,
+        title=state.title,
         chapter_sha256=chapter.sha256,
         config_sha256=cfg_sha,
         status=status,

@@ -23,6 +23,7 @@ class LoopState:
     rules: RuleView
     memory: MemoryContext
     config: ReviewConfig
+    unit: str | None = None  # the book's heading unit (回, 章, …): how prompts name the chapter
     fatigue: list[FatigueHit] = field(default_factory=list)
     steps: list[StepOutcome] = field(default_factory=list)
     consistency: list[ConsistencyRound] = field(default_factory=list)

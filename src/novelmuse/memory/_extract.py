@@ -51,11 +51,12 @@ def extract_request(
     context = extraction_context(book, chapter_number, cards, cursor=cursor)
     return ExtractRequest(
         chapter=chapter_number,
-        title=chapter.title,
+        title=chapter.heading or book.chapter_label(chapter_number),
         chapter_text=chapter.body,
         known_cards=[line.text for line in context.known_cards],
         open_foreshadows=[line.text for line in context.open_foreshadows],
         max_plants=book.config.memory.max_plants_per_chapter,
+        unit=book.heading_unit,
     )
 
 

@@ -12,9 +12,10 @@ from rich.console import Console
 from rich.text import Text
 
 from ..book import Book, Chapter, parse_chapter_file
-from ..editorial import ChapterReview, ReviewRun, StepOutcome, facts_error, paragraph_diff
+from ..editorial import ChapterReview, ReviewRun, StepOutcome, facts_error
 from ..errors import MuseError, Outcome
 from ..text import sha256_hex, split_paragraphs
+from .html._diff import Piece, char_diff
 
 _STYLE = {"passed": "green", "failed": "red", "skipped": "yellow", "error": "bold red"}
 _STATUS_STYLE = {
@@ -84,7 +85,8 @@ def _relative(path: Path, root: Path) -> str:
 def render_chapter(console: Console, doc: ChapterReview, book: Book) -> None:
     """Everything one chapter's review did; every location as ``path:line`` beside its offsets."""
     files = ReviewFiles(book, doc)
-    head = Text(f"第{doc.chapter}章 {doc.title}  ")
+    label = book.chapter_label(doc.chapter)
+    head = Text(f"{label} {doc.title}  " if doc.title != label else f"{label}  ")
     head.append(doc.status, style=_STATUS_STYLE[doc.status])
     if doc.resumed:
         head.append("  (resumed: already reviewed at this sha256 and configuration; not run again)", style="dim")
@@ -178,19 +180,88 @@ def render_review_run(console: Console, run: ReviewRun, book: Book) -> None:
         console.print(Text(f"not run (a chapter failed closed): {s.not_run} — rerun to resume", style="yellow"))
 
 
-def render_revision_diffs(console: Console, root: Path, run: ReviewRun) -> None:
-    """Each revision as a paragraph diff against the original it was made from (both kept in .muse/revisions)."""
-    styles = {"+": "green", "-": "red", "@": "cyan"}
+#: Unchanged characters shown on each side of a change in the terminal diff (the rest of a long line is "…").
+DIFF_CONTEXT_CHARS = 30
+
+
+def _before(text: str) -> str:
+    """The unchanged text just before a change: its line's last DIFF_CONTEXT_CHARS characters."""
+    tail = text[-DIFF_CONTEXT_CHARS:]
+    nl = tail.rfind("\n")
+    if nl >= 0:
+        return tail[nl + 1 :]
+    return ("…" if len(text) > len(tail) else "") + tail
+
+
+def _after(text: str) -> str:
+    """The unchanged text just after a change: its line's first DIFF_CONTEXT_CHARS characters."""
+    head = text[:DIFF_CONTEXT_CHARS]
+    nl = head.find("\n")
+    if nl >= 0:
+        return head[:nl]
+    return head + ("…" if len(text) > len(head) else "")
+
+
+def _between(text: str) -> str:
+    if len(text) <= 2 * DIFF_CONTEXT_CHARS:
+        return text
+    return _after(text) + ("\n  …\n" if "\n" in text else " … ") + _before(text)
+
+
+def diff_text(pieces: list[Piece]) -> Text:
+    """A changed run as one Rich text: deletions ``[-…-]`` (red, struck), insertions ``{+…+}`` (green) — marked
+    so they show without colour too — and only DIFF_CONTEXT_CHARS unchanged characters around each change."""
+    merged: list[Piece] = []
+    for p in pieces:  # adjacent unchanged pieces (context lines + the line's own start) are one run
+        if merged and p.op == "equal" and merged[-1].op == "equal":
+            merged[-1] = Piece("equal", merged[-1].text + p.text)
+        else:
+            merged.append(Piece(p.op, p.text))
+    out = Text()
+    for k, p in enumerate(merged):
+        if p.op == "delete":
+            out.append(f"[-{p.text}-]", style="red strike")
+        elif p.op == "insert":
+            out.append(f"{{+{p.text}+}}", style="green")
+        elif k == 0:
+            out.append(_before(p.text))
+        elif k == len(merged) - 1:
+            out.append(_after(p.text))
+        else:
+            out.append(_between(p.text))
+    return out
+
+
+def render_revision_diffs(console: Console, book: Book, run: ReviewRun) -> None:
+    """Each revision against the original it was made from (both kept in .muse/revisions), character by character
+    inside each changed line (`reports.html`'s diff, as the HTML report shows it): a two-character edit in an
+    1,800-character paragraph shows as those two characters, with the file lines where they are."""
     for doc in run.chapters:
         if doc.revision is None:
             continue
-        old_path, new_path = root / doc.revision.base_path, root / doc.revision.path
+        label = book.chapter_label(doc.chapter)
+        old_path, new_path = book.root / doc.revision.base_path, book.root / doc.revision.path
         old = parse_chapter_file(doc.chapter, old_path, old_path.read_bytes())
         new = parse_chapter_file(doc.chapter, new_path, new_path.read_bytes())
-        console.print(f"--- 第{doc.chapter}章 {doc.revision.base_path}", markup=False)
-        console.print(f"+++ 第{doc.chapter}章 {doc.revision.path}", markup=False)
-        for line in paragraph_diff(old.body, new.body).splitlines()[2:]:
-            console.print(Text(line, style=styles.get(line[:1], "")))
+        console.print(f"--- {label} {doc.revision.base_path}", markup=False)
+        console.print(f"+++ {label} {doc.revision.path}", markup=False)
+        diff = char_diff(old.body, new.body, first_line=old.first_line)
+        for h in diff.hunks:
+            if h.kind == "same":
+                console.print(Text(f"  ({h.lines} unchanged line(s))", style="dim"))
+                continue
+            # the lines where the first change is (the context lines before it are not shown)
+            lead = next((p.text.count("\n") for p in h.pieces[:1] if p.op == "equal"), 0)
+            console.print(
+                Text(
+                    f"@@ {doc.revision.base_path}:{h.base_line + lead} → {doc.revision.path}:{h.new_line + lead}"
+                    f"  −{h.deleted} +{h.inserted} character(s)",
+                    style="cyan",
+                )
+            )
+            console.print(diff_text(h.pieces))
+        if diff.identical:
+            console.print("(no change)", markup=False)
 
 
 def review_outcome(run: ReviewRun) -> Outcome:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ...text import chapter_label
 from .._reviews import ConsistencyRoundView, EditorRoundView, reviews_json_lines
 from .._task import RoleTask
 from .schema import ArbiterDecision
@@ -20,6 +21,7 @@ class ArbiterRequest:
     consistency: Sequence[ConsistencyRoundView]
     editor: Sequence[EditorRoundView]
     diff: str
+    unit: str | None = None  # the book's heading unit (回, 章, …): how the prompt names the chapter
 
 
 def bounded_diff(diff: str) -> str:
@@ -31,7 +33,11 @@ def bounded_diff(diff: str) -> str:
 
 
 def _fields(r: ArbiterRequest) -> Mapping[str, object]:
-    return {"chapter": r.chapter, "reports": reviews_json_lines(r.consistency, r.editor), "diff": bounded_diff(r.diff)}
+    return {
+        "chapter_label": chapter_label(r.unit, r.chapter),
+        "reports": reviews_json_lines(r.consistency, r.editor),
+        "diff": bounded_diff(r.diff),
+    }
 
 
 DECIDE: RoleTask[ArbiterRequest, ArbiterDecision] = RoleTask(

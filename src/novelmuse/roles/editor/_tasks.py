@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...llm import Contract, Violation
+from ...text import chapter_label
 from .._quotes import quote_violation
 from .._task import RoleTask
 from .schema import FORESHADOW_DIM, EditorReport
@@ -27,6 +28,7 @@ class EditorRequest:
     fatigue: Sequence[tuple[str, int, int]]
     neutral_foreshadow: bool
     neutral_chapters: int
+    unit: str | None = None  # the book's heading unit (回, 章, …): how the prompt names the chapter
 
 
 def _fields(r: EditorRequest) -> Mapping[str, object]:
@@ -37,7 +39,7 @@ def _fields(r: EditorRequest) -> Mapping[str, object]:
         else "正常评分,须引用原文举证。"
     )
     return {
-        "chapter": r.chapter,
+        "chapter_label": chapter_label(r.unit, r.chapter),
         "title": r.title,
         "style": r.preferences.strip() or "(作者没有写文风要求)",
         "fatigue": "\n".join(f"{phrase}:{count} 次(上限 {limit})" for phrase, count, limit in r.fatigue) or "(无超限)",

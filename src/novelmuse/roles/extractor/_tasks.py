@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...llm import Contract, Violation
+from ...text import chapter_label
 from .._quotes import normalized
 from .._task import RoleTask
 from .schema import FactCardOutput, quote_problems
@@ -22,11 +23,12 @@ class ExtractRequest:
     known_cards: Sequence[str]
     open_foreshadows: Sequence[str]
     max_plants: int
+    unit: str | None = None  # the book's heading unit (回, 章, …): how the prompt names the chapter
 
 
 def _fields(r: ExtractRequest) -> Mapping[str, object]:
     return {
-        "chapter": r.chapter,
+        "chapter_label": chapter_label(r.unit, r.chapter),
         "title": r.title,
         "cards": "\n".join(r.known_cards) or "（无）",
         "foreshadows": "\n".join(r.open_foreshadows) or "（无）",

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ...llm import Contract, Violation
+from ...text import chapter_label
 from .._quotes import quote_violation
 from .._task import RoleTask
 from .schema import ConsistencyReport
@@ -35,6 +36,7 @@ class ReviewRequest:
     title: str
     chapter_text: str
     memory: StoryMemory
+    unit: str | None = None  # the book's heading unit (回, 章, …): how the prompt names the chapter
 
 
 def _lines(lines: Sequence[str], empty: str) -> str:
@@ -45,8 +47,8 @@ def _fields(r: ReviewRequest) -> Mapping[str, object]:
     mem = r.memory
     empty = "(无)" if mem.available else f"(无:{mem.note})"
     return {
-        "chapter": r.chapter,
-        "prev_chapter": max(r.chapter - 1, 0),
+        "chapter_label": chapter_label(r.unit, r.chapter),
+        "prev_label": chapter_label(r.unit, max(r.chapter - 1, 0)),
         "title": r.title,
         "card_states": _lines(mem.card_states, empty),
         "foreshadows": _lines(mem.foreshadows, empty),

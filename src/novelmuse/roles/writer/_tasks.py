@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ...llm import Contract, Violation
-from ...text import split_paragraphs
+from ...text import chapter_label, split_paragraphs
 from .._reviews import EditorRoundView, IssueView, editor_report_text, issues_text
 from .._task import RoleTask
 from .schema import ChapterRewrite, ParagraphEdits
@@ -39,6 +39,7 @@ class ParagraphsRequest:
     rules: WriterRules
     targets: Sequence[int]
     phrases: Sequence[str]
+    unit: str | None = None  # the book's heading unit (回, 章, …): how the prompt names the chapter
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class RepairRequest:
     rules: WriterRules
     targets: Sequence[int]
     issues: Sequence[IssueView]
+    unit: str | None = None  # the book's heading unit (回, 章, …): how the prompt names the chapter
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class PolishRequest:
     rules: WriterRules
     editor: EditorRoundView
     max_paragraphs: int
+    unit: str | None = None  # the book's heading unit (回, 章, …): how the prompt names the chapter
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class RewriteRequest:
     chapter_text: str
     rules: WriterRules
     editor: EditorRoundView
+    unit: str | None = None  # the book's heading unit (回, 章, …): how the prompt names the chapter
 
 
 def forbidden_in(text: str, forbidden: Iterable[str]) -> list[str]:
@@ -83,9 +87,9 @@ def numbered(body: str) -> str:
     return "\n".join(f"[{p.index}] {p.text.strip()}" for p in split_paragraphs(body))
 
 
-def _common(chapter: int, rules: WriterRules) -> dict[str, object]:
+def _common(chapter: int, rules: WriterRules, unit: str | None) -> dict[str, object]:
     return {
-        "chapter": chapter,
+        "chapter_label": chapter_label(unit, chapter),
         "forbidden": "、".join(rules.forbidden) if rules.forbidden else "(无)",
         "preferences": rules.preferences.strip() or "(作者没有写偏好)",
     }
@@ -170,7 +174,7 @@ PARAGRAPHS: RoleTask[ParagraphsRequest, ParagraphEdits] = RoleTask(
     system=_SYSTEM,
     user=("writer/paragraphs.txt",),
     fields=lambda r: {
-        **_common(r.chapter, r.rules),
+        **_common(r.chapter, r.rules, r.unit),
         "numbered": numbered(r.chapter_text),
         "indices": _targets(r.targets),
         "phrases": "、".join(r.phrases),
@@ -187,7 +191,7 @@ REPAIR: RoleTask[RepairRequest, ParagraphEdits] = RoleTask(
     system=_SYSTEM,
     user=("writer/repair.txt",),
     fields=lambda r: {
-        **_common(r.chapter, r.rules),
+        **_common(r.chapter, r.rules, r.unit),
         "numbered": numbered(r.chapter_text),
         "indices": _targets(r.targets),
         "report": issues_text(r.issues),
@@ -200,7 +204,7 @@ REPAIR: RoleTask[RepairRequest, ParagraphEdits] = RoleTask(
 
 def _polish_fields(r: PolishRequest) -> Mapping[str, object]:
     return {
-        **_common(r.chapter, r.rules),
+        **_common(r.chapter, r.rules, r.unit),
         "numbered": numbered(r.chapter_text),
         "notes": editor_report_text(r.editor),
         "max_paragraphs": r.max_paragraphs,
@@ -232,7 +236,7 @@ REWRITE: RoleTask[RewriteRequest, ChapterRewrite] = RoleTask(
     system=_SYSTEM,
     user=("writer/rewrite.txt",),
     fields=lambda r: {
-        **_common(r.chapter, r.rules),
+        **_common(r.chapter, r.rules, r.unit),
         "report": editor_report_text(r.editor),
         "chapter_text": r.chapter_text,
     },
