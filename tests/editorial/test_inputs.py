@@ -92,7 +92,7 @@ def test_range_in_a_real_subprocess_progress_on_stderr_json_on_stdout(tmp_path: 
         }
     r = muse_subprocess("review", "--range", "1-3", "--book", book)
     assert r.stdout.count("skipped(no model configured)") == 9
-    assert "3 resumed" in r.stdout
+    assert "none reviewed by a model (no model configured) — 3 unchanged since their last run" in r.stdout
 
 
 def _user_text(messages: list[dict[str, str]]) -> str:

@@ -94,3 +94,29 @@ def test_a_book_of_hui_says_hui_in_the_terminal_and_in_every_prompt(tmp_path: Pa
     ]
     assert prompts and all("第 1 章" not in p and "第1章" not in p and "第2章" not in p for p in prompts)
     assert any("第1回" in p for p in prompts) and any("第2回" in p for p in prompts)
+
+
+def test_a_range_without_a_model_says_nothing_was_reviewed(tmp_path: Path, muse) -> None:
+    """`review --range` with no model runs the hard rules only: the summary says so — never "2 reviewed … 3 not
+    reviewed" — and counts the chapters it left alone as unchanged, not as reviewed."""
+    book = make_book(tmp_path / "b", chapters=3)
+    assert muse("review", "1", "--book", book).exit_code == 0
+    r = muse("review", "--range", "1-3", "--book", book)
+    assert r.exit_code == 0, r.stderr
+    summary = r.stdout.strip().splitlines()[-1]
+    assert summary.startswith("3 chapter(s): none reviewed by a model (no model configured)"), summary
+    assert "hard rules run on 2" in summary and "1 unchanged since its last run" in summary, summary
+    assert "reviewed now" not in summary and " 2 reviewed" not in summary
+
+
+def test_a_range_with_a_model_says_what_was_reviewed_now(tmp_path: Path, muse) -> None:
+    bodies = [body_of(tmp_path, n) for n in (1, 2)]
+    script = {
+        "reviewer": [{"output": {"issues": [], "passed": True}, "match": f"【第{n}回 ·"} for n in (1, 2)],
+        "editor": [{"output": editor_output(b), "match": f"【第{n}回 ·"} for n, b in zip((1, 2), bodies, strict=True)],
+    }
+    book = make_book(tmp_path / "b", chapters=2, script=script)
+    assert muse("review", "1", "--book", book).exit_code == 0
+    summary = muse("review", "--range", "1-2", "--book", book).stdout.strip().splitlines()[-1]
+    assert summary.startswith("2 chapter(s): 1 reviewed now, 1 unchanged since its last run (not run again)"), summary
+    assert "2 finalized" in summary, summary

@@ -162,15 +162,52 @@ def render_chapter(console: Console, doc: ChapterReview, book: Book) -> None:
     console.print()
 
 
+def _not_reviewed_because(docs: list[ChapterReview]) -> str:
+    """Why chapters were not reviewed: the skip reasons of their review steps, each once."""
+    reasons = [
+        s.reason
+        for d in docs
+        for s in d.steps
+        if s.step in ("consistency_review", "editor_review") and s.status == "skipped" and s.reason
+    ]
+    return "; ".join(dict.fromkeys(reasons)) or "not reviewed"
+
+
+def _what_ran(run: ReviewRun) -> str:
+    """What the run did, in words that cannot be misread: chapters a model reviewed now, chapters left alone
+    because they were unchanged since their last run, chapters only the hard rules checked — and, when no model
+    reviewed any chapter, exactly that."""
+    s = run.summary
+    fresh = [d for d in run.chapters if not d.resumed]
+    not_reviewed = [d for d in run.chapters if d.status == "not_reviewed"]
+    unchanged = f"{s.resumed} unchanged since {'its' if s.resumed == 1 else 'their'} last run (not run again)"
+    if len(not_reviewed) == len(run.chapters):
+        done = [f"hard rules run on {len(fresh)}"] if fresh else []
+        done += [unchanged] if s.resumed else []
+        return f"none reviewed by a model ({_not_reviewed_because(not_reviewed)})" + (
+            " — " + ", ".join(done) if done else ""
+        )
+    now = sum(1 for d in fresh if d.status in ("finalized", "finalized_with_issues"))
+    rules_only = [d for d in fresh if d.status == "not_reviewed"]
+    failed = sum(1 for d in fresh if d.status == "error")
+    parts = [f"{now} reviewed now"] if now else []
+    parts += [unchanged] if s.resumed else []
+    parts += [f"{len(rules_only)} hard rules only ({_not_reviewed_because(rules_only)})"] if rules_only else []
+    parts += [f"{failed} failed closed"] if failed else []
+    return (
+        ", ".join(parts) + f"; {s.finalized} finalized, {s.finalized_with_issues} finalized with issues,"
+        f" {s.not_reviewed} not reviewed, {s.error} error"
+    )
+
+
 def render_review_run(console: Console, run: ReviewRun, book: Book) -> None:
     """The whole run: every chapter, then the summary."""
     for doc in run.chapters:
         render_chapter(console, doc, book)
     s = run.summary
     line = (
-        f"{s.chapters} chapter(s): {s.reviewed} reviewed, {s.resumed} resumed (unchanged since their review),"
-        f" {s.finalized} finalized, {s.finalized_with_issues} finalized with issues, {s.not_reviewed} not reviewed,"
-        f" {s.error} error; fact cards: {s.facts_failed} with rejected items, {s.facts_error} error;"
+        f"{s.chapters} chapter(s): {_what_ran(run)}; fact cards: {s.facts_failed} with rejected items,"
+        f" {s.facts_error} error;"
         f" tokens {s.input_tokens} in / {s.output_tokens} out, cost {_cost(s.cost)};"
         f" model vs computed disagreements: pass flag {s.disagreements.reviewer_pass_flag},"
         f" editor verdict {s.disagreements.editor_verdict}"
