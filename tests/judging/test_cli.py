@@ -371,3 +371,14 @@ def test_directory_names_that_tell_the_arms_apart_are_arm_labels(muse, make_pane
     files[1].write_text(text[:600], encoding="utf-8")
     r = muse("judge", "--book", panel.book.root, "--profile", "quality_gate", *files)
     assert r.exit_code == 0 and "skipped(no model configured)" in r.stdout, r.stderr
+
+
+def test_the_item_name_is_shown_as_given(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
+    """--item names the item for the author: shown as typed (the judges see only its blind reference)."""
+    good = output(lambda b: good_report(b, 4.5))
+    panel = make_panel(corpus_candidates(1), [[good], [good]] * 2)
+    args = [a if a != "item-1" else "第3回 张飞怒鞭督邮" for a in _args(panel)]
+    doc = json.loads(muse(*args, "--json").stdout)
+    assert doc["item_id"] == "第3回 张飞怒鞭督邮" and doc["item_ref"].startswith("item_")
+    human = muse(*args, "--no-lessons")
+    assert "item 第3回 张飞怒鞭督邮" in human.stdout and human.stdout.count(doc["item_ref"]) <= 1, human.stdout

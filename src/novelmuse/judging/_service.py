@@ -49,7 +49,8 @@ class JudgeOutcome(JudgeDoc):
     reason: str | None = None
     run_id: str | None = None
     rubric: RubricRef
-    item_ref: str
+    item_id: str = ""  # the item as the author named it (--item), or derived from the candidates' sha256
+    item_ref: str  # the blind reference the judges see
     arm_map_sha256: str
     report: PanelReport | None = None
     unblinded: dict[str, str] | None = None  # candidateId → arm, opened only after the panel ended
@@ -198,6 +199,7 @@ async def judge_item(
     base = JudgeOutcome(
         outcome="skipped",
         rubric=RubricRef(id=rubric.id, version=rubric.version, sha256=rubric.sha256),
+        item_id=request.item_id,
         item_ref=item.blind.itemRef,
         arm_map_sha256=item.arm_map.sha256,
         sources=dict(request.sources),

@@ -46,10 +46,15 @@ def _ranking(r: DimensionRanking) -> str:
     return out
 
 
+def _item(doc: JudgeOutcome) -> str:
+    """The item as the author named it, with the blind reference the judges saw."""
+    return f"{doc.item_id} (blind ref {doc.item_ref})" if doc.item_id else doc.item_ref
+
+
 def render_judge(console: Console, doc: JudgeOutcome) -> None:
     """Everything a panel did: outcome, judges, scores, rankings, verdicts, gate, reliability, unblinding."""
     head = Text(
-        f"judge  {doc.rubric.id} (v{doc.rubric.version}, sha256 {doc.rubric.sha256[:12]}…)  item {doc.item_ref}  "
+        f"judge  {doc.rubric.id} (v{doc.rubric.version}, sha256 {doc.rubric.sha256[:12]}…)  item {_item(doc)}  "
     )
     label = doc.outcome if doc.outcome != "skipped" else f"skipped({doc.reason})"
     if doc.outcome in ("invalid", "invalid_unstable") and doc.reason:
@@ -205,7 +210,7 @@ def judge_error(doc: JudgeOutcome) -> str | None:
     if doc.outcome not in ("invalid", "invalid_unstable"):
         return None
     return (
-        f"error[{doc.reason or 'JUDGE_INVALID'}]: the panel is {doc.outcome}, item {doc.item_ref} — "
+        f"error[{doc.reason or 'JUDGE_INVALID'}]: the panel is {doc.outcome}, item {_item(doc)} — "
         "no scores were produced; see `muse calls` for the receipts"
     )
 
