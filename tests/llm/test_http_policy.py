@@ -438,3 +438,40 @@ def test_anthropic_tool_mode_three_failures_fail_closed(tmp_path: Path) -> None:
         "CONTRACT_QUOTE_NOT_FOUND",
         "CONTRACT_QUOTE_NOT_FOUND",
     ]
+
+
+def test_a_request_over_the_models_context_is_never_sent(server: LoopbackServer, tmp_path: Path, kind: Kind) -> None:
+    """book.toml [context_windows] sets the endpoint's window: a request whose input bound + output cap exceeds it
+    is refused before sending (the server counts nothing), with a receipt saying so."""
+    model = MODEL[kind]
+    extra = f'\n[calls]\nmax_output_tokens = 64\n\n[context_windows]\n"p:{model}" = 200\n'
+    out = call_once(write_book(tmp_path / "ctx", kind, server.base_url, extra=extra))
+    err = failed(out, "MODEL_CONTEXT_EXCEEDED")
+    assert server.count == 0
+    assert out.receipts == [(1, "refused", "MODEL_CONTEXT_EXCEEDED")]
+    assert f"exceeds the 200-token context of {model}" in err.what
+
+
+def test_the_context_window_table_is_versioned_hashed_and_overridden_per_provider_and_model(
+    tmp_path: Path, kind: Kind
+) -> None:
+    from novelmuse.llm import ContextWindows
+
+    builtin = ContextWindows.load()
+    assert builtin.window("any", "deepseek-chat") == 128_000 and builtin.window("any", "no-such-model") is None
+    book = find_book(
+        write_book(tmp_path / "o", kind, "http://127.0.0.1:9", extra='[context_windows]\n"p:deepseek-chat" = 8192\n')
+    )
+    mine = ContextWindows.load(book.config.context_windows)
+    assert mine.window("p", "deepseek-chat") == 8192 and mine.window("other", "deepseek-chat") == 128_000
+    assert mine.sha256 != builtin.sha256 and len(mine.sha256) == 64 and mine.version == builtin.version
+
+
+@pytest.mark.parametrize("key", ["deepseek-chat", "nope:deepseek-chat", "p:"])
+def test_a_context_window_key_must_name_a_provider_and_a_model(tmp_path: Path, kind: Kind, key: str) -> None:
+    from novelmuse.errors import InputError
+
+    root = write_book(tmp_path / "k", kind, "http://127.0.0.1:9", extra=f'[context_windows]\n"{key}" = 8192\n')
+    with pytest.raises(InputError) as info:
+        find_book(root)
+    assert info.value.code == "CONFIG_INVALID" and "context_windows" in info.value.what

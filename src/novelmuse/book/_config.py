@@ -45,6 +45,8 @@ Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS)]
 Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS_CAP)]
 #: Per million tokens; a price above a million per million tokens is a typo, not a price.
 PerMillion = Annotated[float, Field(ge=0, le=1_000_000)]
+#: A model's context window: tokens one request may hold (input + output).
+ContextTokens = Annotated[int, Field(ge=1, le=100_000_000)]
 _PROVIDER_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,63}$"
 
 
@@ -217,6 +219,9 @@ class BookConfig(_Strict):
     providers: dict[Annotated[str, Field(pattern=_PROVIDER_NAME)], ProviderConfig] = {}
     roles: dict[str, str] = {}
     prices: dict[Annotated[str, Field(min_length=1, max_length=256)], Price] = {}
+    #: "provider:full-model-id" → the model's context window in tokens (input + output) at that endpoint; over
+    #: llm/data/context_windows.toml (e.g. an Ollama model served with a smaller num_ctx)
+    context_windows: dict[Annotated[str, Field(min_length=1, max_length=300)], ContextTokens] = {}
     budget: Budget = Budget()
     calls: CallPolicy = CallPolicy()
     review: ReviewConfig = ReviewConfig()
@@ -234,6 +239,12 @@ class BookConfig(_Strict):
                 raise ValueError(f"role {role!r} = {target!r} must be 'provider:full-model-id'")
             if provider not in self.providers:
                 raise ValueError(f"role {role!r} names provider {provider!r}, which is not in [providers]")
+        for key in self.context_windows:
+            provider, sep, model = key.partition(":")
+            if not sep or not provider or not model:
+                raise ValueError(f"[context_windows] key {key!r} must be 'provider:full-model-id', as in [roles]")
+            if provider not in self.providers:
+                raise ValueError(f"[context_windows] key {key!r} names provider {provider!r}, not in [providers]")
         return self
 
     def role_target(self, role: str) -> tuple[str, str] | None:
@@ -267,7 +278,7 @@ def user_config_path() -> Path:
     return base / "novelmuse" / "config.toml"
 
 
-_USER_TABLES = ("providers", "roles", "prices", "budget", "calls", "gate")
+_USER_TABLES = ("providers", "roles", "prices", "context_windows", "budget", "calls", "gate")
 
 
 class _UserConfig(_Strict):
@@ -277,6 +288,7 @@ class _UserConfig(_Strict):
     providers: dict[Annotated[str, Field(pattern=_PROVIDER_NAME)], ProviderConfig] = {}
     roles: dict[str, str] = {}
     prices: dict[Annotated[str, Field(min_length=1, max_length=256)], Price] = {}
+    context_windows: dict[Annotated[str, Field(min_length=1, max_length=300)], ContextTokens] = {}
     budget: Budget = Budget()
     calls: CallPolicy = CallPolicy()
     gate: GateConfig = GateConfig()

@@ -6,7 +6,8 @@ task in `roles/`; they never import a provider and never build a message. See `_
 `_provider_scripted` for the scripted format.
 """
 
-from ._budget import RunBudget, estimate_input_tokens
+from ._budget import CallEstimate, RunBudget, estimate_input_tokens
+from ._contexts import ContextWindows
 from ._models_check import (
     NO_MODEL,
     ConfigIssue,
@@ -48,8 +49,10 @@ from ._vault import RecoveryReport, Vault, VaultError, check_object_name
 
 __all__ = [
     "NO_MODEL",
+    "CallEstimate",
     "CallRecord",
     "ConfigIssue",
+    "ContextWindows",
     "Contract",
     "Correction",
     "CostLine",

@@ -17,21 +17,28 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..book import Budget
 from ..text import canonical_json
-from ._types import ProviderRequest
+from ._types import Message, ProviderRequest
 
 MESSAGE_OVERHEAD_TOKENS = 16
 
 
 def estimate_input_tokens(request: ProviderRequest) -> int:
     """An upper bound of the request's input tokens (see the module docstring)."""
-    body = sum(len(m.content.encode("utf-8")) for m in request.messages)
-    schema = len(canonical_json(request.json_schema).encode("utf-8"))
-    return body + schema + MESSAGE_OVERHEAD_TOKENS * (len(request.messages) + 1)
+    return estimate_tokens(request.messages, request.json_schema)
+
+
+def estimate_tokens(messages: Sequence[Message], json_schema: dict[str, Any]) -> int:
+    """An upper bound of the input tokens of `messages` sent with `json_schema` (see the module docstring): what
+    the budget reserves per request, and what `ModelSession.estimate` reports before anything is sent."""
+    body = sum(len(m.content.encode("utf-8")) for m in messages)
+    schema = len(canonical_json(json_schema).encode("utf-8"))
+    return body + schema + MESSAGE_OVERHEAD_TOKENS * (len(messages) + 1)
 
 
 @dataclass
@@ -111,3 +118,55 @@ class RunBudget:
                     self.cost_unknown = True
             else:
                 self.spent_cost += cost
+
+
+def context_refusal(model: str, tokens: int, window: int | None) -> str | None:
+    """Why a request of up to `tokens` (input bound + output cap) cannot be sent to `model`, or None when it fits
+    its context window or the window is unknown."""
+    if window is None or tokens <= window:
+        return None
+    return (
+        f"a request of up to {tokens:,} tokens (input bound + output cap) exceeds the {window:,}-token context "
+        f"of {model}"
+    )
+
+
+@dataclass(frozen=True)
+class CallEstimate:
+    """What one call would send, known before anything is sent: the upper bound of its input tokens (the budget's
+    estimator), its output cap, its worst-case cost (None: the model has no price) and the model's context window
+    (None: unknown)."""
+
+    role: str
+    provider: str
+    model: str
+    input_tokens: int
+    max_output_tokens: int
+    cost: float | None
+    context_window: int | None
+
+    @property
+    def tokens(self) -> int:
+        """The request's worst case in tokens: what the budget reserves and the context window must hold."""
+        return self.input_tokens + self.max_output_tokens
+
+    def refusal(self, limits: Budget) -> tuple[str, str] | None:
+        """(code, why) when this request could never be sent — the call policy would refuse it before sending
+        at any point of any run: over the model's context window, over a budget limit on its own, or unpriced while
+        a budget is set. None when it may be sent (the run's spending so far is the policy's business)."""
+        if (why := context_refusal(self.model, self.tokens, self.context_window)) is not None:
+            return "MODEL_CONTEXT_EXCEEDED", why
+        if limits.max_tokens is not None and self.tokens > limits.max_tokens:
+            return (
+                "BUDGET_EXCEEDED",
+                f"one request needs up to {self.tokens:,} tokens > max_tokens {limits.max_tokens:,}",
+            )
+        has_limits = any(v is not None for v in (limits.max_cost, limits.max_tokens, limits.deadline_s))
+        if has_limits and self.cost is None:
+            return (
+                "MODEL_COST_UNKNOWN",
+                f"model {self.model!r} has no price, so its cost is unknown while [budget] sets a limit",
+            )
+        if limits.max_cost is not None and self.cost is not None and self.cost > limits.max_cost:
+            return "BUDGET_EXCEEDED", f"one request costs up to {self.cost:.6f} > max_cost {limits.max_cost:g}"
+        return None

@@ -39,7 +39,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import FailedClosed, InputError
 from ..store import new_id, utc_now
 from ..text import canonical_json, sha256_hex, sha256_json
-from ._budget import Reservation, RunBudget, estimate_input_tokens
+from ._budget import Reservation, RunBudget, context_refusal, estimate_input_tokens
 from ._prices import PriceTable
 from ._receipts import CallEnd, CallStart, Outcome, Receipt, end_call, write_receipt
 from ._schema import cached_strict_schema
@@ -206,6 +206,7 @@ class CallContext:
     max_attempts: int
     max_output_tokens: int
     timeout_s: float
+    context_window: int | None = None  # tokens (input + output) one request may hold; None = unknown
 
 
 @dataclass
@@ -469,6 +470,15 @@ async def _send_attempt(
     """
     async with ctx.semaphore:
         est_in = estimate_input_tokens(request)
+        too_big = context_refusal(ctx.model, est_in + ctx.max_output_tokens, ctx.context_window)
+        if too_big is not None:  # the endpoint would refuse it (or cut it): never sent
+            record.record(attempt, "refused", "MODEL_CONTEXT_EXCEEDED", request_sha, started)
+            return record.failed(
+                "MODEL_CONTEXT_EXCEEDED",
+                f"the request was not sent: {too_big}",
+                "shorten the chapter (or what the request carries), lower calls.max_output_tokens, or use a model "
+                "with a larger context ([context_windows] in book.toml if the endpoint's window is larger)",
+            )
         worst_cost = ctx.prices.worst_case_cost(ctx.model, est_in, ctx.max_output_tokens)
         reservation = ctx.budget.reserve(est_in + ctx.max_output_tokens, worst_cost)
         if isinstance(reservation, str):

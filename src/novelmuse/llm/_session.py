@@ -28,11 +28,13 @@ from pydantic import BaseModel
 
 from ..book import Book
 from ..store import connect, new_id, transaction, utc_now
-from ._budget import RunBudget
+from ._budget import CallEstimate, RunBudget, estimate_tokens
+from ._contexts import ContextWindows
 from ._policy import CallContext, NotConfigured, StructuredResult, run_call
 from ._prices import PriceTable
 from ._providers import create_provider
 from ._receipts import tasks_used
+from ._schema import cached_strict_schema
 from ._task import TaskCall, TaskRef
 from ._types import Provider
 from ._vault import RecoveryReport, Vault
@@ -116,6 +118,7 @@ class ModelSession:
         self.run_kind = run_kind
         self.owns_run = True
         self._budget = RunBudget(book.config.budget)
+        self.contexts = ContextWindows.load(book.config.context_windows)
         self._providers: dict[str, Provider] = dict(providers or {})
         self._run: _Run | None = None
         self._failed = False
@@ -220,6 +223,7 @@ class ModelSession:
             "max_output_tokens": cfg.calls.max_output_tokens,
             "budget": cfg.budget.model_dump(),
             "price_table": {"version": prices.version, "sha256": prices.sha256},
+            "context_windows": {"version": self.contexts.version, "sha256": self.contexts.sha256},
         }
 
     def target(self, role: str) -> tuple[str, str] | None:
@@ -275,12 +279,36 @@ class ModelSession:
             max_attempts=self.book.config.calls.max_attempts,
             max_output_tokens=task.max_output_tokens or self.book.config.calls.max_output_tokens,
             timeout_s=config.timeout_s,
+            context_window=self.contexts.window(provider_name, model),
         )
         try:
             return await run_call(ctx, task)
         except BaseException:
             self._failed = True
             raise
+
+    def estimate(self, task: TaskCall[T]) -> CallEstimate:
+        """What one call of `task` would send, before anything is sent (the run is not started): the upper bound of
+        its input tokens the budget reserves, its output cap, its worst-case cost and its model's context window.
+        `CallEstimate.refusal(book.config.budget)` says whether the policy could ever send it. NotConfigured when
+        no model is configured for the task's role."""
+        target = self.target(task.role)
+        if target is None:
+            raise NotConfigured(task.role)
+        provider, model = target
+        json_schema, _ = cached_strict_schema(task.schema)
+        input_tokens = estimate_tokens(task.messages, json_schema)
+        max_output = task.max_output_tokens or self.book.config.calls.max_output_tokens
+        prices = self._run.prices if self._run is not None else PriceTable.load(self.book.config.prices)
+        return CallEstimate(
+            role=task.role,
+            provider=provider,
+            model=model,
+            input_tokens=input_tokens,
+            max_output_tokens=max_output,
+            cost=prices.worst_case_cost(model, input_tokens, max_output),
+            context_window=self.contexts.window(provider, model),
+        )
 
     def tasks_used(self) -> list[TaskRef]:
         """The role tasks this run has used so far, each once, in the order of their first use."""
