@@ -83,8 +83,10 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     assert "NOT a real model" in proc.stdout
     assert re.search(r"forbidden_rewrite\s+passed\s+rewrote paragraphs \[19\]", scripted)
     assert re.search(r"editor_review\s+passed\s+verdict accept", scripted)
-    assert "「官拜河东太守」" in scripted and "finalized" in scripted.splitlines()[2]
-    assert "-中平六年" in scripted and "+中平六年" in scripted and "董太后的宫中" in scripted
+    assert "review: 1 chapter(s) for the models" in scripted.splitlines()[2]  # the plan, before any request
+    head = next(line for line in scripted.splitlines() if line.startswith("第2回 "))
+    assert "「官拜河东太守」" in scripted and "finalized" in head
+    assert "董太后{+的+}宫中" in scripted  # the diff: the one inserted character, in its context
 
     calls = by_command[f"$ muse calls {book}"]
     receipts = [line for line in calls.splitlines()[2:] if "(scripted)" in line]

@@ -13,7 +13,16 @@ from novelmuse.editorial._revisions import apply_revision
 from novelmuse.errors import InputError
 
 from ..conftest import muse_subprocess
-from .helpers import EMPTY_FACTS, as_json, body_of, editor_output, make_book, receipts_by_role, sanguo_chapters
+from .helpers import (
+    EMPTY_FACTS,
+    as_json,
+    body_of,
+    db_rows,
+    editor_output,
+    make_book,
+    receipts_by_role,
+    sanguo_chapters,
+)
 
 CLEAN = {"output": {"issues": [], "passed": True}}
 
@@ -150,12 +159,11 @@ def test_budget_refusal_fails_closed_before_any_request(tmp_path: Path, muse) ->
     )
     r = muse("review", "--range", "1-2", "--book", book, "--json")
     assert r.exit_code == 3
-    doc = as_json(r.stdout)
-    ch = doc["chapters"][0]
-    assert ch["status"] == "error" and ch["error_code"] == "BUDGET_EXCEEDED"
-    assert doc["summary"]["not_run"] == [2]
-    assert ch["usage"]["input_tokens"] == 0 and ch["usage"]["output_tokens"] == 0
+    error = as_json(r.stdout)["error"]  # the preflight refuses the run before its first request, naming both
+    assert error["code"] == "BUDGET_EXCEEDED" and "第1回" in error["what"] and "第2回 (reviewer)" in error["what"]
     assert not (book / ".muse" / "revisions").exists()
+    db = book / ".muse" / "muse.db"
+    assert not db.exists() or db_rows(book, "SELECT COUNT(*) FROM receipts") == [(0,)]
 
 
 def test_no_editor_leaves_the_editor_out_and_is_its_own_resume_key(tmp_path: Path, muse) -> None:

@@ -7,9 +7,9 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..editorial import ChapterReview, review_chapters
+from ..editorial import ChapterReview, PreflightOut, review_chapters
 from ..errors import InputError
-from ..reports import render_review_run, render_revision_diffs, review_error, review_outcome
+from ..reports import preflight_notes, render_review_run, render_revision_diffs, review_error, review_outcome
 from ._app import app
 from ._common import (
     CHAPTER_MAX,
@@ -73,6 +73,11 @@ def review(
     ) as progress:
         task = progress.add_task("reviewing", total=len(numbers))
 
+        def plan(doc: PreflightOut) -> None:  # before the first request; --json has it as "preflight"
+            if not json_out:
+                for line in preflight_notes(doc):
+                    console.print(line, markup=False)
+
         def done(doc: ChapterReview) -> None:
             note = " (resumed)" if doc.resumed else ""
             progress.update(task, advance=1, description=f"{b.chapter_label(doc.chapter)} {doc.status}{note}")
@@ -81,7 +86,7 @@ def review(
             b,
             "review",
             lambda s: review_chapters(
-                b, s, numbers, apply=apply, resume=not force, editor=not no_editor, on_chapter=done
+                b, s, numbers, apply=apply, resume=not force, editor=not no_editor, on_chapter=done, on_plan=plan
             ),
         )
     if json_out:

@@ -22,13 +22,17 @@ from ._state import LoopState
 BLOCKING = frozenset({"critical", "major"})
 
 
-async def review_round(state: LoopState, caller: Caller, round_no: int, step: str) -> ConsistencyRound | None:
-    """One reviewer call on the current text; None when it failed closed (recorded as error)."""
-    request = ReviewRequest(
+def review_request(state: LoopState) -> ReviewRequest:
+    """The reviewer's request for the current text."""
+    return ReviewRequest(
         chapter=state.chapter, title=state.title, chapter_text=state.text, memory=state.memory, unit=state.unit
     )
+
+
+async def review_round(state: LoopState, caller: Caller, round_no: int, step: str) -> ConsistencyRound | None:
+    """One reviewer call on the current text; None when it failed closed (recorded as error)."""
     try:
-        report, _ = await caller.call(REVIEW.render(request))
+        report, _ = await caller.call(REVIEW.render(review_request(state)))
     except ModelCallFailed as exc:
         state.error_code = exc.code
         state.add(StepOutcome.error(step, exc.code, failed_closed("the reviewer's answer", exc)))

@@ -26,22 +26,26 @@ from ._state import LoopState
 from ._verdict import compute_verdict
 
 
-async def editor_round(state: LoopState, caller: Caller, round_no: int, step: str) -> EditorRound | None:
-    """One editor call on the current text; None when it failed closed (recorded as error)."""
-    neutral = state.neutral_foreshadow
-    request = EditorRequest(
+def editor_request(state: LoopState) -> EditorRequest:
+    """The editor's request for the current text."""
+    return EditorRequest(
         chapter=state.chapter,
         title=state.title,
         chapter_text=state.text,
         preferences=state.rules.preferences,
         # counted on the text being judged (a rewrite or repair may have changed it since the rules step)
         fatigue=[(f.phrase, f.actual, f.limit) for f in fatigue_hits(state.text, state.rules)],
-        neutral_foreshadow=neutral,
+        neutral_foreshadow=state.neutral_foreshadow,
         neutral_chapters=state.config.neutral_foreshadow_chapters,
         unit=state.unit,
     )
+
+
+async def editor_round(state: LoopState, caller: Caller, round_no: int, step: str) -> EditorRound | None:
+    """One editor call on the current text; None when it failed closed (recorded as error)."""
+    neutral = state.neutral_foreshadow
     try:
-        report, call_id = await caller.call(REVIEW.render(request))
+        report, call_id = await caller.call(REVIEW.render(editor_request(state)))
     except ModelCallFailed as exc:
         state.error_code = exc.code
         state.add(StepOutcome.error(step, exc.code, failed_closed("the editor's answer", exc)))

@@ -23,8 +23,8 @@ from ._consistency import BLOCKING, consistency_loop, review_round
 from ._editor import editor_round, polish, rewrite
 from ._models import ChapterStatus
 from ._outcomes import NO_MODEL, StepOutcome
-from ._repair import fix_forbidden
-from ._rules_step import fatigue_hits, forbidden_hits
+from ._repair import rules_step
+from ._rules_step import fatigue_hits, forbidden_hits, length_outcome
 from ._state import LoopState
 
 MAIN_STEPS = ("rules", "consistency_review", "editor_review")
@@ -107,7 +107,7 @@ async def run_loop(state: LoopState, caller: Caller) -> None:
         for step in MAIN_STEPS[1:]:
             state.add(StepOutcome.skipped(step, EMPTY_CHAPTER))
         return
-    await fix_forbidden(state, caller)
+    await rules_step(state, caller)
     if state.error_code is None:
         await consistency_loop(state, caller)
     if state.error_code is None:
@@ -122,11 +122,12 @@ async def run_loop(state: LoopState, caller: Caller) -> None:
 
 
 def open_issue_count(state: LoopState) -> int:
-    """Open issues when the loop ended: blocking consistency issues, forbidden phrases left, a standing
-    rewrite verdict or a polish that was skipped."""
+    """Open issues when the loop ended: blocking consistency issues, forbidden phrases left, a length outside
+    book.toml's limits (as `muse check` would fail it), a standing rewrite verdict or a polish that was skipped."""
     consistency = sum(1 for r in state.consistency for i in r.issues if i.open)
     forbidden = len(forbidden_hits(state.text, state.rules))
-    return consistency + forbidden + (1 if state.editor_open else 0)
+    length = length_outcome(state.text, state.rules, state.chapter).outcome == "failed"
+    return consistency + forbidden + int(length) + (1 if state.editor_open else 0)
 
 
 def chapter_status(state: LoopState) -> ChapterStatus:

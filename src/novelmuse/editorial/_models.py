@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..rules import LengthOut
 from ._outcomes import StepOutcome
 
 SCHEMA_VERSION = 1
@@ -37,6 +38,8 @@ class RulesSummary(_Doc):
     fatigue: list[FatigueHit]
     forbidden_remaining: list[ForbiddenHit]  # in the resulting text
     preferences_injected: bool  # the book has preferences and the writer was called with them
+    length: LengthOut | None = None  # the text reviewed, exactly as `muse check` reports it (None: older records)
+    length_final: LengthOut | None = None  # the resulting text
 
 
 class MemorySummary(_Doc):
@@ -160,6 +163,24 @@ class FactsOut(_Doc):
     input_tokens: int  # of the extraction by this review (0 when not extracted again)
     output_tokens: int
     cost: float | None
+
+
+class PreflightOut(_Doc):
+    """What a `muse review` run sends first, estimated before any request (nothing here is a measured figure).
+
+    The chapters a model reviews now (not those unchanged since their review) and, summed over their first
+    requests (the consistency review, the editor, a forbidden-phrase rewrite): an upper bound of the input tokens
+    (the budget's estimator: UTF-8 bytes, about 3× the real count for Chinese), the output caps, the worst-case
+    cost (None when a model has no price). Repairs, rewrites and corrections come on top, within the [review] and
+    [calls] bounds. `unknown_context`: "provider:model" whose context window is unknown, so not checked."""
+
+    chapters: list[int]
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    cost: float | None
+    unknown_context: list[str]
+    notes: list[str]
 
 
 class ChapterReview(_Doc):

@@ -14,9 +14,11 @@ from typing import TypeVar
 from ..llm import ModelCallFailed
 from ..roles import RoleTask
 from ..roles.writer import PARAGRAPHS, ParagraphEdits, ParagraphsRequest
+from ..rules import length_text
 from ._calls import Caller, failed_closed
+from ._models import ForbiddenHit
 from ._outcomes import NO_MODEL, StepOutcome
-from ._rules_step import forbidden_hits
+from ._rules_step import forbidden_hits, length_outcome
 from ._splice import splice_paragraphs
 from ._state import LoopState
 
@@ -40,17 +42,26 @@ async def targeted_rewrite(
     return state.add(StepOutcome.passed(step, f"rewrote paragraphs {sorted(edits)}"))
 
 
-async def fix_forbidden(state: LoopState, caller: Caller) -> None:
-    """The hard-rule step: find forbidden phrases; rewrite only their paragraphs; verify they are gone."""
-    hits = forbidden_hits(state.text, state.rules)
-    warn = f"; {len(state.fatigue)} fatigue warning(s) for the editor" if state.fatigue else ""
-    if not hits:
-        state.add(StepOutcome.passed("rules", "no forbidden phrase" + warn))
-        return
+def forbidden_request(state: LoopState, hits: list[ForbiddenHit]) -> ParagraphsRequest:
+    """The writer's request to rewrite the paragraphs holding `hits` (the forbidden phrases of the current text)."""
     targets = sorted({i for h in hits for i in h.paragraphs})
-    phrases = [h.phrase for h in hits]
-    state.add(StepOutcome.failed("rules", f"forbidden {'、'.join(phrases)} in paragraphs {targets}" + warn))
-    request = ParagraphsRequest(state.chapter, state.text, state.rules, targets, phrases, state.unit)
+    return ParagraphsRequest(state.chapter, state.text, state.rules, targets, [h.phrase for h in hits], state.unit)
+
+
+async def rules_step(state: LoopState, caller: Caller) -> None:
+    """The hard-rule step: the length against book.toml (as `muse check` says it; no step repairs it), forbidden
+    phrases (rewrite only their paragraphs, then verify they are gone), fatigue words (for the editor)."""
+    hits = forbidden_hits(state.text, state.rules)
+    length = length_outcome(state.text, state.rules, state.chapter)
+    warn = f"; {len(state.fatigue)} fatigue warning(s) for the editor" if state.fatigue else ""
+    found = [length_text(length)] + (["no forbidden phrase"] if not hits else [])
+    if not hits:
+        outcome = StepOutcome.failed if length.outcome == "failed" else StepOutcome.passed
+        state.add(outcome("rules", "; ".join(found) + warn))
+        return
+    request = forbidden_request(state, hits)
+    forbidden = f"forbidden {'、'.join(request.phrases)} in paragraphs {list(request.targets)}"
+    state.add(StepOutcome.failed("rules", "; ".join([forbidden, *found]) + warn))
     out = await targeted_rewrite(
         state, caller, step="forbidden_rewrite", kind="forbidden_rewrite", task=PARAGRAPHS, request=request
     )

@@ -30,9 +30,10 @@ from ._models import (
     RulesSummary,
     UsageOut,
 )
+from ._preflight import plan_chapter, refuse_unsendable
 from ._records import find_current_review, mark_applied, record_facts, save_review, stored_revision
 from ._revisions import apply_revision, base_path, revision_bytes, revision_path
-from ._rules_step import RuleView, fatigue_hits, forbidden_hits, load_rule_view
+from ._rules_step import RuleView, fatigue_hits, forbidden_hits, length_outcome, load_rule_view
 from ._state import LoopState
 
 LOOP_VERSION = 2  # 2: the prompts left the configuration hash for the recorded task refs
@@ -54,6 +55,12 @@ def config_sha256(book: Book, rules: RuleView, memory: MemoryContext, *, editor:
             "memory": [memory.available, memory.card_states, memory.foreshadows, memory.previous_ending],
         }
     )
+
+
+def is_current(book: Book, chapter: Chapter, rules: RuleView, memory: MemoryContext, *, editor: bool) -> bool:
+    """Whether a review of the chapter's bytes under this configuration is recorded (a rerun resumes it)."""
+    cfg_sha = config_sha256(book, rules, memory, editor=editor)
+    return find_current_review(book.db, chapter.number, chapter.sha256, cfg_sha) is not None
 
 
 def usage_of(book: Book, call_ids: Iterable[str]) -> UsageOut:
@@ -116,17 +123,9 @@ async def review_chapter(
         if found is not None:
             return await _resume(book, chapter, found.model_copy(update={"resumed": True}), session, apply=apply)
     started = utc_now()
-    state = LoopState(
-        chapter=number,
-        title=chapter.heading or book.chapter_label(number),
-        original=chapter.body,
-        text=chapter.body,
-        rules=rules,
-        memory=memory,
-        config=book.config.review,
-        editor_enabled=editor,
-        unit=book.heading_unit,
-    )
+    state = LoopState.begin(book, chapter, rules, memory, editor=editor)
+    if session is not None and any(session.is_configured(r) for r in REVIEW_ROLES):
+        refuse_unsendable(book, [plan_chapter(book, session, state, chapter)])  # the run's preflight, for this text
     caller = Caller(session)
     await run_loop(state, caller)
     status = chapter_status(state)
@@ -163,6 +162,8 @@ async def review_chapter(
             fatigue=fatigue_hits(chapter.body, rules),
             forbidden_remaining=forbidden_hits(final_text, rules),
             preferences_injected=bool(rules.preferences.strip()) and "writer" in usage.by_role,
+            length=length_outcome(chapter.body, rules, number),
+            length_final=length_outcome(final_text, rules, number),
         ),
         memory=MemorySummary(
             available=memory.available,

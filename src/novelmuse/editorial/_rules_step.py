@@ -1,5 +1,7 @@
 """Hard rules in the loop (seed 004 硬规则引擎): deterministic, run whether or not a model is configured.
 
+length outside book.toml [chapters] = error, reported exactly as `muse check` reports it (the same function);
+no step repairs it, so it stays an open issue;
 forbidden (禁止) = error → a targeted rewrite of only the paragraphs containing the phrase;
 fatigue (疲劳词) over its limit = warning → handed to the editor as reference;
 preferences (偏好) → injected verbatim into the writer's prompt.
@@ -9,11 +11,11 @@ Counting has `str.count` semantics (non-overlapping, leftmost), the rules engine
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..book import Book
-from ..rules import EffectiveRuleSet, load_book_rules, preferences_block
-from ..text import sha256_json, split_paragraphs
+from ..rules import EffectiveRuleSet, LengthLimits, LengthOut, check_length, load_book_rules, preferences_block
+from ..text import count_chars, sha256_json, split_paragraphs
 from ._models import FatigueHit, ForbiddenHit
 
 
@@ -25,6 +27,7 @@ class RuleView:
     fatigue: tuple[tuple[str, int], ...]
     preferences: str
     sha256: str
+    length: LengthLimits = field(default_factory=LengthLimits)  # book.toml [chapters]: in the set's sha256
 
     @classmethod
     def of(cls, forbidden: list[str], fatigue: list[tuple[str, int]], preferences: str) -> RuleView:
@@ -62,7 +65,14 @@ def rule_view(effective: EffectiveRuleSet) -> RuleView:
         fatigue=tuple((r.phrase, r.limit) for r in effective.rules if r.kind == "fatigue" and r.limit is not None),
         preferences=preferences_block(effective),
         sha256=effective.sha256,
+        length=effective.length,
     )
+
+
+def length_outcome(text: str, rules: RuleView, chapter: int) -> LengthOut:
+    """The chapter's length against book.toml [chapters], exactly as `muse check` computes it (`rules.check_length`
+    over `text.count_chars`; the prologue, chapter 0, is not held to chapter limits)."""
+    return check_length(count_chars(text), rules.length, prologue=chapter == 0)[0]
 
 
 def load_rule_view(book: Book) -> RuleView:

@@ -8,12 +8,14 @@ from pydantic import BaseModel, ConfigDict
 
 from ..book import Book
 from ..llm import ModelSession
-from ..memory import story_memory
+from ..memory import MemoryState, memory_context, story_memory
 from ._facts_step import STEP as FACTS_STEP
-from ._models import SCHEMA_VERSION, ChapterReview, Disagreements
+from ._models import SCHEMA_VERSION, ChapterReview, Disagreements, PreflightOut
 from ._outcomes import StepOutcome
-from ._review import REVIEW_ROLES, review_chapter
-from ._rules_step import load_rule_view
+from ._preflight import ChapterPlan, plan_chapter, plan_doc, refuse_unsendable
+from ._review import REVIEW_ROLES, is_current, review_chapter
+from ._rules_step import RuleView, load_rule_view
+from ._state import LoopState
 
 
 class RunSummary(BaseModel):
@@ -47,6 +49,38 @@ class ReviewRun(BaseModel):
     run_id: str | None
     chapters: list[ChapterReview]
     summary: RunSummary
+    preflight: PreflightOut | None = None  # what the run was to send first, estimated before any request
+
+
+def plan_review(
+    book: Book,
+    session: ModelSession,
+    numbers: list[int],
+    *,
+    rules: RuleView,
+    memory: MemoryState | str,
+    resume: bool,
+    editor: bool,
+) -> PreflightOut | None:
+    """The run's preflight: size every chapter the run may review with a model, refuse at once what can never be
+    sent (see `_preflight`), and return the plan; None when no review role has a model (nothing is sent).
+
+    A chapter whose review is current is resumed, not sent — unless an extractor runs in this run before it: new
+    facts change the memory a later chapter is reviewed with, so from the first chapter reviewed now on, every
+    chapter is checked."""
+    if not any(session.is_configured(r) for r in REVIEW_ROLES):
+        return None
+    facts_change_memory = session.is_configured("extractor")
+    plans: list[ChapterPlan] = []
+    for n in numbers:
+        chapter = book.read_chapter(n)
+        context = memory_context(book, n, memory)
+        if resume and not (plans and facts_change_memory) and is_current(book, chapter, rules, context, editor=editor):
+            continue
+        state = LoopState.begin(book, chapter, rules, context, editor=editor)
+        plans.append(plan_chapter(book, session, state, chapter))
+    refuse_unsendable(book, plans)
+    return plan_doc(book, plans)
 
 
 def summarize(reviews: list[ChapterReview], selected: list[int], run_id: str | None) -> ReviewRun:
@@ -99,15 +133,21 @@ async def review_chapters(
     resume: bool = True,
     editor: bool = True,
     on_chapter: Callable[[ChapterReview], None] | None = None,
+    on_plan: Callable[[PreflightOut], None] | None = None,
 ) -> ReviewRun:
     """Review chapters in order; a chapter that fails closed (or whose facts step does) stops the run.
 
     The run starts (and its id is the document's `run_id`) when any review role has a model. A rerun
     resumes: chapters whose record matches their current bytes and configuration are not reviewed again
     (they come back with `resumed: true`). An interruption leaves the chapters already recorded recorded.
+    Before any request, the preflight (`plan_review`) refuses what can never be sent and hands its plan to
+    `on_plan`.
     """
     rules = load_rule_view(book)
     memory = story_memory(book)
+    plan = plan_review(book, session, numbers, rules=rules, memory=memory, resume=resume, editor=editor)
+    if plan is not None and on_plan is not None:
+        on_plan(plan)
     if any(session.is_configured(r) for r in REVIEW_ROLES):
         session.start()
     reviews: list[ChapterReview] = []
@@ -122,4 +162,5 @@ async def review_chapters(
             break  # later chapters' memory would lack this one's facts: a rerun resumes here
         if doc.facts is not None and doc.facts.extracted and doc.facts.run_id == session.run_id:
             memory = story_memory(book)  # the next chapter is reviewed with this chapter's facts
-    return summarize(reviews, numbers, session.run_id if session.started else None)
+    run = summarize(reviews, numbers, session.run_id if session.started else None)
+    return run.model_copy(update={"preflight": plan})

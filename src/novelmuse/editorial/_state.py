@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..book import ReviewConfig
+from ..book import Book, Chapter, ReviewConfig
 from ..memory import MemoryContext
 from ..text import sha256_hex
 from ._models import ArbiterOut, ConsistencyRound, EditorRound, FatigueHit, RepairOut
@@ -36,6 +36,21 @@ class LoopState:
     editor_open: bool = False  # a rewrite verdict left standing (bounds, arbiter) or a polish/rewrite skipped
     error_code: str | None = None
     texts: list[str] = field(default_factory=list)  # every text the loop produced, in order (stored for the report)
+
+    @classmethod
+    def begin(cls, book: Book, chapter: Chapter, rules: RuleView, memory: MemoryContext, *, editor: bool) -> LoopState:
+        """The state a review of `chapter` starts from (a file without a heading line is titled by its label)."""
+        return cls(
+            chapter=chapter.number,
+            title=chapter.heading or book.chapter_label(chapter.number),
+            original=chapter.body,
+            text=chapter.body,
+            rules=rules,
+            memory=memory,
+            config=book.config.review,
+            editor_enabled=editor,
+            unit=book.heading_unit,
+        )
 
     def add(self, outcome: StepOutcome) -> StepOutcome:
         """Record one step's outcome (in order)."""

@@ -52,6 +52,7 @@ from ._memory import (
 from ._models_check import render_models_check
 from ._review import (
     outcome_text,
+    preflight_notes,
     render_chapter,
     render_review_run,
     render_revision_diffs,
@@ -97,6 +98,7 @@ __all__ = [
     "outcome_text",
     "plan_doc",
     "plan_line",
+    "preflight_notes",
     "render_calls",
     "render_card",
     "render_card_lint",

@@ -12,8 +12,9 @@ from rich.console import Console
 from rich.text import Text
 
 from ..book import Book, Chapter, parse_chapter_file
-from ..editorial import ChapterReview, ReviewRun, StepOutcome, facts_error
+from ..editorial import ChapterReview, PreflightOut, ReviewRun, StepOutcome, facts_error
 from ..errors import MuseError, Outcome
+from ..rules import length_text
 from ..text import sha256_hex, split_paragraphs
 from .html._diff import Piece, char_diff
 
@@ -101,8 +102,10 @@ def render_chapter(console: Console, doc: ChapterReview, book: Book) -> None:
         if s.detail:
             line.append(" " * (label_w - len(s.label)) + "  " + s.detail)
         console.print(line)
-    if doc.rules.forbidden or doc.rules.fatigue:
-        parts = [f"forbidden {h.phrase}×{h.count} at {files.paragraphs(h.paragraphs)}" for h in doc.rules.forbidden]
+    length = doc.rules.length_final or doc.rules.length
+    if doc.rules.forbidden or doc.rules.fatigue or (length is not None and length.outcome == "failed"):
+        parts = [length_text(length)] if length is not None and length.outcome == "failed" else []
+        parts += [f"forbidden {h.phrase}×{h.count} at {files.paragraphs(h.paragraphs)}" for h in doc.rules.forbidden]
         parts += [f"fatigue {h.phrase} {h.actual}>{h.limit}" for h in doc.rules.fatigue]
         console.print("rules: " + "; ".join(parts), markup=False)
     if not doc.memory.available:
@@ -299,6 +302,18 @@ def render_revision_diffs(console: Console, book: Book, run: ReviewRun) -> None:
             console.print(diff_text(h.pieces))
         if diff.identical:
             console.print("(no change)", markup=False)
+
+
+def preflight_notes(plan: PreflightOut) -> list[str]:
+    """What the run is about to send (stderr, before the first request): chapters, requests, token bound, worst
+    case cost; then its notes (unknown context windows, a worst case above max_cost)."""
+    cost = "unknown (a model has no price)" if plan.cost is None else f"at most {plan.cost:.4f}"
+    lines = [
+        f"review: {len(plan.chapters)} chapter(s) for the models; first {plan.requests} request(s): up to"
+        f" {plan.input_tokens:,} input tokens (an upper bound) and {plan.output_tokens:,} output, cost {cost};"
+        " repairs and rewrites come on top, within [review] and [calls]"
+    ]
+    return lines + [f"note: {n}" for n in plan.notes]
 
 
 def review_outcome(run: ReviewRun) -> Outcome:

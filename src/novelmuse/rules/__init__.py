@@ -32,7 +32,7 @@ from ._effective import (
     ensure_usable,
     preferences_block,
 )
-from ._length import LENGTH_SEVERITY, check_length
+from ._length import LENGTH_SEVERITY, check_length, length_text
 from ._lint import lint_rules, show_rules
 from ._match import PhraseMatcher, ScanResult
 from ._model import FatigueRule, ForbiddenRule, Preference, RuleProblem, RuleSet, UnparsedLine
@@ -93,6 +93,7 @@ __all__ = [
     "check_length",
     "decode_rules",
     "ensure_usable",
+    "length_text",
     "lint_rules",
     "load_book_rules",
     "load_defaults",

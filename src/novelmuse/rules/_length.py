@@ -14,6 +14,19 @@ LENGTH_ORIGIN = "book.toml [chapters]"
 PROLOGUE_REASON = "chapter 0 is the prologue (序): length limits apply to chapters only"
 
 
+def length_text(out: LengthOut) -> str:
+    """The length outcome in words, the same everywhere (`muse review`'s rule step, its terminal summary):
+    ``length 7241 > max_chars 6000``, ``length 5000 within max_chars 6000``, or why it was not checked."""
+    if out.outcome == "skipped":
+        return f"length not checked ({out.reason})"
+    over = [f"> max_chars {out.max_chars}"] if out.max_chars is not None and out.chars > out.max_chars else []
+    under = [f"< min_chars {out.min_chars}"] if out.min_chars is not None and out.chars < out.min_chars else []
+    if over or under:
+        return f"length {out.chars} " + ", ".join(under + over)
+    bounds = [f"{k} {v}" for k, v in (("min_chars", out.min_chars), ("max_chars", out.max_chars)) if v is not None]
+    return f"length {out.chars} within " + ", ".join(bounds)
+
+
 def check_length(
     chars: int, limits: LengthLimits, *, prologue: bool = False
 ) -> tuple[LengthOut, list[tuple[str, int]]]:
