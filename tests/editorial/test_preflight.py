@@ -9,10 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from novelmuse.text import count_chars
+from novelmuse.text import count_chars, split_paragraphs
 
 from ..llm.loopback import Reply, serving
-from .helpers import as_json, body_of, editor_output, make_book
+from .helpers import (
+    as_json,
+    body_of,
+    editor_output,
+    issue,
+    make_book,
+    paragraph_of,
+    receipts_by_role,
+    unique_sentences,
+)
 
 KEY = "sk-editorial-preflight-key-0123456789"
 SENTENCE = "却说张飞拍马赶到关下，关上矢石如雨，不得进而回。"
@@ -161,3 +170,51 @@ def test_the_plan_is_said_before_the_run_and_an_unknown_context_is_named(
     ]
     assert human.stdout.startswith("review: 1 chapter(s) for the models; first 2 request(s)"), human.stdout
     assert "note: the context window of p:my-local-model is unknown" in human.stdout
+
+
+def test_apply_on_a_chapter_edited_since_its_review_needs_rerun(tmp_path: Path, muse) -> None:
+    """`--apply` means "apply what the review produced". After the author edited the chapter that review is for
+    other bytes, and applying would first run a new, paid review: review says so and waits for --rerun."""
+    body = body_of(tmp_path)
+    quote = unique_sentences(body, 1, skip=8)[0]
+    target = paragraph_of(body, quote)
+    paras = split_paragraphs(body)
+    edits = {"paragraphs": [{"index": target, "text": paras[target].text.strip() + "(改)"}]}
+    clean = {"output": {"issues": [], "passed": True}}
+    script = {
+        "reviewer": [{"output": {"issues": [issue(quote, "major")], "passed": False}}, clean, clean],
+        "writer": [{"output": edits}],
+        "editor": [{"output": editor_output(body)}] * 2,
+    }
+    book = make_book(tmp_path / "b", script=script)
+    assert muse("review", "1", "--book", book).exit_code == 0  # a revision is stored, not applied
+    chapter = book / "chapters" / "0001.md"
+    edited = chapter.read_text(encoding="utf-8").replace(quote, quote + "（作者补一句）")
+    chapter.write_text(edited, encoding="utf-8")
+    before = receipts_by_role(book)
+
+    r = muse("review", "1", "--book", book, "--apply")
+    assert r.exit_code == 2
+    line = r.stderr.strip().splitlines()[-1]
+    assert line.startswith("error[CHAPTER_EDITED_SINCE_REVIEW]: 第1回 was edited since its review"), line
+    assert "--rerun" in line and "chapters/0001.md" in line
+    assert receipts_by_role(book) == before and chapter.read_text(encoding="utf-8") == edited  # nothing sent, kept
+    doc = as_json(muse("review", "1", "--book", book, "--apply", "--json").stdout)
+    assert doc["error"]["code"] == "CHAPTER_EDITED_SINCE_REVIEW"
+
+    r = muse("review", "1", "--book", book, "--apply", "--rerun", "--json")  # asked for: reviewed again
+    assert r.exit_code == 0, r.stderr
+    ch = as_json(r.stdout)["chapters"][0]
+    assert ch["resumed"] is False and ch["status"] == "finalized", ch["steps"]
+    assert ch["revision"]["applied"] is True and chapter.read_bytes() == (book / ch["revision"]["path"]).read_bytes()
+    assert receipts_by_role(book)["reviewer"] > before["reviewer"]
+
+
+def test_apply_without_an_earlier_review_or_with_a_current_one_needs_no_rerun(tmp_path: Path, muse) -> None:
+    script = {
+        "reviewer": [{"output": {"issues": [], "passed": True}}],
+        "editor": [{"output": editor_output(body_of(tmp_path))}],
+    }
+    book = make_book(tmp_path / "b", script=script)
+    assert muse("review", "1", "--book", book, "--apply").exit_code == 0  # the first review of the chapter
+    assert muse("review", "1", "--book", book, "--apply").exit_code == 0  # resumed: nothing new is paid for

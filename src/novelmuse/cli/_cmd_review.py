@@ -45,6 +45,12 @@ def review(
     force: Annotated[
         bool, typer.Option("--force", help="Review again even if a record matches the file and configuration.")
     ] = False,
+    rerun: Annotated[
+        bool,
+        typer.Option(
+            "--rerun", help="With --apply: review a chapter edited since its review again (a new, paid review)."
+        ),
+    ] = False,
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -52,9 +58,12 @@ def review(
 
     The original text is kept; the result is stored as a revision and written to the chapter file only
     with --apply. A finalised chapter whose file is the finalised text then gets its fact card (事实卡)
-    from the extractor. Exit 0 finalized (or not reviewed: no model) with nothing open, 1 open issues (finalized
-    with issues, or a forbidden phrase left because no writer model ran) or fact-card items rejected, 3 a step
-    failed closed (the facts step included).
+    from the extractor. Before any model call the requests are sized and what can never be sent is refused:
+    a chapter over [chapters] max_chars (CHAPTER_TOO_LONG, exit 2), a request over the model's context window or
+    the budget (exit 3). --apply on a chapter edited since its review needs --rerun (a new, paid review).
+    Exit 0 finalized (or not reviewed: no model) with nothing open, 1 open issues (finalized with issues, a
+    length outside the limits, or a forbidden phrase left because no writer model ran) or fact-card items
+    rejected, 2 bad input, 3 a step failed closed (the facts step included).
     """
     if (chapter is None) == (range_ is None):
         raise InputError(
@@ -86,7 +95,15 @@ def review(
             b,
             "review",
             lambda s: review_chapters(
-                b, s, numbers, apply=apply, resume=not force, editor=not no_editor, on_chapter=done, on_plan=plan
+                b,
+                s,
+                numbers,
+                apply=apply,
+                resume=not force,
+                editor=not no_editor,
+                rerun=rerun,
+                on_chapter=done,
+                on_plan=plan,
             ),
         )
     if json_out:

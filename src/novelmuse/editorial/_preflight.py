@@ -30,6 +30,7 @@ from ..text import split_paragraphs
 from ._consistency import review_request
 from ._editor import editor_request
 from ._models import PreflightOut
+from ._records import latest_reviews
 from ._repair import forbidden_request
 from ._rules_step import forbidden_hits, length_outcome
 from ._state import LoopState
@@ -114,6 +115,28 @@ def refuse_unsendable(book: Book, plans: list[ChapterPlan]) -> None:
             f"role {est.role} ({est.provider}:{est.model}), {plan.path}",
             _REFUSAL_FIXES[code].replace("<model>", est.model),
         )
+
+
+def refuse_review_before_apply(book: Book, numbers: list[int]) -> None:
+    """`--apply` applies what a chapter's review produced. A chapter edited since its latest review has no such
+    result for its bytes: applying would first run a new, paid review. Raise CHAPTER_EDITED_SINCE_REVIEW (exit 2,
+    nothing sent) naming every such chapter; `--rerun` (or `--force`) asks for the new review."""
+    current = {n: book.read_chapter(n).sha256 for n in numbers}
+    edited = [r for n, r in sorted(latest_reviews(book.db, current).items()) if n in current and not r.current]
+    if not edited:
+        return
+    labels = ", ".join(book.chapter_label(r.chapter) for r in edited[:20]) + (" …" if len(edited) > 20 else "")
+    first = edited[0]
+    again = f"{first.chapter}" if len(numbers) == 1 else f"--range {numbers[0]}-{numbers[-1]}"
+    raise InputError(
+        "CHAPTER_EDITED_SINCE_REVIEW",
+        f"{labels} {'was' if len(edited) == 1 else 'were'} edited since {'its' if len(edited) == 1 else 'their'} "
+        f"review (record {first.record_id}{', …' if len(edited) > 1 else ''}): --apply would first run a new review, "
+        "which calls the models — nothing was sent",
+        _relative(book, book.read_chapter(first.chapter)),
+        f"review again and apply the new result: `muse review {again} --apply --rerun`, or see the new review "
+        f"first: `muse review {again}`",
+    )
 
 
 def plan_doc(book: Book, plans: list[ChapterPlan]) -> PreflightOut:

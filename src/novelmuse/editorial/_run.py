@@ -12,7 +12,7 @@ from ..memory import MemoryState, memory_context, story_memory
 from ._facts_step import STEP as FACTS_STEP
 from ._models import SCHEMA_VERSION, ChapterReview, Disagreements, PreflightOut
 from ._outcomes import StepOutcome
-from ._preflight import ChapterPlan, plan_chapter, plan_doc, refuse_unsendable
+from ._preflight import ChapterPlan, plan_chapter, plan_doc, refuse_review_before_apply, refuse_unsendable
 from ._review import REVIEW_ROLES, is_current, review_chapter
 from ._rules_step import RuleView, load_rule_view
 from ._state import LoopState
@@ -132,6 +132,7 @@ async def review_chapters(
     apply: bool = False,
     resume: bool = True,
     editor: bool = True,
+    rerun: bool = False,
     on_chapter: Callable[[ChapterReview], None] | None = None,
     on_plan: Callable[[PreflightOut], None] | None = None,
 ) -> ReviewRun:
@@ -141,8 +142,11 @@ async def review_chapters(
     resumes: chapters whose record matches their current bytes and configuration are not reviewed again
     (they come back with `resumed: true`). An interruption leaves the chapters already recorded recorded.
     Before any request, the preflight (`plan_review`) refuses what can never be sent and hands its plan to
-    `on_plan`.
+    `on_plan`. With `apply`, a chapter edited since its review is refused unless `rerun` (or not `resume`) asks for
+    the new review that applying it would need.
     """
+    if apply and resume and not rerun and any(session.is_configured(r) for r in REVIEW_ROLES):
+        refuse_review_before_apply(book, numbers)
     rules = load_rule_view(book)
     memory = story_memory(book)
     plan = plan_review(book, session, numbers, rules=rules, memory=memory, resume=resume, editor=editor)

@@ -305,8 +305,10 @@ def render_revision_diffs(console: Console, book: Book, run: ReviewRun) -> None:
 
 
 def preflight_notes(plan: PreflightOut) -> list[str]:
-    """What the run is about to send (stderr, before the first request): chapters, requests, token bound, worst
-    case cost; then its notes (unknown context windows, a worst case above max_cost)."""
+    """What the run is about to send (before the first request): chapters, requests, token bound, worst-case cost;
+    then its notes (unknown context windows, a worst case above max_cost). Nothing when nothing will be sent."""
+    if not plan.chapters:
+        return []  # every chapter is resumed: nothing is sent
     cost = "unknown (a model has no price)" if plan.cost is None else f"at most {plan.cost:.4f}"
     lines = [
         f"review: {len(plan.chapters)} chapter(s) for the models; first {plan.requests} request(s): up to"
