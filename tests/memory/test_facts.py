@@ -368,7 +368,7 @@ def test_extractor_prompt_is_deterministic_and_names_cards_and_cap(tmp_path: Pat
     m1 = build_messages(book, 2, cards)
     assert m1 == build_messages(book, 2, cards)
     user = m1[1].content
-    assert "关羽：云长、关公、关云长" in user and "F-x：天书三卷（第1章埋设）" in user and "上限】3 条" in user
+    assert "关羽：云长、关公、关云长" in user and "F-x：天书三卷（第1回埋设）" in user and "上限】3 条" in user
     assert "F-y：督邮索贿（本章细纲埋设）" in user  # so the model confirms the author's id instead of a new one
     assert "F-y" not in build_messages(book, 1, cards)[1].content
     assert book.read_chapter(2).body in user
@@ -449,7 +449,7 @@ def test_sync_extraction_replays_the_memory_a_fixed_number_of_times(
     from novelmuse.memory import _replay, sync
 
     empty = {"events": [], "foreshadows": [], "relations": [], "states": []}
-    script = {"extractor": [{"output": {**empty, "foreshadows": [plant("F-q", Q1[0])]}, "match": "第 1 章"}]}
+    script = {"extractor": [{"output": {**empty, "foreshadows": [plant("F-q", Q1[0])]}, "match": "第1回 ·"}]}
     script["extractor"] += [{"output": empty}] * 7
     book = scripted_book(tmp_path / "b", script, chapters=8)
     made = 0
@@ -479,7 +479,7 @@ def test_sync_says_the_calls_and_their_cost_first_and_has_dry_run_and_no_extract
     """Issue 15.7: no surprise bills — the plan is printed before the first call; --dry-run calls nothing and
     writes no index row; --no-extract re-indexes and leaves the facts stale."""
     empty = {"events": [], "foreshadows": [], "relations": [], "states": []}
-    script = {"extractor": [{"output": GOOD_1, "match": "第 1 章"}, {"output": empty}]}
+    script = {"extractor": [{"output": GOOD_1, "match": "第1回 ·"}, {"output": empty}]}
     book = scripted_book(tmp_path / "b", script)
     with open(book.root / "book.toml", "a", encoding="utf-8") as f:
         f.write('\n[prices."scripted-model-1"]\ninput = 1.0\noutput = 2.0\n')

@@ -15,6 +15,7 @@ judgement made on it can be traced back; the text is what the model reads.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..book import Book, FineOutline
@@ -96,12 +97,13 @@ def _card_lines(states: dict[str, CardState]) -> tuple[ContextLine, ...]:
     return tuple(lines)
 
 
-def _foreshadow_lines(active: ActiveList) -> tuple[ContextLine, ...]:
+def _foreshadow_lines(active: ActiveList, label: Callable[[int], str]) -> tuple[ContextLine, ...]:
+    """One line per active foreshadow, its chapters named the book's way (`label`: 第3回 in a book of 回)."""
     lines = []
     for f in active.items:
-        due = f",预计第{f.payoff_chapter}章回收" if f.payoff_chapter else ""
+        due = f",预计{label(f.payoff_chapter)}回收" if f.payoff_chapter else ""
         late = ",已逾期" if f.overdue else ""
-        text = f"{f.id}: {f.description}(第{f.planted_chapter}章埋设,已 {f.age} 章{due}{late})"
+        text = f"{f.id}: {f.description}({label(f.planted_chapter)}埋设,已 {f.age} 章{due}{late})"
         lines.append(ContextLine(text, (f.source,)))
     return tuple(lines)
 
@@ -119,7 +121,7 @@ def memory_context(book: Book, chapter: int, memory: MemoryState | str | None = 
     as_of = chapter - 1
     try:
         cards = _card_lines(got.as_of(as_of)) if as_of >= 1 else ()
-        foreshadows = _foreshadow_lines(got.active_foreshadows(as_of)) if as_of >= 1 else ()
+        foreshadows = _foreshadow_lines(got.active_foreshadows(as_of), book.chapter_label) if as_of >= 1 else ()
     except MuseError as exc:
         return MemoryContext(False, f"story memory could not be queried ({exc.code})", previous_ending=ending)
     return MemoryContext(True, f"story memory as of chapter {as_of}", cards, foreshadows, ending)
@@ -161,7 +163,10 @@ def extraction_context(
         ContextLine(f"{c.name}：{'、'.join(c.aliases) or '（无别名）'}", (Source("author", c.file, c.line),))
         for c in sorted(cards.cards.values(), key=lambda c: c.id)
     )
-    lines = [ContextLine(f"{a.id}：{a.description}（第{a.planted_chapter}章埋设）", (a.source,)) for a in active.items]
+    label = book.chapter_label
+    lines = [
+        ContextLine(f"{a.id}：{a.description}（{label(a.planted_chapter)}埋设）", (a.source,)) for a in active.items
+    ]
     # this chapter's own outline plants: the model should report them under the author's ids (a confirmation),
     # not plant them again under new ids (a duplicate entry that also counts against the plant cap)
     outline = outline if outline is not None else outlines.get(chapter)  # every outline is loaded
