@@ -148,3 +148,16 @@ def test_cards_show_reads_the_cached_replay_until_any_input_changes(
     (small_book.root / "outlines" / "0003.yaml").write_text("chapter: 3\n", encoding="utf-8")
     same_as_replay("刘备", 5)
     assert replays == 5
+
+
+def test_search_hits_are_located_by_file_and_line(muse, small_book: Book) -> None:
+    """issue 16.4: each chapter's best chunk reads `chapters/0001.md:LINE [start:end]` in the terminal; the JSON keeps
+    the offsets only."""
+    doc = json.loads(muse("search", "桃园", "--json", "--book", small_book.root).stdout)
+    assert "md:" not in json.dumps(doc["chapters"])
+    human = muse("search", "桃园", "--book", small_book.root).stdout
+    for c in doc["chapters"]:
+        best = c["best"]
+        chapter = small_book.read_chapter(c["chapter"])
+        line = chapter.first_line + chapter.body.count("\n", 0, best["start"])
+        assert f"chapters/{c['chapter']:04d}.md:{line} [{best['start']}:{best['end']}]" in human, human

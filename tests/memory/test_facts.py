@@ -309,11 +309,17 @@ def test_sync_extracts_with_a_model_and_cli_shows_rejections(muse, tmp_path: Pat
     human = muse("facts", "show", "1", "--book", book.root)
     assert human.exit_code == 1
     lines = human.stdout.splitlines()
-    # every item is listed with its verdict, offsets and quote — not only the rejected ones
+    # every item is listed with its verdict, location (file:line beside the offsets) and quote — not only the
+    # rejected ones
     (e0, e1), (a, b), (a3, b3) = shown["spans"][0], shown["spans"][1], shown["spans"][4]
-    assert f"accepted foreshadows[0] [{a}:{b}] plant F0 伏笔F0 「{Q1[0]}」" in lines
-    assert f"rejected[FORESHADOW_PLANT_CAP] foreshadows[3] [{a3}:{b3}] plant F3 伏笔F3 「{Q1[3]}」" in lines
-    assert f"accepted events[0] [{e0}:{e1}] 刘焉招兵 (actors: 刘焉) 「{Q1[4]}」" in lines
+    ch1 = book.read_chapter(1)
+
+    def at(start: int) -> str:
+        return f"chapters/0001.md:{ch1.first_line + ch1.body.count(chr(10), 0, start)}"
+
+    assert f"accepted foreshadows[0] {at(a)} [{a}:{b}] plant F0 伏笔F0 「{Q1[0]}」" in lines
+    assert f"rejected[FORESHADOW_PLANT_CAP] foreshadows[3] {at(a3)} [{a3}:{b3}] plant F3 伏笔F3 「{Q1[3]}」" in lines
+    assert f"accepted events[0] {at(e0)} [{e0}:{e1}] 刘焉招兵 (actors: 刘焉) 「{Q1[4]}」" in lines
     # the scripted provider replays its script from the top in every new session: give the next one its own
     (book.root / "script.yaml").write_text(yaml.safe_dump({"extractor": [{"output": GOOD_1}]}, allow_unicode=True))
     ex = muse("facts", "extract", "1", "--book", book.root, "--json")

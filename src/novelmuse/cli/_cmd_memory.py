@@ -103,12 +103,12 @@ def _refresh_index(b: Book, cards: CardSet) -> None:
         err_console.print(f"index updated: chapters {', '.join(parts)}", markup=False)
 
 
-def _show_facts(doc: reports.FactsDoc, json_out: bool) -> None:
+def _show_facts(b: Book, doc: reports.FactsDoc, json_out: bool) -> None:
     """Print a fact card (`muse facts extract` / `show`); exit 1 when items were rejected (shown, never dropped)."""
     if json_out:
         emit_json(doc)
     else:
-        reports.render_facts(console, doc)
+        reports.render_facts(console, doc, reports.ChapterLines(b))
     finish(reports.findings_outcome(len(doc.rejected)))
 
 
@@ -205,7 +205,7 @@ def search(
     if json_out:
         emit_json(doc)
     else:
-        reports.render_search(console, doc)
+        reports.render_search(console, doc, reports.ChapterLines(b))
 
 
 @app.command()
@@ -291,7 +291,7 @@ def facts_extract(
         )
 
     result = in_session(b, "facts", lambda session: extract_facts(session, b, chapter))
-    _show_facts(reports.facts_doc(result), json_out)
+    _show_facts(b, reports.facts_doc(result), json_out)
 
 
 @facts_app.command("show")
@@ -318,4 +318,4 @@ def facts_show(
             "run `muse facts extract N` (or `muse sync` with an extractor model configured)",
         )
     doc = reports.facts_show_doc(card, state.validations[chapter])
-    _show_facts(doc, json_out)
+    _show_facts(b, doc, json_out)

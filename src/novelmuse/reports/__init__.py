@@ -20,6 +20,7 @@ from ._judge import (
     render_rubrics,
     rubrics_doc,
 )
+from ._locations import ChapterLines
 from ._memory import (
     CardLintDoc,
     CardShowDoc,
@@ -69,6 +70,7 @@ __all__ = [
     "CallsReport",
     "CardLintDoc",
     "CardShowDoc",
+    "ChapterLines",
     "CostReport",
     "ExportResult",
     "FactsDoc",

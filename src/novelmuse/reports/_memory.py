@@ -35,6 +35,7 @@ from ..memory import (
     SyncResult,
     ValueAt,
 )
+from ._locations import ChapterLines
 
 
 class CardShowDoc(BaseModel):
@@ -245,8 +246,9 @@ def search_doc(r: SearchResult) -> SearchDoc:
     )
 
 
-def render_search(console: Console, doc: SearchDoc) -> None:
-    """Chapters best first, each with its best chunk (chapter, offsets, snippet); "no results" when none."""
+def render_search(console: Console, doc: SearchDoc, lines: ChapterLines | None = None) -> None:
+    """Chapters best first, each with its best chunk (its file and line, offsets, snippet); "no results" when
+    none."""
     console.print(f"query tokens: {' / '.join(doc.tokens) or '(none in the index)'}", markup=False)
     scope = f" before chapter {doc.before}" if doc.before is not None else ""
     if not doc.chapters:
@@ -260,7 +262,9 @@ def render_search(console: Console, doc: SearchDoc) -> None:
         if c.best is not None:
             text = " ".join(c.best.text.split())
             snippet = text if len(text) <= 80 else text[:80] + "…"
-            console.print(f"      [{c.best.start}:{c.best.end}] {snippet}", markup=False)
+            at = lines.at(c.chapter, c.best.start, text=c.best.text) if lines is not None else None
+            where = f"{at} " if at else ""
+            console.print(f"      {where}[{c.best.start}:{c.best.end}] {snippet}", markup=False)
 
 
 class MentionsDoc(BaseModel):
@@ -463,8 +467,9 @@ def _facts_doc(
     )
 
 
-def render_facts(console: Console, doc: FactsDoc) -> None:
-    """Accepted and rejected items of a fact card."""
+def render_facts(console: Console, doc: FactsDoc, lines: ChapterLines | None = None) -> None:
+    """Accepted and rejected items of a fact card, each with its file and line (while the chapter file is the text
+    the card was extracted from) beside its offsets."""
     console.print(
         f"fact card {doc.fact_card_id} for chapter {doc.chapter}: {len(doc.accepted)} accepted, "
         f"{len(doc.rejected)} rejected (receipt {doc.receipt_id}"
@@ -480,7 +485,9 @@ def render_facts(console: Console, doc: FactsDoc) -> None:
             start, end = next(spans, (0, 0))
             p = rejected.get(name)
             mark = f"rejected[{p.code}]" if p else "accepted"
-            console.print(f"{mark} {name} [{start}:{end}] {_fact_item(kind, item)}", markup=False)
+            at = lines.at(doc.chapter, start, sha256=doc.chapter_sha256) if lines is not None else None
+            where = f"{at} " if at else ""
+            console.print(f"{mark} {name} {where}[{start}:{end}] {_fact_item(kind, item)}", markup=False)
             if p:
                 console.print(f"    {p.detail}", markup=False)
 
