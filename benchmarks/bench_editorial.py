@@ -89,8 +89,9 @@ async def bare_calls(root: Path, n: int) -> None:
     async with ModelSession.open(book, run_kind="bench") as session:
         for number in range(1, n + 1):
             text = book.read_chapter(number).body
-            await session.call(reviewer.REVIEW.render(reviewer.ReviewRequest(number, "", text, no_memory)))
-            request = editor.EditorRequest(number, "", text, "", [], False, 3)
+            unit = book.heading_unit  # the prompts name the chapter the book's way (第N回), as the loop's do
+            await session.call(reviewer.REVIEW.render(reviewer.ReviewRequest(number, "", text, no_memory, unit)))
+            request = editor.EditorRequest(number, "", text, "", [], False, 3, unit)
             await session.call(editor.REVIEW.render(request))
 
 

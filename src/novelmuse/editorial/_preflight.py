@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..book import Book, Chapter
+from ..book import Book, Chapter, read_chapter_file
 from ..errors import FailedClosed, InputError
 from ..llm import CallEstimate, ModelSession
 from ..roles.editor import REVIEW as EDITOR_REVIEW
@@ -121,7 +121,8 @@ def refuse_review_before_apply(book: Book, numbers: list[int]) -> None:
     """`--apply` applies what a chapter's review produced. A chapter edited since its latest review has no such
     result for its bytes: applying would first run a new, paid review. Raise CHAPTER_EDITED_SINCE_REVIEW (exit 2,
     nothing sent) naming every such chapter; `--rerun` (or `--force`) asks for the new review."""
-    current = {n: book.read_chapter(n).sha256 for n in numbers}
+    paths = book.chapter_paths()
+    current = {n: read_chapter_file(n, paths[n]).sha256 for n in numbers}
     edited = [r for n, r in sorted(latest_reviews(book.db, current).items()) if n in current and not r.current]
     if not edited:
         return

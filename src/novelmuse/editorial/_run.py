@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
 
-from ..book import Book
+from ..book import Book, read_chapter_file
 from ..llm import ModelSession
 from ..memory import MemoryState, memory_context, story_memory
 from ._facts_step import STEP as FACTS_STEP
@@ -71,9 +71,10 @@ def plan_review(
     if not any(session.is_configured(r) for r in REVIEW_ROLES):
         return None
     facts_change_memory = session.is_configured("extractor")
+    paths = book.chapter_paths()  # listed once: the numbers were selected from it
     plans: list[ChapterPlan] = []
     for n in numbers:
-        chapter = book.read_chapter(n)
+        chapter = read_chapter_file(n, paths[n])
         context = memory_context(book, n, memory)
         if resume and not (plans and facts_change_memory) and is_current(book, chapter, rules, context, editor=editor):
             continue
