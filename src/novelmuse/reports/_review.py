@@ -291,7 +291,8 @@ def render_revision_diffs(console: Console, book: Book, run: ReviewRun) -> None:
                 console.print(Text(f"  ({h.lines} unchanged line(s))", style="dim"))
                 continue
             # the lines where the first change is (the context lines before it are not shown)
-            lead = next((p.text.count("\n") for p in h.pieces[:1] if p.op == "equal"), 0)
+            first_change = next((k for k, p in enumerate(h.pieces) if p.op != "equal"), len(h.pieces))
+            lead = sum(p.text.count("\n") for p in h.pieces[:first_change])
             console.print(
                 Text(
                     f"@@ {doc.revision.base_path}:{h.base_line + lead} → {doc.revision.path}:{h.new_line + lead}"
