@@ -243,3 +243,29 @@ def test_quotes_in_the_manifest_are_the_chapter_text(sanguo_full: Book, builds: 
             text = sanguo_full.read_chapter(s.chapter).body[s.start : s.end]
             assert sha256_hex(text) == s.sha256 and count_chars(text) == s.chars
             assert text.strip() in writer_visible_text(build.context)
+
+
+def test_the_terminal_locates_every_span_by_file_and_line(sanguo_full: Book, builds: dict[str, ContextBuild]) -> None:
+    """issue 16.4: every span, cut and unselected candidate `muse context` prints reads `chapters/0062.md:LINE
+    [start:end]` (the JSON keeps the offsets only)."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from novelmuse.reports import ChapterLines, render_context
+    from novelmuse.writing import ContextDoc
+
+    c = builds["C"]
+    doc = ContextDoc(
+        chapter=N, arm="C", manifest_sha256="0" * 64, manifest_path="m", manifest=c.manifest, context=c.context
+    )
+    out = StringIO()
+    render_context(Console(file=out, width=300, soft_wrap=True), doc, ChapterLines(sanguo_full))
+    shown = out.getvalue()
+    located = [(s.chapter, s.start, s.end) for s in c.manifest.spans]
+    located += [(u.chapter, u.start, u.end) for u in c.manifest.unselected[:12]]  # the terminal lists 12
+    assert located
+    for chapter, start, end in located:
+        ch = sanguo_full.read_chapter(chapter)
+        line = ch.first_line + ch.body.count("\n", 0, start)
+        assert f"chapters/{chapter:04d}.md:{line} [{start}:{end}]" in shown, (chapter, start)

@@ -10,7 +10,14 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from ..errors import InputError
-from ..reports import render_confirm, render_context, render_outline_lint, render_outline_show, render_verify
+from ..reports import (
+    ChapterLines,
+    render_confirm,
+    render_context,
+    render_outline_lint,
+    render_outline_show,
+    render_verify,
+)
 from ..text import MAX_CHAPTER_NUMBER
 from ..writing import ARMS, Arm, build_and_save, confirm_outline, lint_outlines, show_outline, verify_context
 from ._app import app
@@ -109,7 +116,7 @@ def context(
     if json_out:
         emit_json(built)
     else:
-        render_context(console, built)
+        render_context(console, built, ChapterLines(b))
 
 
 @contextmanager

@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..writing import ConfirmResult, ContextDoc, LintProblem, OutlineLintDoc, OutlineShowDoc, VerifyDoc
+from ._locations import ChapterLines
 
 _STATE = {
     "confirmed": "[green]confirmed[/green]",
@@ -61,8 +62,14 @@ def render_confirm(console: Console, result: ConfirmResult) -> None:
 MAX_ROWS = 12
 
 
-def render_context(console: Console, doc: ContextDoc) -> None:
-    """The built context: outline and memory inputs, blocks and budgets, the window, facts, excerpts, cuts."""
+def render_context(console: Console, doc: ContextDoc, lines: ChapterLines | None = None) -> None:
+    """The built context: outline and memory inputs, blocks and budgets, the window, facts, excerpts (each located
+    as ``chapters/0002.md:17 [start:end]``), cuts."""
+
+    def span(chapter: int, start: int, end: int) -> str:
+        at = lines.at(chapter, start) if lines is not None else None
+        return (f"{at} " if at else f"ch.{chapter} ") + f"[{start}:{end}]"
+
     m = doc.manifest
     console.print(f"context of chapter {doc.chapter} (arm {doc.arm}): manifest {doc.manifest_sha256}")
     console.print(f"  stored at {escape(doc.manifest_path)}")
@@ -99,19 +106,21 @@ def render_context(console: Console, doc: ContextDoc) -> None:
     for col in ("purpose", "chapter", "span", "chars", "located by"):
         spans.add_column(col)
     for s in m.spans:
-        spans.add_row(escape(s.purpose), str(s.chapter), f"[{s.start}:{s.end}]", str(s.chars), escape(s.located_by))
+        spans.add_row(
+            escape(s.purpose), str(s.chapter), span(s.chapter, s.start, s.end), str(s.chars), escape(s.located_by)
+        )
     console.print(spans)
     empty = [s.purpose for s in m.slots if not s.filled]
     if empty:
         console.print(f"slots without raw text: {escape('、'.join(empty))}")
     for c in m.cuts[:MAX_ROWS]:
         where = f"{c.slot} " if c.slot else ""
-        console.print(f"  cut {c.block} {escape(where)}ch.{c.chapter} [{c.start}:{c.end}] {c.chars} chars: {c.reason}")
+        console.print(f"  cut {c.block} {escape(where)}{span(c.chapter, c.start, c.end)} {c.chars} chars: {c.reason}")
     if len(m.cuts) > MAX_ROWS:
         console.print(f"  … {len(m.cuts) - MAX_ROWS} more cut(s) (--json lists all)")
     console.print(f"{len(m.unselected)} candidate span(s) not selected (--json lists each with its reason)")
     for u in m.unselected[:MAX_ROWS]:
-        console.print(f"  {escape(u.slot)} ch.{u.chapter} [{u.start}:{u.end}]: {escape(u.reason)}")
+        console.print(f"  {escape(u.slot)} {span(u.chapter, u.start, u.end)}: {escape(u.reason)}")
 
 
 def render_verify(console: Console, doc: VerifyDoc) -> None:
