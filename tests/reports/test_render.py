@@ -3,6 +3,8 @@ shapes come from the services' own results."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console
 
 from novelmuse.editorial import StepOutcome
@@ -101,3 +103,32 @@ def test_notes_say_when_only_the_defaults_apply() -> None:
     assert lint_notes(lint.model_copy(update={"file": "present"})) == []
     show = ShowReport.model_construct(path="rules.txt", file="empty")
     assert show_notes(show) == ["note: rules.txt is empty: only the built-in defaults apply"]
+
+
+def test_a_fact_source_is_located_by_file_and_line_while_its_chapter_is_current(tmp_path: Path) -> None:
+    """issue 16.4: a value from a current fact card reads `chapters/0005.md:3 [start:end]`; a stale chapter's offsets
+    may point into other text, so they stand alone."""
+    from novelmuse.book import find_book
+    from novelmuse.reports import ChapterLines
+
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "book.toml").write_text('[book]\ntitle = "t"\n', encoding="utf-8")
+    body = "第一段。\n关羽败走麦城，遇害。\n"
+    (tmp_path / "chapters" / "0005.md").write_text("# 第五回\n" + body, encoding="utf-8")
+    (tmp_path / "chapters" / "0006.md").write_text("# 第六回\n" + body, encoding="utf-8")
+    start = body.index("遇害")
+    current = Source("fact", chapter=5, start=start, end=start + 2, receipt_id="rcpt_1", fact_card_id="F1")
+    stale = Source("fact", chapter=6, start=start, end=start + 2, receipt_id="rcpt_2", fact_card_id="F2")
+    state = CardState(
+        card_id="guan-yu",
+        type="character",
+        name="关羽",
+        aliases=[],
+        as_of=6,
+        attributes={"status": ValueAt("dead", 5, current), "place": ValueAt("麦城", 6, stale)},
+        relations=[],
+    )
+    doc = card_show_doc(state, None, {5: "current", 6: "stale"})
+    text = _printed(lambda c: render_card(c, doc, ChapterLines(find_book(tmp_path))))
+    assert f"fact card chapters/0005.md:3 [{start}:{start + 2}] receipt rcpt_1" in text, text
+    assert f"fact card ch.6 [{start}:{start + 2}] receipt rcpt_2" in text

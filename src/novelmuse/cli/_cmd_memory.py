@@ -129,7 +129,7 @@ def cards_show(
     if json_out:
         emit_json(doc)
     else:
-        reports.render_card(console, doc)
+        reports.render_card(console, doc, reports.ChapterLines(b))
 
 
 @cards_app.command("lint")

@@ -32,6 +32,7 @@ from ..memory import (
     RelationAt,
     SearchHit,
     SearchResult,
+    Source,
     SyncResult,
     ValueAt,
 )
@@ -99,10 +100,27 @@ def card_show_doc(
     )
 
 
-def render_card(console: Console, doc: CardShowDoc) -> None:
-    """A card's state as of a chapter, with the source and note of every value, relation targets by name (and,
-    with history, earlier values), then which chapters' fact cards are stale or missing (their changes are not
-    in the state); says so when the chapter asked for is after the book's last chapter."""
+def _source(src: Source, lines: ChapterLines | None, stale: list[int]) -> str:
+    """A value's source as a person opens it: a fact card's span as ``chapters/0077.md:40 [1234:1250]`` while the
+    chapter is the text the card was extracted from (not stale), else its chapter and offsets alone."""
+    if lines is None or src.chapter is None or src.start is None or src.chapter in stale:
+        return src.describe()
+    at = lines.at(src.chapter, src.start)
+    if at is None:
+        return src.describe()
+    if src.kind == "author":
+        return f"{src.file}:{src.line} ({at} [{src.start}:{src.end}])"
+    return f"fact card {at} [{src.start}:{src.end}] receipt {src.receipt_id}"
+
+
+def render_card(console: Console, doc: CardShowDoc, lines: ChapterLines | None = None) -> None:
+    """A card's state as of a chapter, with the source and note of every value (located by file and line), relation
+    targets by name (and, with history, earlier values), then which chapters' fact cards are stale or missing
+    (their changes are not in the state); says so when the chapter asked for is after the book's last chapter."""
+
+    def source(src: Source) -> str:
+        return _source(src, lines, doc.facts_stale)
+
     alias = f"（{'、'.join(doc.aliases)}）" if doc.aliases else ""
     console.print(f"{doc.name}{alias} [{doc.type}, id {doc.id}] as of chapter {doc.as_of}", markup=False)
     if doc.beyond_last:
@@ -114,16 +132,16 @@ def render_card(console: Console, doc: CardShowDoc) -> None:
         )
     table = Table("attribute", "value", "since", "source", "note")
     for k, v in sorted(doc.attributes.items()):
-        table.add_row(k, str(v.value), str(v.since), v.source.describe(), v.note)
+        table.add_row(k, str(v.value), str(v.since), source(v.source), v.note)
     for r in doc.relations:
         target = f"{r.target_name} ({r.target})" if r.target_name else r.target
-        table.add_row(f"relation {r.type}", target, str(r.since), r.source.describe(), r.note)
+        table.add_row(f"relation {r.type}", target, str(r.since), source(r.source), r.note)
     console.print(table)
     if doc.history:
         past = Table("attribute", "value", "from chapter", "source", "note", title="history")
         for k, vs in sorted(doc.history.items()):
             for v in vs:
-                past.add_row(k, str(v.value), str(v.since), v.source.describe(), v.note)
+                past.add_row(k, str(v.value), str(v.since), source(v.source), v.note)
         console.print(past)
     _print_facts_gaps(console, doc.facts_stale, doc.facts_missing, "changes are")
 
