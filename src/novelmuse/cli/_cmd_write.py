@@ -81,7 +81,7 @@ def write(
     if json_out:
         emit_json(doc)
     else:
-        render_write_run(console, doc)
+        render_write_run(console, doc, b)
     note = write_note(doc)
     if note:
         err_console.print(note, markup=False)

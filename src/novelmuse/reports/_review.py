@@ -15,7 +15,7 @@ from ..book import Book, Chapter, parse_chapter_file
 from ..editorial import ChapterReview, PreflightOut, ReviewRun, StepOutcome, facts_error
 from ..errors import MuseError, Outcome
 from ..rules import length_text
-from ..text import sha256_hex, split_paragraphs
+from ..text import chapter_label, sha256_hex, split_paragraphs
 from .html._diff import Piece, char_diff
 
 _STYLE = {"passed": "green", "failed": "red", "skipped": "yellow", "error": "bold red"}
@@ -43,9 +43,11 @@ class ReviewFiles:
     A text the loop produced between two steps (e.g. after a repair, before a polish) is in no file: its offsets are
     shown alone."""
 
-    def __init__(self, book: Book, doc: ChapterReview):
+    def __init__(self, book: Book | None, doc: ChapterReview):
         self.by_body: dict[str, tuple[str, Chapter]] = {}
         self.original: tuple[str, Chapter] | None = None
+        if book is None:
+            return  # offsets only
         paths = [book.chapter_path(doc.chapter)]
         if doc.revision is not None:
             paths += [book.root / doc.revision.path, book.root / doc.revision.base_path]
@@ -83,10 +85,11 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
-def render_chapter(console: Console, doc: ChapterReview, book: Book) -> None:
-    """Everything one chapter's review did; every location as ``path:line`` beside its offsets."""
+def render_chapter(console: Console, doc: ChapterReview, book: Book | None = None) -> None:
+    """Everything one chapter's review did; with the `book`, every location as ``path:line`` beside its offsets
+    and the chapter named the book's way (第23回)."""
     files = ReviewFiles(book, doc)
-    label = book.chapter_label(doc.chapter)
+    label = book.chapter_label(doc.chapter) if book is not None else chapter_label(None, doc.chapter)
     head = Text(f"{label} {doc.title}  " if doc.title != label else f"{label}  ")
     head.append(doc.status, style=_STATUS_STYLE[doc.status])
     if doc.resumed:
@@ -203,8 +206,8 @@ def _what_ran(run: ReviewRun) -> str:
     )
 
 
-def render_review_run(console: Console, run: ReviewRun, book: Book) -> None:
-    """The whole run: every chapter, then the summary."""
+def render_review_run(console: Console, run: ReviewRun, book: Book | None = None) -> None:
+    """The whole run: every chapter (located in the `book`'s files when given), then the summary."""
     for doc in run.chapters:
         render_chapter(console, doc, book)
     s = run.summary

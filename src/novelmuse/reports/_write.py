@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..book import Book
 from ..errors import Outcome
 from ..writing import DetectorReport, WriteDoc, WriteShowDoc, WriteStatus
 from ._review import render_review_run, review_outcome
@@ -38,7 +39,7 @@ def _report_lines(console: Console, report: DetectorReport, indent: str = "    "
         console.print(f"{indent}  {mark} {escape(item.id)} {what} {escape(item.detail)}{quote}")
 
 
-def render_write_run(console: Console, doc: WriteDoc) -> None:
+def render_write_run(console: Console, doc: WriteDoc, book: Book | None = None) -> None:
     """One write run: its status, steps, manifests, evidence, drafts and reports (or the dry run's prompt)."""
     head = f"write chapter {doc.chapter} (arm {doc.arm}): {_STATUS[doc.status]}"
     if doc.reason:
@@ -85,7 +86,7 @@ def render_write_run(console: Console, doc: WriteDoc) -> None:
     if doc.applied:
         console.print(f"written to {escape(doc.applied)}")
     if doc.review is not None:
-        render_review_run(console, doc.review)
+        render_review_run(console, doc.review, book)
     if doc.usage.calls:
         cost = f"{doc.usage.cost:.4f}" if doc.usage.cost is not None else "unknown"
         console.print(
