@@ -144,6 +144,7 @@ def _extract_call(run: _Run, text: str) -> TaskCall[Any]:
             known_cards=[line.text for line in memory.known_cards],
             open_foreshadows=[line.text for line in memory.open_foreshadows],
             max_plants=inputs.book.config.memory.max_plants_per_chapter,
+            unit=inputs.book.heading_unit,  # named the book's way, like every extraction
         )
     )
 
