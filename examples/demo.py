@@ -9,8 +9,9 @@ novelmuse does with them (schema validation, verbatim quote checks, the paragrap
 verdict, the detector gate, manifests, receipts) is real.
 
 Each step prints a one-line header, then the command and its output. The demo knows which exit code each
-step should give (`muse check` exits 1 when it finds an error); any other exit code stops the demo with
-a message and a non-zero exit. Your user config ($MUSE_CONFIG) is ignored, so no real model is called.
+step should give (`muse check` exits 1 when it finds an error, a step skipped for lack of a model exits 4); any
+other exit code stops the demo with a message and a non-zero exit. Your user config ($MUSE_CONFIG) is ignored,
+so no real model is called.
 State is written only to gitignored places: examples/sanguo/.muse and the work directory.
 
     python examples/demo.py [--workdir DIR]
@@ -111,8 +112,10 @@ def sample_steps() -> list[Step]:
             frozenset({1}),
         ),
         Step(
-            "Story memory: register chapters, index paragraphs; no model, so fact cards are reported STALE",
+            "Story memory: register chapters, index paragraphs; no model, so fact cards are reported STALE — exit 4 "
+            "is expected: not evaluated (a skip is never exit 0)",
             ("sync", *book),
+            frozenset({4}),
         ),
         Step(
             "Foreshadow ledger as of chapter 2 (from the fine outlines, no model needed)",
@@ -125,8 +128,10 @@ def sample_steps() -> list[Step]:
         Step("BM25 search over chapters before 5", ("search", "桃园结义", "--before", "5", *book)),
         Step("Where 曹操 (any of his names) is mentioned, per chapter", ("mentions", "曹操", "--before", "11", *book)),
         Step(
-            "Review chapter 1 with no model configured — model steps say skipped(no model configured), never passed",
+            "Review chapter 1 with no model configured — model steps say skipped(no model configured), never passed; "
+            "exit 4 is expected: not evaluated",
             ("review", "1", *book),
+            frozenset({4}),
         ),
         Step(
             "Where the book stands: every problem (forbidden phrase, stale fact cards, unparsed rule line …) with "

@@ -16,19 +16,25 @@ from typing import Final, Literal
 
 #: How a command ended: everything asked for evaluated and passed; a check found errors (or a gate failed); bad
 #: input or usage (nothing changed); a model or gate step failed closed; something asked for was not evaluated
-#: (a skipped step); a novelmuse bug; stopped by the user.
+#: (a skipped step, an unenforced rule line, no model configured); a novelmuse bug; stopped by the user.
 Outcome = Literal["ok", "findings", "bad_input", "failed_closed", "not_evaluated", "internal", "interrupted"]
 
-#: Issue 14 will make `not_evaluated` exit 4 (skip is not pass) and move `internal`: a change of this mapping only.
+#: Skip is not pass (seed 004: the consistency review that "passed" for months while it was silently skipped):
+#: `not_evaluated` has its own code, 4, never 0. A novelmuse bug is 70 (EX_SOFTWARE of sysexits.h: an internal
+#: software error), out of the 0–4 range a script compares against.
 _EXIT_CODES: Final[Mapping[Outcome, int]] = {
     "ok": 0,
     "findings": 1,
     "bad_input": 2,
     "failed_closed": 3,
-    "not_evaluated": 0,
-    "internal": 4,
+    "not_evaluated": 4,
+    "internal": 70,
     "interrupted": 130,
 }
+
+#: When several things happened in one command, the outcome that decides its exit code: a bug, then a step that
+#: failed closed, then findings (something checked and wrong), then something not evaluated, then ok.
+_SEVERITY: Final[tuple[Outcome, ...]] = ("internal", "failed_closed", "findings", "not_evaluated", "ok")
 
 
 def exit_code(outcome: Outcome) -> int:
@@ -36,10 +42,18 @@ def exit_code(outcome: Outcome) -> int:
     return _EXIT_CODES[outcome]
 
 
+def worst(*outcomes: Outcome) -> Outcome:
+    """The outcome that decides a command's exit code when its parts ended differently (see `_SEVERITY`):
+    findings outrank not_evaluated (a definite error beats an unknown), and anything outranks ok."""
+    ranked = [o for o in _SEVERITY if o in outcomes]
+    return ranked[0] if ranked else "ok"
+
+
 EXIT_OK: Final = exit_code("ok")
 EXIT_FINDINGS: Final = exit_code("findings")  # a check ran and found error-severity findings
 EXIT_BAD_INPUT: Final = exit_code("bad_input")  # bad input or usage: nothing was changed
 EXIT_FAILED_CLOSED: Final = exit_code("failed_closed")  # a model or gate step failed closed
+EXIT_NOT_EVALUATED: Final = exit_code("not_evaluated")  # something asked for was not evaluated (skip is not pass)
 
 
 class MuseError(Exception):
@@ -89,3 +103,10 @@ class FailedClosed(MuseError):
     """A model or gate step failed closed (exit 3): the result is not ok, never a default value."""
 
     outcome: Outcome = "failed_closed"
+
+
+class NotEvaluated(MuseError):
+    """Something asked for cannot be evaluated here (exit 4), e.g. a command whose only step needs a model and no
+    model is configured: it is refused before anything runs, and never reads as a pass."""
+
+    outcome: Outcome = "not_evaluated"

@@ -148,9 +148,11 @@ def test_exit_codes_findings_and_json_shape(muse: Any, tmp_path: Path) -> None:
         "summary",
         "gaps",
         "chapter_unit",
+        "exit",
     }
     assert doc["gaps"] == [] and doc["summary"]["missing_chapters"] == 0
     assert (doc["outcome"], doc["reason"]) == ("failed", None)
+    assert doc["exit"] == {"outcome": "findings", "code": 1}
     # only chapter 3: no error findings → exit 0
     r = muse("check", "--book", book, "--chapter", "3", "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["passed"] is True
@@ -350,16 +352,16 @@ def test_read_only_book_is_still_checked_and_says_so(muse: Any, tmp_path: Path, 
 
 
 def test_book_without_chapters_says_nothing_was_checked(muse: Any, tmp_path: Path) -> None:
-    """Nothing is wrong with an empty book (exit 0), but nothing was checked: the outcome is skipped, and
-    neither the JSON outcome nor the terminal verdict reads as passed."""
+    """Nothing is wrong with an empty book, but nothing was checked: the outcome is skipped, exit 4 (not
+    evaluated), and neither the JSON outcome nor the terminal verdict reads as passed."""
     book = make_book(tmp_path / "empty", [], rules="")
     r = muse("check", "--book", book, "--json")
-    assert r.exit_code == 0 and "nothing was checked" in r.stderr
+    assert r.exit_code == 4 and "nothing was checked" in r.stderr
     doc = json.loads(r.stdout)
     assert doc["summary"]["chapters"] == 0
     assert doc["outcome"] == "skipped" and "no chapters" in doc["reason"]
     r = muse("check", "--book", book)
-    assert r.exit_code == 0
+    assert r.exit_code == 4
     assert r.stdout.startswith("skipped (the book has no chapters") and "passed" not in r.stdout
 
 

@@ -39,13 +39,14 @@ def roles_of(doc: dict) -> dict[str, dict]:
 def test_nothing_configured_every_role_is_skipped_never_ok(muse, tmp_path: Path) -> None:
     book = make_book(tmp_path / "b", "")
     r = muse("models", "check", "--book", book, "--json")
-    assert r.exit_code == 0
+    assert r.exit_code == 4  # nothing was checked: not evaluated, never a pass
     doc = json.loads(r.stdout)
     assert doc["status"] == "skipped" and doc["run_id"] is None and doc["issues"] == []
+    assert doc["exit"] == {"outcome": "not_evaluated", "code": 4}
     assert [x["role"] for x in doc["roles"]] == list(ROLE_NAMES)
     assert all(x["outcome"] == "skipped" and x["reason"] == "no model configured" for x in doc["roles"])
     human = muse("models", "check", "--book", book)
-    assert human.exit_code == 0
+    assert human.exit_code == 4
     assert "skipped (no model configured)" in human.stdout
     assert "passed" not in human.stdout.replace("0 passed", "")
 

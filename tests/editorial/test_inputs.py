@@ -78,7 +78,7 @@ def test_bad_rules_are_bad_input(tmp_path: Path, muse) -> None:
 def test_range_in_a_real_subprocess_progress_on_stderr_json_on_stdout(tmp_path: Path) -> None:
     book = make_book(tmp_path / "b", chapters=3)
     r = muse_subprocess("review", "--range", "1-3", "--book", book, "--json")
-    assert r.exit_code == 0, r.stderr
+    assert r.exit_code == 4, r.stderr  # not evaluated (no model): never exit 0
     doc = json.loads(r.stdout)  # exactly one JSON document on stdout
     assert [c["status"] for c in doc["chapters"]] == ["not_reviewed"] * 3
     assert doc["run_id"] is None and doc["summary"]["not_reviewed"] == 3

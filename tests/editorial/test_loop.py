@@ -155,7 +155,7 @@ def test_repair_that_fails_is_finalized_with_issues_after_one_repair_and_one_rer
     assert "chapter 1 was finalized with 1 open issue(s)" in r.stdout
     r = muse("check", "--book", book, "--json")
     assert "chapter 1 was finalized with 1 open issue(s)" in r.stderr
-    assert set(as_json(r.stdout)) == set(CheckReport.model_fields)  # the note leaves check's JSON shape alone
+    assert set(as_json(r.stdout)) == {*CheckReport.model_fields, "exit"}  # the note leaves check's JSON shape alone
     # once the author edits the chapter, the record no longer describes the file: no note
     path = book / "chapters" / "0001.md"
     path.write_text(path.read_text(encoding="utf-8") + "\n作者补的一段。\n", encoding="utf-8")
@@ -326,10 +326,10 @@ def test_no_model_configured_skips_model_steps_never_passes(tmp_path: Path, muse
     for ln in lines:
         assert "skipped(no model configured)" in ln and "passed" not in ln
     assert "not_reviewed" in r.stdout and "open issues: 1" in r.stdout
-    # without the forbidden phrase, a no-model review has nothing open: exit 0, still not_reviewed
+    # without the forbidden phrase, a no-model review has nothing open, but it was not reviewed: exit 4
     (book / "rules.txt").write_text("禁止:不在正文里的词\n", encoding="utf-8")
     r = muse("review", "1", "--book", book, "--json")
-    assert r.exit_code == 0 and as_json(r.stdout)["chapters"][0]["status"] == "not_reviewed"
+    assert r.exit_code == 4 and as_json(r.stdout)["chapters"][0]["status"] == "not_reviewed"
 
 
 WITHOUT_WRITER = '[roles]\nreviewer = "s:scripted-model-1"\neditor = "s:scripted-model-1"\n'

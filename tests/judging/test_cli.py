@@ -128,10 +128,10 @@ def test_file_name_of_a_candidate_counts_as_an_arm_label(muse, make_panel: Calla
     assert r.exit_code == 3 and "JUDGE_INPUT_LEAK" in r.stderr
 
 
-def test_no_model_is_skipped_exit_0_and_says_so(make_panel: Callable[..., Panel]) -> None:
+def test_no_model_is_skipped_exit_4_and_says_so(make_panel: Callable[..., Panel]) -> None:
     panel = make_panel(corpus_candidates(1), None)
     r = muse_subprocess(*_args(panel, "--json"))
-    assert r.exit_code == 0, r.stderr
+    assert r.exit_code == 4, r.stderr  # not evaluated: never a pass
     doc = json.loads(r.stdout)
     assert doc["outcome"] == "skipped" and doc["reason"] == "no model configured" and doc["report"] is None
     human = muse_subprocess(*_args(panel))
@@ -370,7 +370,7 @@ def test_directory_names_that_tell_the_arms_apart_are_arm_labels(muse, make_pane
     files[0].write_text(text + " replay ", encoding="utf-8")
     files[1].write_text(text[:600], encoding="utf-8")
     r = muse("judge", "--book", panel.book.root, "--profile", "quality_gate", *files)
-    assert r.exit_code == 0 and "skipped(no model configured)" in r.stdout, r.stderr
+    assert r.exit_code == 4 and "skipped(no model configured)" in r.stdout, r.stderr
 
 
 def test_the_item_name_is_shown_as_given(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]

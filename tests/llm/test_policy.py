@@ -275,7 +275,7 @@ def test_not_configured(make_book: Any) -> None:
             assert not session.is_configured("reviewer")
             with pytest.raises(NotConfigured) as info:
                 await session.call(task_call(role="reviewer", schema=Review, messages=MESSAGES))
-            assert info.value.code == "MODEL_NOT_CONFIGURED" and info.value.exit_code == 2
+            assert info.value.code == "MODEL_NOT_CONFIGURED" and info.value.exit_code == 4
 
     asyncio.run(go())
 

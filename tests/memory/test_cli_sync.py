@@ -44,7 +44,7 @@ def test_sync_redoes_only_the_edited_chapter_and_is_idempotent(muse, small_book:
 
 def test_human_sync_shows_stale_visibly(muse, small_book: Book) -> None:
     r = muse("sync", "--book", small_book.root)
-    assert r.exit_code == 0
+    assert r.exit_code == 4  # the fact cards were left stale: not evaluated
     assert "skipped(no model configured)" in r.stdout and "STALE" in r.stdout
 
 
@@ -189,7 +189,7 @@ def test_sync_subprocess_stderr_is_empty_or_one_error_line(small_book: Book) -> 
     """Off a terminal the progress bar is off: a clean sync writes nothing to stderr, a failing one exactly
     the one error line (a transient bar used to leave a blank line first)."""
     ok = muse_subprocess("sync", "--book", small_book.root)
-    assert ok.exit_code == 0 and ok.stderr == "" and "STALE" in ok.stdout
+    assert ok.exit_code == 4 and ok.stderr == "" and "STALE" in ok.stdout  # stale fact cards: not evaluated
     (small_book.root / "outlines").mkdir(exist_ok=True)
     (small_book.root / "outlines" / "0002.yaml").write_text("chapter: 2\nfoo: 1\n", encoding="utf-8")
     bad = muse_subprocess("sync", "--book", small_book.root)

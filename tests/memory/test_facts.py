@@ -347,9 +347,9 @@ def test_sync_fails_closed_and_leaves_the_rest_stale(muse, tmp_path: Path) -> No
     assert status == "failed"
 
 
-def test_facts_extract_without_a_model_is_a_usage_error(muse, small_book: Book) -> None:
+def test_facts_extract_without_a_model_is_not_evaluated(muse, small_book: Book) -> None:
     r = muse("facts", "extract", "1", "--book", small_book.root, "--json")
-    assert r.exit_code == 2 and json.loads(r.stdout)["error"]["code"] == "MODEL_NOT_CONFIGURED"
+    assert r.exit_code == 4 and json.loads(r.stdout)["error"]["code"] == "MODEL_NOT_CONFIGURED"
     r = muse("facts", "show", "1", "--book", small_book.root, "--json")
     assert r.exit_code == 2 and json.loads(r.stdout)["error"]["code"] == "FACTS_NOT_CURRENT"
     assert "missing" in json.loads(r.stdout)["error"]["what"]

@@ -440,14 +440,14 @@ def test_cli_write_and_human_output(tmp_path: Path, muse: Any) -> None:
     assert "禁止:眼底闪过" in book.rules_path.read_text(encoding="utf-8")
 
 
-def test_cli_no_model_is_a_visible_skip_with_exit_0(tmp_path: Path, muse: Any) -> None:
+def test_cli_no_model_is_a_visible_skip_with_exit_4(tmp_path: Path, muse: Any) -> None:
     book = make_book(tmp_path / "b", None)
     r = muse("rules", "normalize", "--book", book.root, "--write", "--json")
-    assert r.exit_code == 0
+    assert r.exit_code == 4  # the unparsed lines stay unread: not evaluated, never a pass
     doc = json.loads(r.stdout)
     assert (doc["status"], doc["skip_reason"], doc["written"]) == ("skipped", "no model configured", False)
     human = muse("rules", "normalize", "--book", book.root)
-    assert human.exit_code == 0 and "skipped (no model configured)" in human.stdout
+    assert human.exit_code == 4 and "skipped (no model configured)" in human.stdout
     assert "passed" not in human.stdout
 
 

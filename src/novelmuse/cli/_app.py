@@ -11,7 +11,18 @@ from ..errors import exit_code
 
 app = typer.Typer(
     name="muse",
-    help="novelmuse — an AI editorial room for long Chinese web novels.",
+    help=(
+        "novelmuse — an AI editorial room for long Chinese web novels.\n\n"
+        "\b\nExit codes (every command):\n"
+        "  0    done: everything asked for was evaluated and passed\n"
+        "  1    a check ran and found errors, or a quality gate failed\n"
+        "  2    bad input or usage; nothing was changed\n"
+        "  3    a model or gate step failed closed\n"
+        "  4    not evaluated: a step was skipped (no model configured, an unenforced rules.txt line, …)"
+        " — skip is never 0\n"
+        "  70   a novelmuse bug (error[INTERNAL]; rerun with MUSE_DEBUG=1)\n"
+        "  130  interrupted (Ctrl-C); rerun to resume"
+    ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -10,7 +10,7 @@ import typer
 from ..book import Chapter
 from ..editorial import review_notes
 from ..errors import InputError, MuseError
-from ..reports import check_notes, render_check
+from ..reports import check_notes, check_outcome, render_check
 from ..rules import check_book
 from ._app import app
 from ._common import CHAPTER_MAX, BookOpt, JsonOpt, console, emit_json, err_console, finish, open_book, parse_range
@@ -34,8 +34,9 @@ def check_cmd(
     length limits of book.toml.
 
     Forbidden phrases and length outside [min_chars, max_chars] are errors; fatigue words above their limit
-    are warnings. Exit 1 if any error finding, else 0; exit 2 for bad input (RULES_SYNTAX,
-    RULES_CONTRADICTION, RULES_ENCODING, CHAPTER_NOT_FOUND, BOOK_NOT_FOUND). Also records each checked
+    are warnings. Exit 1 if any error finding; 4 (not evaluated) when there was no chapter to check; else 0;
+    exit 2 for bad input (RULES_SYNTAX, RULES_CONTRADICTION, RULES_ENCODING, CHAPTER_NOT_FOUND,
+    BOOK_NOT_FOUND). Also records each checked
     chapter's sha256 and counts in the chapter registry (skipped, with a note, on a read-only book).
     """
     if directory is not None and book is not None and directory.resolve() != book.resolve():
@@ -46,8 +47,9 @@ def check_cmd(
     report = check_book(opened, chapter=chapter, span=parse_range(range_))
     for note in check_notes(report):
         err_console.print(note, markup=False)
+    outcome = check_outcome(report)
     if json_out:
-        emit_json(report)
+        emit_json(report, outcome)
     else:
         shas = {c.number: c.sha256 for c in report.chapters}
 
@@ -61,4 +63,4 @@ def check_cmd(
         render_check(report, console, chapter_of)
     for note in review_notes(opened, {c.number: c.sha256 for c in report.chapters}):  # muse review's open issues
         (err_console if json_out else console).print(note, markup=False)
-    finish("ok" if report.passed else "findings")
+    finish(outcome)

@@ -56,9 +56,9 @@ def judge(
     """Score candidates with a blind 2+1 judge panel (seed 000). Scoring only: nothing is changed.
 
     Candidates get random ids; judge 1 sees the blind order, judge 2 the reverse, a third judge runs only
-    when a score differs by more than 0.5. Exit 0: scored (or skipped: no judge model configured — that is
-    not a pass); 1: quality_gate adjudication failed; 3: the item is invalid (a judge failed closed),
-    invalid_unstable, or the input leaked a hidden token. Hidden tokens: the candidates' file names and the
+    when a score differs by more than 0.5. Exit 0: scored; 1: quality_gate adjudication failed; 3: the item is
+    invalid (a judge failed closed), invalid_unstable, or the input leaked a hidden token; 4: not evaluated
+    (no judge model configured — never a pass). Hidden tokens: the candidates' file names and the
     directory names that tell them apart (the arm labels), the book's card ids, --strategy, --manifest lines
     and --secret values.
     """
@@ -83,14 +83,15 @@ def judge(
         label = {1: "judge 1 (blind order)", 2: "judge 2 (reversed order)", 3: "judge 3 (a score differed by > 0.5)"}
         err_console.print(f"{label[slot]}: {state}", markup=False, highlight=False)
 
-    outcome = in_session(b, "judge", lambda session: judge_item(b, session, request, on_judge=progress))
+    doc = in_session(b, "judge", lambda session: judge_item(b, session, request, on_judge=progress))
+    outcome = judge_outcome(doc)
     if json_out:
-        emit_json(outcome)
+        emit_json(doc, outcome)
     else:
-        render_judge(console, outcome)
-    if (error := judge_error(outcome)) is not None:
+        render_judge(console, doc)
+    if (error := judge_error(doc)) is not None:
         err_console.print(error, markup=False)
-    finish(judge_outcome(outcome))
+    finish(outcome)
 
 
 @app.command("judge-summary")

@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from .. import reports
 from ..book import Book
 from ..errors import InputError
+from ..llm import NotConfigured
 from ..memory import (
     CardSet,
     ExtractionPlan,
@@ -261,13 +262,14 @@ def sync(
             ),
         )
     doc = reports.sync_doc(result)
+    outcome = reports.sync_outcome(doc)
     if json_out:
-        emit_json(doc)
+        emit_json(doc, outcome)
     else:
         reports.render_sync(console, doc)
     if (error := reports.sync_error(doc, b.chapter_path)) is not None:
         err_console.print(error, markup=False)
-    finish(reports.sync_outcome(doc))
+    finish(outcome)
 
 
 @facts_app.command("extract")
@@ -278,17 +280,13 @@ def facts_extract(
 ) -> None:
     """Extract the fact card of one chapter with the extractor role, store it and validate it.
 
-    Exit 1 when items were rejected (shown, never dropped), 3 when the call failed closed.
+    Exit 1 when items were rejected (shown, never dropped), 3 when the call failed closed, 4 when no extractor
+    model is configured (nothing extracted: not evaluated).
     """
     b = open_book(book)
     b.read_chapter(chapter)
     if b.config.role_target("extractor") is None:
-        raise InputError(
-            "MODEL_NOT_CONFIGURED",
-            "no model is configured for role 'extractor'",
-            "book.toml [roles]",
-            'add `extractor = "provider:full-model-id"` or a `default` role',
-        )
+        raise NotConfigured("extractor")  # exit 4: nothing was extracted (not evaluated, never a pass)
 
     result = in_session(b, "facts", lambda session: extract_facts(session, b, chapter))
     _show_facts(b, reports.facts_doc(result), json_out)

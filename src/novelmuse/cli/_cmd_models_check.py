@@ -28,7 +28,7 @@ def models_check(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     b = open_book(book)
     report = in_session(b, "models-check", lambda session: check_models(b, session))
     if json_out:
-        emit_json(report)
+        emit_json(report, report.outcome)
     else:
         render_models_check(report, console)
     finish(report.outcome)

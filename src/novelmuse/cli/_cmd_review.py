@@ -61,9 +61,9 @@ def review(
     from the extractor. Before any model call the requests are sized and what can never be sent is refused:
     a chapter over [chapters] max_chars (CHAPTER_TOO_LONG, exit 2), a request over the model's context window or
     the budget (exit 3). --apply on a chapter edited since its review needs --rerun (a new, paid review).
-    Exit 0 finalized (or not reviewed: no model) with nothing open, 1 open issues (finalized with issues, a
-    length outside the limits, or a forbidden phrase left because no writer model ran) or fact-card items
-    rejected, 2 bad input, 3 a step failed closed (the facts step included).
+    Exit 0 finalized with nothing open, 1 open issues (finalized with issues, a length outside the limits, or a
+    forbidden phrase left because no writer model ran) or fact-card items rejected, 2 bad input, 3 a step failed
+    closed (the facts step included), 4 not evaluated (a model step skipped: no model configured — never a pass).
     """
     if (chapter is None) == (range_ is None):
         raise InputError(
@@ -106,12 +106,13 @@ def review(
                 on_plan=plan,
             ),
         )
+    outcome = review_outcome(run)
     if json_out:
-        emit_json(run)
+        emit_json(run, outcome)
     else:
         render_review_run(console, run, b)
         if diff:
             render_revision_diffs(console, b, run)
     if (error := review_error(run, b.chapter_path)) is not None:
         err_console.print(error, markup=False)
-    finish(review_outcome(run))
+    finish(outcome)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..reports import render_normalize
+from ..reports import normalize_outcome, render_normalize
 from ..roles.normalizer import run_normalize
 from ._cmd_rules import rules_app
 from ._common import BookOpt, JsonOpt, console, emit_json, finish, in_session, open_book
@@ -29,12 +29,14 @@ def normalize_cmd(book: BookOpt = None, write: WriteOpt = False, json_out: JsonO
     within the call bound, then the call fails closed with exit 3). Nothing is written without --write;
     --write applies the proposals the last run showed while rules.txt is unchanged (no new call; else it
     asks the model and writes its checked answer), atomically, refused if rules.txt changed meanwhile.
-    No model configured: skipped (no model configured), exit 0.
+    Exit 4 (not evaluated) when unparsed lines remain and no model is configured: skipped(no model
+    configured) is never a pass; exit 0 when there is nothing to normalise (no rules.txt, no unparsed line).
     """
     b = open_book(book)
     report = in_session(b, "rules-normalize", lambda session: run_normalize(b, session, write=write))
+    outcome = normalize_outcome(report)
     if json_out:
-        emit_json(report)
+        emit_json(report, outcome)
     else:
         render_normalize(report, console)
-    finish("ok" if report.status == "passed" else "not_evaluated")
+    finish(outcome)

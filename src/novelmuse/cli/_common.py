@@ -81,8 +81,14 @@ name_cap = capped_text(MAX_NAME_CHARS, "name")
 query_cap = capped_text(MAX_QUERY_CHARS, "query")
 
 
-def emit_json(doc: BaseModel | dict[str, Any] | list[Any]) -> None:
-    """Print one JSON document (a pydantic model or plain data) to stdout."""
+def emit_json(doc: BaseModel | dict[str, Any] | list[Any], outcome: Outcome | None = None) -> None:
+    """Print one JSON document (a pydantic model or plain data) to stdout.
+
+    With `outcome` (how the command ends), the document also says so, explicitly: ``"exit": {"outcome":
+    "not_evaluated", "code": 4}`` — a script reading the JSON sees a skip as a skip, never as ``ok``."""
+    if outcome is not None:
+        data = doc.model_dump(mode="json") if isinstance(doc, BaseModel) else dict(doc)
+        doc = {**data, "exit": {"outcome": outcome, "code": exit_code(outcome)}}
     if isinstance(doc, BaseModel):
         sys.stdout.write(doc.model_dump_json(indent=2))
     else:

@@ -37,6 +37,7 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..errors import FailedClosed, InputError
+from ..errors import Outcome as CommandOutcome
 from ..store import new_id, utc_now
 from ..text import canonical_json, sha256_hex, sha256_json
 from ._budget import Reservation, RunBudget, context_refusal, estimate_input_tokens
@@ -74,7 +75,10 @@ class ModelCallFailed(FailedClosed):
 
 
 class NotConfigured(InputError):
-    """The role has no model configured (code MODEL_NOT_CONFIGURED); services skip instead of calling."""
+    """The role has no model configured (code MODEL_NOT_CONFIGURED, exit 4: not evaluated — skip is not pass);
+    services skip instead of calling."""
+
+    outcome: CommandOutcome = "not_evaluated"
 
     def __init__(self, role: str):
         super().__init__(

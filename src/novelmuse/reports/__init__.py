@@ -7,7 +7,7 @@ CLI maps to its exit code through `errors.exit_code`).
 
 from ._book import render_import, render_init
 from ._calls import CallsReport, CostReport, VaultRecoverReport, render_calls, render_cost, render_vault_recover
-from ._check import check_notes, lint_notes, render_check, render_lint, render_show, show_notes
+from ._check import check_notes, check_outcome, lint_notes, render_check, render_lint, render_show, show_notes
 from ._export import ExportResult, export_book
 from ._files import render_export, render_report_written
 from ._judge import (
@@ -60,7 +60,7 @@ from ._review import (
     review_error,
     review_outcome,
 )
-from ._rules_normalize import render_normalize
+from ._rules_normalize import normalize_outcome, render_normalize
 from ._status import StatusDoc, book_status, render_status
 from ._write import render_write_run, render_write_show, write_note, write_outcome
 from ._writing import render_confirm, render_context, render_outline_lint, render_outline_show, render_verify
@@ -88,6 +88,7 @@ __all__ = [
     "card_lint_doc",
     "card_show_doc",
     "check_notes",
+    "check_outcome",
     "export_book",
     "facts_doc",
     "facts_show_doc",
@@ -97,6 +98,7 @@ __all__ = [
     "ledger_doc",
     "lint_notes",
     "mentions_doc",
+    "normalize_outcome",
     "outcome_text",
     "plan_doc",
     "plan_line",

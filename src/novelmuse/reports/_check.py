@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..book import Chapter
+from ..errors import Outcome
 from ..rules import CheckReport, FindingOut, LintReport, ShowReport
 from ..text import chapter_label
 
@@ -234,3 +235,11 @@ def lint_notes(report: LintReport) -> list[str]:
 def show_notes(report: ShowReport) -> list[str]:
     """Notes for stderr: rules.txt missing or empty (only the built-in defaults apply)."""
     return [] if report.file == "present" else [f"note: rules.txt is {report.file}: only the built-in defaults apply"]
+
+
+def check_outcome(report: CheckReport) -> Outcome:
+    """findings: an error finding (exit 1); not_evaluated: nothing was checked, or not every rule was enforced
+    (exit 4 — a skip is not a pass); else ok."""
+    if report.outcome == "failed":
+        return "findings"
+    return "ok" if report.outcome == "passed" else "not_evaluated"

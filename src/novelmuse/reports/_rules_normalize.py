@@ -10,7 +10,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..errors import Outcome
 from ..roles.normalizer import NormalizeReport
+
+
+def normalize_outcome(report: NormalizeReport) -> Outcome:
+    """not_evaluated while unparsed lines stay unread because no model is configured (a skip is not a pass); ok
+    when the model answered, or when there was nothing to normalise (no rules.txt, no unparsed line)."""
+    return "not_evaluated" if report.status == "skipped" and report.unparsed_lines else "ok"
 
 
 def render_normalize(report: NormalizeReport, console: Console) -> None:
