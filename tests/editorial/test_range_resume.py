@@ -142,7 +142,7 @@ def test_empty_chapter_skips_model_steps_with_a_reason(tmp_path: Path, muse) -> 
     book = make_book(tmp_path / "b", script={"reviewer": [CLEAN]})
     (book / "chapters" / "0001.md").write_text("# 空章\n\n", encoding="utf-8")
     r = muse("review", "1", "--book", book, "--json")
-    assert r.exit_code == 0, r.stderr
+    assert r.exit_code == 4, r.stderr  # nothing to review is not a review: not evaluated
     ch = as_json(r.stdout)["chapters"][0]
     assert [(s["step"], s["status"], s["reason"]) for s in ch["steps"]] == [
         ("rules", "passed", None),
@@ -250,7 +250,7 @@ def test_interrupted_range_keeps_finished_chapters_and_resumes(tmp_path: Path, m
 
 def test_a_record_of_another_shape_is_reviewed_again_not_trusted(tmp_path: Path, muse) -> None:
     book = make_book(tmp_path / "b")
-    assert muse("review", "1", "--book", book, "--json").exit_code == 0
+    assert muse("review", "1", "--book", book, "--json").exit_code == 4  # no model: not evaluated
     import sqlite3
 
     conn = sqlite3.connect(book / ".muse" / "muse.db")
@@ -260,7 +260,7 @@ def test_a_record_of_another_shape_is_reviewed_again_not_trusted(tmp_path: Path,
     finally:
         conn.close()
     r = muse("review", "1", "--book", book, "--json")
-    assert r.exit_code == 0 and as_json(r.stdout)["chapters"][0]["resumed"] is False
+    assert r.exit_code == 4 and as_json(r.stdout)["chapters"][0]["resumed"] is False
 
 
 def test_outcome_labels_are_never_cut_in_a_narrow_terminal(tmp_path: Path) -> None:
