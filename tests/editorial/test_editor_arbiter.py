@@ -7,7 +7,16 @@ from pathlib import Path
 
 from novelmuse.text import split_paragraphs
 
-from .helpers import as_json, body_of, db_rows, editor_output, make_book, receipts_by_role, requests_of
+from .helpers import (
+    as_json,
+    body_of,
+    db_rows,
+    editor_output,
+    make_book,
+    receipts_by_role,
+    requests_of,
+    unique_sentences,
+)
 
 CLEAN = {"output": {"issues": [], "passed": True}}
 
@@ -186,6 +195,23 @@ def test_neutral_foreshadow_in_first_chapters(tmp_path: Path, muse) -> None:
     r = muse("review", "1", "--book", book2, "--json")
     assert r.exit_code == 3
     assert as_json(r.stdout)["chapters"][0]["error_code"] == "CONTRACT_QUOTE_EMPTY"
+
+
+def test_the_neutral_window_is_a_permission_not_an_exemption(tmp_path: Path, muse) -> None:
+    """Seed 004: 前3章伏笔健康"可给"中性分 — only when the editor gives no foreshadow evidence. An editor that does
+    quote evidence for 伏笔健康 in chapter 1 has scored it: a 30 counts, and the computed verdict is rewrite."""
+    body = body_of(tmp_path)
+    out = editor_output(body, overall=80)
+    quote = unique_sentences(body, 8)[7]  # not one of the other six dimensions' quotes
+    out["dims"]["伏笔健康"] = {"score": 30, "evidence": quote}
+    book = make_book(
+        tmp_path / "b", script={"reviewer": [CLEAN], "editor": [{"output": out}]}, review={"rewrite_rounds": 0}
+    )
+    r = muse("review", "1", "--book", book, "--json")
+    assert r.exit_code == 1, r.stderr
+    ed = as_json(r.stdout)["chapters"][0]["editor"][0]
+    fs = next(d for d in ed["dims"] if d["name"] == "伏笔健康")
+    assert fs["neutral"] is False and ed["computed_verdict"] == "rewrite"
 
 
 def test_rewritten_chapter_gets_one_consistency_review_of_its_final_text(tmp_path: Path, muse) -> None:

@@ -144,21 +144,56 @@ class CallPolicy(_Strict):
     max_output_tokens: int = Field(default=8192, ge=16, le=1_000_000)
 
 
-class ReviewConfig(_Strict):
-    """Bounds of the editorial loop (seed 004): every loop is finite."""
+def _within_seed(table: str, model: BaseModel, limits: dict[str, int | float], seed: str) -> None:
+    """A value above the seed's number is a config error naming the limit: the seeds' bounds are caps a book may
+    lower, never raise."""
+    for key, limit in limits.items():
+        value = getattr(model, key)
+        if value > limit:
+            raise ValueError(
+                f"[{table}] {key} = {value} is above seed {seed}'s limit of {limit} (a book may lower it, never "
+                "raise it)"
+            )
 
-    repair_rounds: int = Field(default=1, ge=0, le=MAX_REPAIR_ROUNDS)
-    rereview_rounds: int = Field(default=1, ge=0, le=MAX_REPAIR_ROUNDS)
+
+#: Seed 004's numbers: 最多一轮修复一次复审 (one repair round, one re-review), 前3章伏笔健康可给中性分 (the neutral
+#: window covers at most the first three chapters).
+REVIEW_SEED_LIMITS: dict[str, int | float] = {
+    "repair_rounds": MAX_REPAIR_ROUNDS,
+    "rereview_rounds": MAX_REPAIR_ROUNDS,
+    "neutral_foreshadow_chapters": 3,
+}
+
+
+class ReviewConfig(_Strict):
+    """Bounds of the editorial loop (seed 004): every loop is finite, and the seed's own bounds are caps."""
+
+    repair_rounds: int = Field(default=1, ge=0)
+    rereview_rounds: int = Field(default=1, ge=0)
     rewrite_rounds: int = Field(default=1, ge=0, le=5)
     arbiter_rounds: int = Field(default=1, ge=0, le=5)
     polish_max_paragraphs: int = Field(default=5, ge=1, le=50)  # a polish (one round) touches at most this many
-    neutral_foreshadow_chapters: int = Field(default=3, ge=0, le=MAX_CHAPTER_NUMBER)
+    neutral_foreshadow_chapters: int = Field(default=3, ge=0)
+
+    @model_validator(mode="after")
+    def _seed_limits(self) -> ReviewConfig:
+        _within_seed("review", self, REVIEW_SEED_LIMITS, "004")
+        return self
+
+
+#: Seed 004: 每章 plant ≤ 3 的机械上限, for fine outlines and fact cards alike.
+MEMORY_SEED_LIMITS: dict[str, int | float] = {"max_plants_per_chapter": MAX_PLANTS_CAP}
 
 
 class MemoryConfig(_Strict):
-    max_plants_per_chapter: int = Field(default=MAX_PLANTS_CAP, ge=0, le=MAX_PLANTS_CAP)
+    max_plants_per_chapter: int = Field(default=MAX_PLANTS_CAP, ge=0)  # seed 004: ≤ 3 plants; a book may lower it
     chunk_max_chars: int = Field(default=400, ge=50, le=100_000)
     overdue_default_age: int | None = Field(default=None, ge=1, le=MAX_CHAPTER_NUMBER)
+
+    @model_validator(mode="after")
+    def _seed_limits(self) -> MemoryConfig:
+        _within_seed("memory", self, MEMORY_SEED_LIMITS, "004")
+        return self
 
 
 #: Seed 003's numbers: upper bounds a book may lower, never raise (连续四章; 补证最多 3 次、累计不超过检索预算 30%;
@@ -193,13 +228,7 @@ class WritingConfig(_Strict):
 
     @model_validator(mode="after")
     def _seed_limits(self) -> WritingConfig:
-        for key, limit in WRITING_SEED_LIMITS.items():
-            value = getattr(self, key)
-            if value > limit:
-                raise ValueError(
-                    f"[writing] {key} = {value} is above seed 003's limit of {limit} (a book may lower it, never "
-                    "raise it)"
-                )
+        _within_seed("writing", self, WRITING_SEED_LIMITS, "003")
         return self
 
 

@@ -4,10 +4,11 @@ Every dimension's evidence must be a verbatim quote found exactly once in the ch
 corrected within the call budget, else the step fails closed). The verdict is computed from the
 scores (`compute_verdict`); the model's own verdict is stored beside it and disagreements counted.
 
-伏笔健康 in the first `review.neutral_foreshadow_chapters` chapters (default 3): the model may give a
-neutral score with empty evidence; the dimension is marked `neutral` and the computed verdict ignores
-it (rather than substituting a made-up value such as 70), so an early chapter is judged on the six
-dimensions that mean something there.
+伏笔健康 in the first `review.neutral_foreshadow_chapters` chapters (default and cap 3, seed 004 前3章"可给"
+中性分): the model may give a neutral score with empty evidence; only then is the dimension marked `neutral`
+and ignored by the computed verdict (rather than substituting a made-up value such as 70), so an early
+chapter is judged on the six dimensions that mean something there. The window is a permission, not an
+exemption: when the editor does quote foreshadow evidence in those chapters, its score counts.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ async def editor_round(state: LoopState, caller: Caller, round_no: int, step: st
         return None
     dims: list[DimOut] = []
     for name, dim in report.dims.by_name().items():
-        is_neutral = neutral and name == FORESHADOW_DIM
+        is_neutral = neutral and name == FORESHADOW_DIM and not dim.evidence.strip()  # no evidence given
         m = chapter_quote(state.text, dim.evidence)
         dims.append(
             DimOut(
@@ -64,9 +65,8 @@ async def editor_round(state: LoopState, caller: Caller, round_no: int, step: st
                 neutral=is_neutral,
             )
         )
-    computed = compute_verdict(
-        report.overall, {d.name: d.score for d in dims}, ignore={FORESHADOW_DIM} if neutral else ()
-    )
+    neutral_dims = {d.name for d in dims if d.neutral}
+    computed = compute_verdict(report.overall, {d.name: d.score for d in dims}, ignore=neutral_dims)
     rnd = EditorRound(
         round=round_no,
         text_sha256=sha256_hex(state.text),
