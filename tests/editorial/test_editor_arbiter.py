@@ -140,7 +140,9 @@ def test_arbiter_bound_stops_rewriting_even_with_rewrite_rounds_left(tmp_path: P
     assert ch["status"] == "finalized_with_issues" and r.exit_code == 1
 
 
-def test_arbiter_accept_and_continue_finalizes(tmp_path: Path, muse) -> None:
+def test_arbiter_accept_and_continue_finalizes_with_its_issues_open(tmp_path: Path, muse) -> None:
+    """Seed 004: 不行就带病定稿留给人 — the arbiter ends the rewriting; it does not make a rewrite verdict pass. The
+    chapter is finalized_with_issues (exit 1) with the standing verdict listed, never a clean 0-issue finalized."""
     body = body_of(tmp_path)
     book = make_book(
         tmp_path / "b",
@@ -153,10 +155,17 @@ def test_arbiter_accept_and_continue_finalizes(tmp_path: Path, muse) -> None:
         },
     )
     r = muse("review", "1", "--book", book, "--json", "--apply")
-    assert r.exit_code == 0, r.stderr
+    assert r.exit_code == 1, r.stderr
     ch = as_json(r.stdout)["chapters"][0]
-    assert ch["status"] == "finalized" and ch["arbiter"][0]["decision"] == "accept_and_continue"
+    assert ch["status"] == "finalized_with_issues" and ch["arbiter"][0]["decision"] == "accept_and_continue"
+    assert ch["open_issues"] == 1 == len(ch["open_items"])
+    assert ch["open_items"][0].startswith("editor: computed verdict rewrite still stands (round 1: overall 45")
+    assert "the arbiter accepted and continued: 收益递减" in ch["open_items"][0]
+    # the accepted text is still the chapter's (the author decides what to do with the open item)
     assert (book / "chapters" / "0001.md").read_text(encoding="utf-8").split("\n")[1].startswith("甲")
+    human = muse("review", "1", "--book", book)  # resumed from the record: the same open item is shown
+    assert human.exit_code == 1 and "OPEN editor: computed verdict rewrite still stands" in human.stdout
+    assert "chapter 1 was finalized with 1 open issue(s)" in muse("check", "--book", book).stdout
 
 
 def test_rewrite_that_passes_rereview_needs_no_arbiter(tmp_path: Path, muse) -> None:

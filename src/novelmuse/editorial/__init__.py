@@ -6,7 +6,7 @@ preferences → writer prompt). A finalised chapter whose file is the finalised 
 """
 
 from ..memory import MemoryContext, memory_context, previous_ending
-from ._loop import chapter_status, open_issue_count, run_loop
+from ._loop import chapter_status, open_items, run_loop
 from ._models import (
     SCHEMA_VERSION,
     ArbiterOut,
@@ -63,7 +63,7 @@ __all__ = [
     "latest_reviews",
     "load_rule_view",
     "memory_context",
-    "open_issue_count",
+    "open_items",
     "paragraph_diff",
     "previous_ending",
     "review_chapter",

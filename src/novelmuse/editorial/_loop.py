@@ -21,11 +21,12 @@ from ._arbiter import arbitrate
 from ._calls import Caller
 from ._consistency import BLOCKING, consistency_loop, review_round
 from ._editor import editor_round, polish, rewrite
-from ._models import ChapterStatus
+from ._models import ChapterStatus, EditorRound
 from ._outcomes import NO_MODEL, StepOutcome
 from ._repair import rules_step
 from ._rules_step import fatigue_hits, forbidden_hits, length_outcome
 from ._state import LoopState
+from ._verdict import POLISH_DIM_BELOW
 
 MAIN_STEPS = ("rules", "consistency_review", "editor_review")
 AFTER_ERROR = "an earlier step failed closed"
@@ -46,13 +47,13 @@ async def _editor_loop(state: LoopState, caller: Caller) -> None:
     rounds = arbiter_calls = 0
     while current.computed_verdict == "rewrite":
         if rounds >= state.config.rewrite_rounds:
-            state.editor_open = True
+            state.editor_open = _standing(current, f"bound of {state.config.rewrite_rounds} rewrite round(s) reached")
             state.add(StepOutcome.failed("rewrite", f"bound of {state.config.rewrite_rounds} rewrite round(s) reached"))
             return
         before = state.text
         out = await rewrite(state, caller, current)
         if out.status != "passed":
-            state.editor_open = out.status == "skipped"
+            state.editor_open = _standing(current, f"the rewrite was {out.label}") if out.status == "skipped" else None
             return
         rounds += 1
         nxt = await editor_round(state, caller, rounds, "editor_rereview")
@@ -62,11 +63,11 @@ async def _editor_loop(state: LoopState, caller: Caller) -> None:
         if current.computed_verdict != "rewrite":
             break
         if arbiter_calls >= state.config.arbiter_rounds:
-            state.editor_open = True
+            state.editor_open = _standing(current, f"bound of {state.config.arbiter_rounds} arbiter call(s) reached")
             state.add(StepOutcome.failed("arbiter", f"bound of {state.config.arbiter_rounds} arbiter call(s) reached"))
             return
         if not caller.configured("arbiter"):
-            state.editor_open = True
+            state.editor_open = _standing(current, f"the arbiter was skipped({NO_MODEL})")
             state.add(StepOutcome.skipped("arbiter", NO_MODEL))
             return
         decision = await arbitrate(state, caller, arbiter_calls, before)
@@ -74,10 +75,20 @@ async def _editor_loop(state: LoopState, caller: Caller) -> None:
         if decision is None:
             return
         if decision.decision == "accept_and_continue":
+            # 带病定稿留给人: the arbiter ends the rewriting, it does not make the scores pass
+            state.editor_open = _standing(current, f"the arbiter accepted and continued: {decision.reason}")
             return
     if current.computed_verdict == "polish":  # the first review's verdict, or the re-review's after a rewrite
         out = await polish(state, caller, current)
-        state.editor_open = out.status == "skipped"  # the polish it asked for never ran: not finalized clean
+        # the polish it asked for never ran: not finalized clean
+        state.editor_open = _standing(current, f"the polish was {out.label}") if out.status == "skipped" else None
+
+
+def _standing(rnd: EditorRound, why: str) -> str:
+    """The open item a verdict left standing: which verdict, on which scores, and why nothing more was done."""
+    low = [f"{d.name} {d.score}" for d in rnd.dims if not d.neutral and d.score < POLISH_DIM_BELOW]
+    scores = f"overall {rnd.overall}" + (f"; {', '.join(low)}" if low else "")
+    return f"editor: computed verdict {rnd.computed_verdict} still stands (round {rnd.round}: {scores}) — {why}"
 
 
 async def _post_rewrite_review(state: LoopState, caller: Caller) -> None:
@@ -121,13 +132,26 @@ async def run_loop(state: LoopState, caller: Caller) -> None:
                 state.add(StepOutcome.skipped(step, AFTER_ERROR))
 
 
-def open_issue_count(state: LoopState) -> int:
-    """Open issues when the loop ended: blocking consistency issues, forbidden phrases left, a length outside
-    book.toml's limits (as `muse check` would fail it), a standing rewrite verdict or a polish that was skipped."""
-    consistency = sum(1 for r in state.consistency for i in r.issues if i.open)
-    forbidden = len(forbidden_hits(state.text, state.rules))
-    length = length_outcome(state.text, state.rules, state.chapter).outcome == "failed"
-    return consistency + forbidden + int(length) + (1 if state.editor_open else 0)
+def open_items(state: LoopState) -> list[str]:
+    """What is open when the loop ended, one line each: blocking consistency issues, forbidden phrases left, a
+    length outside book.toml's limits (as `muse check` would fail it), a standing rewrite verdict (a bound, the
+    arbiter's accept_and_continue) or a polish/rewrite that was skipped."""
+    items = [
+        f"consistency: [{i.severity}/{i.type}] ¶{i.paragraph} 「{i.quote}」 {i.explanation}"
+        for r in state.consistency
+        for i in r.issues
+        if i.open
+    ]
+    items += [
+        f"forbidden: {h.phrase} ×{h.count} in paragraphs {h.paragraphs}"
+        for h in forbidden_hits(state.text, state.rules)
+    ]
+    length = length_outcome(state.text, state.rules, state.chapter)
+    if length.outcome == "failed":
+        items.append(f"length: {length.chars} characters, outside {length.min_chars or '—'}–{length.max_chars or '—'}")
+    if state.editor_open:
+        items.append(state.editor_open)
+    return items
 
 
 def chapter_status(state: LoopState) -> ChapterStatus:
@@ -140,9 +164,9 @@ def chapter_status(state: LoopState) -> ChapterStatus:
     skipped = {s.step: s.reason for s in state.steps if s.status == "skipped"}
     if "consistency_review" in skipped or skipped.get("editor_review", NOT_REQUESTED) != NOT_REQUESTED:
         return "not_reviewed"
-    if open_issue_count(state):
+    if open_items(state):
         return "finalized_with_issues"
     return "finalized"
 
 
-__all__ = ["BLOCKING", "chapter_status", "open_issue_count", "run_loop"]
+__all__ = ["BLOCKING", "chapter_status", "open_items", "run_loop"]

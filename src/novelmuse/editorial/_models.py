@@ -204,6 +204,8 @@ class ChapterReview(_Doc):
     repairs: list[RepairOut]
     disagreements: Disagreements
     open_issues: int
+    #: what is left open, one line each (handed to the author: 带病定稿留给人); len(open_items) == open_issues
+    open_items: list[str] = []
     result_sha256: str
     revision: RevisionOut | None
     facts: FactsOut | None = None  # set when the `facts` step passed or failed

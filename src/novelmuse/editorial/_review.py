@@ -20,7 +20,7 @@ from ..text import sha256_hex, sha256_json
 from ._calls import Caller
 from ._facts_step import STEP as FACTS_STEP
 from ._facts_step import facts_step
-from ._loop import chapter_status, open_issue_count, run_loop
+from ._loop import chapter_status, open_items, run_loop
 from ._models import (
     ChapterReview,
     Disagreements,
@@ -129,6 +129,7 @@ async def review_chapter(
     caller = Caller(session)
     await run_loop(state, caller)
     status = chapter_status(state)
+    left = open_items(state) if status != "error" else []
     changed = state.text != chapter.body and status != "error"
     final_text = state.text if changed else chapter.body  # a review that failed closed changes nothing
     usage = usage_of(book, caller.call_ids)
@@ -180,7 +181,8 @@ async def review_chapter(
             reviewer_pass_flag=sum(1 for r in state.consistency if r.model_disagrees),
             editor_verdict=sum(1 for e in state.editor if not e.agrees),
         ),
-        open_issues=open_issue_count(state) if status != "error" else 0,
+        open_issues=len(left),
+        open_items=left,
         result_sha256=sha256_hex(new_bytes),
         revision=revision,
         usage=usage,

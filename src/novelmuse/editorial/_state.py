@@ -33,7 +33,9 @@ class LoopState:
     arbiter_call_ids: list[str | None] = field(default_factory=list)
     repairs: list[RepairOut] = field(default_factory=list)
     editor_enabled: bool = True  # False: `muse review --no-editor` (the 7-dim editor is optional, seed 004)
-    editor_open: bool = False  # a rewrite verdict left standing (bounds, arbiter) or a polish/rewrite skipped
+    #: what the editor left open, in words (None: nothing): a rewrite verdict left standing (a bound, the arbiter's
+    #: accept_and_continue) or a polish/rewrite the loop asked for that was skipped
+    editor_open: str | None = None
     error_code: str | None = None
     texts: list[str] = field(default_factory=list)  # every text the loop produced, in order (stored for the report)
 

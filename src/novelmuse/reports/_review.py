@@ -158,6 +158,8 @@ def render_chapter(console: Console, doc: ChapterReview, book: Book | None = Non
     if doc.revision is not None:
         state = "applied to the chapter file" if doc.revision.applied else "stored; run with --apply to write it"
         console.print(f"revision {doc.revision.path} sha256 {doc.revision.sha256[:12]}… — {state}", markup=False)
+    for item in doc.open_items:
+        console.print(Text(f"OPEN {item}", style="yellow"))
     u = doc.usage
     console.print(
         f"open issues: {doc.open_issues}; disagreements: reviewer pass flag {doc.disagreements.reviewer_pass_flag},"
