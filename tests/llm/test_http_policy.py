@@ -166,6 +166,38 @@ def test_500_then_success_resends_the_same_input(server: LoopbackServer, book_ro
     assert server.requests[0].raw == server.requests[1].raw  # no correction: the same request again
 
 
+def _receipt_costs(root: Path) -> list[tuple[str | None, float | None]]:
+    conn = connect(find_book(root).db_path)
+    try:
+        return [(r.error_code, r.cost) for r in list_receipts(conn)]
+    finally:
+        conn.close()
+
+
+def test_a_503_with_no_price_is_resent_and_recorded_with_cost_0(
+    server: LoopbackServer, tmp_path: Path, kind: Kind
+) -> None:
+    """Seed 000: only a failure with a trusted cost is resent. An error response bills no tokens, so its cost is
+    known — 0 — whatever the price table says (here the model has no price at all); the answer that follows has an
+    unknown cost (no price), and says so."""
+    root = write_book(tmp_path / "unpriced", kind, server.base_url, model="unpriced-test-model-1")
+    server.queue(Reply(status=503))
+    out = call_once(root)
+    ok(out)
+    assert server.count == 2
+    assert _receipt_costs(root) == [("MODEL_SERVER_ERROR", 0.0), (None, None)]
+
+
+def test_a_timeout_after_sending_has_an_unknown_cost_and_is_not_resent(
+    server: LoopbackServer, tmp_path: Path, kind: Kind
+) -> None:
+    root = write_book(tmp_path / "slow", kind, server.base_url, timeout_s=0.3)
+    server.queue(Reply(delay_s=3.0))
+    failed(call_once(root), "MODEL_TIMEOUT")
+    assert server.count == 1
+    assert _receipt_costs(root) == [("MODEL_TIMEOUT", None)]  # may have been billed: unknown, never 0
+
+
 def test_429_then_success(server: LoopbackServer, book_root: Path) -> None:
     server.queue(Reply(status=429))
     out = call_once(book_root)

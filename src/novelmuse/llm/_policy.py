@@ -11,7 +11,9 @@ How each attempt ends (seed 000, 正文回放; seed 003, 任一异常失败关�
   MODEL_TRUNCATED (a truncated draft is a returned draft with known cost that failed a local check;
   the correction asks for a complete, more concise object — resending the same input would just be
   truncated again). Only the latest draft is carried, so the input does not grow per round.
-* **resend** — a ProviderError with ``transient and cost_known``: the same request again, no correction.
+* **resend** — a ProviderError with ``transient and cost_known``: the same request again, no correction. Its
+  receipt's cost is 0 (an error response bills no tokens) whatever the price table says; a failure whose cost is
+  unknown (a timeout or a connection lost after sending) is never resent.
 * **stop** (never retried) — any other ProviderError (MODEL_AUTH, MODEL_INVALID_REQUEST, MODEL_KEY_MISSING,
   MODEL_SCRIPT_EXHAUSTED, a transient error of unknown cost…), MODEL_ERROR_FLAG, MODEL_MISMATCH,
   MODEL_USAGE_MISSING (the attempt's cost cannot be accounted: 成本未知不重试), MODEL_FILTERED (the
@@ -510,8 +512,9 @@ async def _send_attempt(
         return sent
     if sent.error is not None:
         error = sent.error
-        # a failed request whose cost is known was not billed (0); otherwise the worst case stays spent
-        err_cost = 0.0 if error.cost_known and ctx.prices.price(ctx.model) is not None else None
+        # a failed request whose cost is known billed no tokens: its cost is 0 whatever the price table says (seed
+        # 000: only such a trusted-cost failure is resent); otherwise the worst case stays spent and the cost unknown
+        err_cost = 0.0 if error.cost_known else None
         ctx.budget.settle(reservation, 0 if error.cost_known else None, err_cost)
         diag: dict[str, Any] = {"status": error.status} if error.status is not None else {}
         record.record(
