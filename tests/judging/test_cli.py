@@ -382,3 +382,32 @@ def test_the_item_name_is_shown_as_given(muse, make_panel: Callable[..., Panel])
     assert doc["item_id"] == "第3回 张飞怒鞭督邮" and doc["item_ref"].startswith("item_")
     human = muse(*args, "--no-lessons")
     assert "item 第3回 张飞怒鞭督邮" in human.stdout and human.stdout.count(doc["item_ref"]) <= 1, human.stdout
+
+
+def test_arm_letters_are_refused_in_every_field_but_the_candidate_text(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
+    """Seed 000: before unblinding only random candidate ids appear, never A/B/C. An arm letter in the outline or an
+    assertion (fields the judge reads beside the candidates) fails closed before any request; the same letter in a
+    candidate's own text is an ordinary word (A计划) and is judged."""
+    cands = corpus_candidates(2)
+    panel = make_panel([Candidate("A", "A计划：" + cands[0].text), cands[1]], None)
+    files = _files(panel)
+    outline = panel.book.root / "0001.yaml"
+    base = ["judge", "--book", panel.book.root, "--profile", "writer_replay", *files, "--scene-type", "battle"]
+    outline.write_text(
+        "chapter: 1\ngoal: 刘关张结义\nhard_events:\n  - {id: E1, text: 桃园结义}\nhook: 投军\n", "utf-8"
+    )
+    r = muse(*base, "--outline", outline)
+    assert r.exit_code == 4, r.stderr  # no leak (the candidate's A计划 is its own text); no judge model: not evaluated
+    outline.write_text(
+        "chapter: 1\ngoal: 刘关张结义\nhard_events:\n  - {id: E1, text: 桃园结义}\nhook: 按B计划投军\n", "utf-8"
+    )
+    r = muse(*base, "--outline", outline)
+    assert r.exit_code == 3 and "JUDGE_INPUT_LEAK" in r.stderr and "arm_name×1" in r.stderr
+    assert "outside the candidate texts" in r.stderr
+    asserts = panel.book.root / "asserts.yaml"
+    asserts.write_text("- {id: a1, text: 走C路线的人获胜}\n", "utf-8")
+    outline.write_text(
+        "chapter: 1\ngoal: 刘关张结义\nhard_events:\n  - {id: E1, text: 桃园结义}\nhook: 投军\n", "utf-8"
+    )
+    r = muse(*base, "--outline", outline, "--assertions", asserts)
+    assert r.exit_code == 3 and "JUDGE_INPUT_LEAK" in r.stderr

@@ -23,7 +23,7 @@ from ._contract import ArrayCounts, ContractResult, Finding, check_report
 from ._doc import JudgeDoc
 from ._leak import LeakGuard
 from ._lessons import Lesson, build_lessons, lesson_key, register_lessons
-from ._panel import JudgeFn, JudgeRecord, panel_orders, run_panel, session_judge
+from ._panel import JudgeFn, JudgeRecord, check_item_leaks, panel_orders, run_panel, session_judge
 from ._reliability import PanelScores, Reliability, krippendorff_alpha_interval, reliability
 from ._reports import (
     Aggregate,
@@ -44,7 +44,6 @@ from ._service import (
     LessonRef,
     PanelRow,
     RubricSummary,
-    check_item_leaks,
     judge_item,
     open_arm_map,
     panel_scores,

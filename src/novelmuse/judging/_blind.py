@@ -143,6 +143,12 @@ class BlindInput(_Model):
         """sha256 of the canonical JSON of this input (order included)."""
         return sha256_json(self.model_dump(mode="json"))
 
+    def outside_candidates(self) -> BlindInput:
+        """The input with every candidate's text and quote hints blanked: every field a judge sees that is not the
+        candidate text itself (where an arm letter may be an ordinary word, e.g. A计划)."""
+        blank = [c.model_copy(update={"text": "", "quoteHints": []}) for c in self.candidates]
+        return self.model_copy(update={"candidates": blank})
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -188,6 +194,12 @@ class BlindItem:
     blind: BlindInput
     arm_map: SealedArmMap
     candidate_sha256: dict[str, str]
+
+    @property
+    def arms(self) -> list[str]:
+        """The item's arm labels (A, B, C or a caller's own), read from the sealed map: never shown to a judge."""
+        arms: dict[str, str] = json.loads(self.arm_map.payload)["arms"]
+        return sorted(set(arms.values()))
 
 
 def candidate_ids(item_id: str, seed: str, count: int) -> list[str]:

@@ -43,6 +43,8 @@ from ._reports import (
 from ._rubrics import Rubric, as_fraction
 
 JUDGE_ROLE = "judge"
+#: The arms of a replay experiment (seed 003 A/B/C): never shown to a judge outside a candidate's own text.
+REPLAY_ARMS = ("A", "B", "C")
 
 
 @dataclass
@@ -116,6 +118,24 @@ def session_judge(session: ModelSession, rubric: Rubric, guard: LeakGuard | None
     return judge
 
 
+def check_item_leaks(item: BlindItem, guard: LeakGuard) -> None:
+    """Leak-check every input any judge of this item could see (all three orders); raises JUDGE_INPUT_LEAK.
+
+    Two checks: every registered hidden token anywhere in the messages; and the arm labels — replay's A/B/C, the
+    item's own arms and the caller's labels — in every judge-visible field other than the candidate text (seed
+    000: 报告在去盲前只保留随机候选 ID，禁止出现 A/B/C), where a letter can be an ordinary word of the candidate."""
+    where = f"blind input of {item.blind.itemRef}"
+    texts: list[str] = []
+    for order in panel_orders(item.blind.candidate_ids).values():
+        texts += [m.content for m in judge_call(item.blind.in_order(order)).messages]
+    guard.check(texts, where)
+    labels = LeakGuard(arm_names=[*REPLAY_ARMS, *item.arms, *guard.arm_names])
+    labels.check(
+        [m.content for m in judge_call(item.blind.outside_candidates()).messages],
+        f"{where} (outside the candidate texts)",
+    )
+
+
 def panel_orders(order: Sequence[str]) -> dict[int, list[str]]:
     """Candidate order per judge slot: 1 as given, 2 strictly reversed, 3 rotated by one."""
     first = list(order)
@@ -185,9 +205,7 @@ async def run_panel(
     blind = item.blind
     orders = panel_orders(blind.candidate_ids)
     inputs = {slot: blind.in_order(order) for slot, order in orders.items()}
-    guard.check(
-        [m.content for inp in inputs.values() for m in judge_call(inp).messages], f"blind input of {blind.itemRef}"
-    )
+    check_item_leaks(item, guard)
     records: list[JudgeRecord] = []
 
     async def run(slot: int) -> JudgeRecord:

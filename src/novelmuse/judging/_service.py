@@ -17,11 +17,10 @@ from ..errors import InputError, MuseError
 from ..llm import ModelSession
 from ..store import new_id, put_texts, transaction, utc_now
 from ._adjudicate import GateDecision, adjudicate_quality_gate
-from ._blind import BlindItem, SealedArmMap, build_blind_item, judge_call
+from ._blind import BlindItem, SealedArmMap, build_blind_item
 from ._doc import JudgeDoc
-from ._leak import LeakGuard
 from ._lessons import build_lessons, register_lessons
-from ._panel import JUDGE_ROLE, JudgeRecord, panel_orders, run_panel, session_judge
+from ._panel import JUDGE_ROLE, JudgeRecord, check_item_leaks, run_panel, session_judge
 from ._reliability import PanelScores, Reliability, reliability
 from ._reports import Aggregate, PanelReport, RubricRef, aggregate
 from ._request import JudgeRequest
@@ -58,14 +57,6 @@ class JudgeOutcome(JudgeDoc):
     reliability: Reliability | None = None
     lessons: list[LessonRef] = Field(default_factory=list)
     sources: dict[str, str] = Field(default_factory=dict)  # arm → where the caller got it (e.g. the file path)
-
-
-def check_item_leaks(item: BlindItem, guard: LeakGuard) -> None:
-    """Leak-check every input any judge of this item could see (all three orders); raises JUDGE_INPUT_LEAK."""
-    texts: list[str] = []
-    for order in panel_orders(item.blind.candidate_ids).values():
-        texts += [m.content for m in judge_call(item.blind.in_order(order)).messages]
-    guard.check(texts, f"blind input of {item.blind.itemRef}")
 
 
 def panel_scores(report: PanelReport) -> PanelScores:
