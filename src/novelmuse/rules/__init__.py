@@ -9,6 +9,9 @@ Typical use::
 
 Counting has `str.count` semantics for every phrase; forbidden = error, fatigue above its limit = warning,
 length outside book.toml [chapters] = error.
+
+The quality gate's hard blocks (seed 000: source_safety, output_compliance, static_contract) are computed here too:
+``hard_blocks(text, rules, prior_texts=…, outline=…)`` → `HardBlockReport`.
 """
 
 from ._check import (
@@ -31,6 +34,23 @@ from ._effective import (
     build_effective,
     ensure_usable,
     preferences_block,
+)
+from ._hardblocks import (
+    COPY_RUN_CHARS,
+    HARD_BLOCK_NAMES,
+    SENTENCE_ENDS,
+    BlockFinding,
+    BlockResult,
+    BlockState,
+    HardBlockName,
+    HardBlockReport,
+    MetaText,
+    copied_runs,
+    hard_blocks,
+    load_meta_text,
+    output_compliance,
+    source_safety,
+    static_contract,
 )
 from ._length import LENGTH_SEVERITY, check_length, length_text
 from ._lint import lint_rules, show_rules
@@ -57,8 +77,14 @@ from ._report import (
 
 __all__ = [
     "CHECK_SCHEMA_VERSION",
+    "COPY_RUN_CHARS",
+    "HARD_BLOCK_NAMES",
     "LENGTH_SEVERITY",
     "RULES_SCHEMA_VERSION",
+    "SENTENCE_ENDS",
+    "BlockFinding",
+    "BlockResult",
+    "BlockState",
     "ChapterOut",
     "CheckReport",
     "CompiledRules",
@@ -70,12 +96,15 @@ __all__ = [
     "FindingOut",
     "ForbiddenRule",
     "GapOut",
+    "HardBlockName",
+    "HardBlockReport",
     "Hit",
     "LengthLimits",
     "LengthOut",
     "LintCounts",
     "LintReport",
     "LoadedRules",
+    "MetaText",
     "PhraseMatcher",
     "Preference",
     "RegistryOut",
@@ -91,13 +120,17 @@ __all__ = [
     "build_effective",
     "check_book",
     "check_length",
+    "copied_runs",
     "decode_rules",
     "ensure_usable",
+    "hard_blocks",
     "length_text",
     "lint_rules",
     "load_book_rules",
     "load_defaults",
+    "load_meta_text",
     "numbering_gaps",
+    "output_compliance",
     "parse_defaults",
     "parse_rules",
     "preferences_block",
@@ -105,5 +138,7 @@ __all__ = [
     "report_findings",
     "rules_file_state",
     "show_rules",
+    "source_safety",
+    "static_contract",
     "update_registry",
 ]
