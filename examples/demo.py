@@ -146,7 +146,8 @@ def scripted_steps(copy: Path) -> list[Step]:
     book = ("--book", _rel(copy))
     return [
         Step(
-            "Review chapter 2 (SCRIPTED answers): rule rewrite of ¶19, consistency review, 7-dim editor, diff",
+            "Review chapter 2 (SCRIPTED answers): rule rewrite of ¶19, consistency review, 7-dim editor, diff, then "
+            "the quality gate on the final text (blind judges against the chapter's evidence pack, hard blocks)",
             ("review", "2", "--diff", *book),
         ),
         Step("Every model call with its receipts — provider kind (scripted), tokens, attempts", ("calls", *book)),
@@ -161,12 +162,15 @@ def scripted_steps(copy: Path) -> list[Step]:
             ("check", "--chapter", "2", *book),
         ),
         Step(
-            "Blind 2+1 judge panel (SCRIPTED judges), original vs revised chapter 2 — exit 1 is expected: "
-            "the rule-layer hard blocks were not supplied, and unknown is not passed",
+            "Blind 2+1 judge panel (SCRIPTED judges), original vs revised chapter 2, against chapter 2's evidence "
+            "pack — exit 1 is expected: the original holds the forbidden 后宫, so the rule layer fires its "
+            "source_safety hard block, and the gate fails it whatever its scores",
             (
                 "judge",
                 "--profile",
                 "quality_gate",
+                "--chapter",
+                "2",
                 "--item",
                 "demo-ch2",
                 "--seed",

@@ -87,13 +87,17 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     head = next(line for line in scripted.splitlines() if line.startswith("第2回 "))
     assert "「官拜河东太守」" in scripted and "finalized" in head
     assert "董太后{+的+}宫中" in scripted  # the diff: the one inserted character, in its context
+    # the review ends with the quality gate on the final text, judged against chapter 2's evidence pack
+    assert "quality gate 第2回: passed" in scripted and "hard block source_safety: passed" in scripted
+    assert "evidence: memory (" in scripted and "OUTLINE_NOT_CONFIRMED" in scripted
 
     calls = by_command[f"$ muse calls {book}"]
     receipts = [line for line in calls.splitlines()[2:] if "(scripted)" in line]
-    assert sorted(line.split()[3] for line in receipts) == ["editor", "reviewer", "writer"]
+    assert sorted(line.split()[3] for line in receipts) == ["editor", "judge", "judge", "reviewer", "writer"]
 
     applied = by_command[f"$ muse review 2 --apply {book}"]
     assert "applied to the chapter file" in applied
+    assert "quality gate 第2章: passed  (resumed" in applied  # the stored decision: nothing judged again
     after = by_command[f"$ muse check --chapter 2 {book}"].split("\n", 2)[2]  # output only
     assert "0 error(s)" in after and "passed: 1 chapter(s) checked, 0 error(s)" in after
     assert "后宫" not in after and not re.search(r"│\s*error\s*│", after)
@@ -101,7 +105,8 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     judged = next(s for c, s in by_command.items() if c.startswith("$ muse judge --profile quality_gate"))
     assert "SCRIPTED" in judged.splitlines()[0] and "stable" in judged.splitlines()[2]
     assert "c_4aee = A examples/sanguo/chapters/0002.md" in judged and "c_129f = B " in judged
-    assert judged.count("hard block output_compliance was not evaluated (unknown is not passed)") == 2
+    assert judged.count("hard block source_safety fired (rule layer)") == 1  # the original, holding 后宫
+    assert "quality gate c_129f: passed" in judged and "quality gate c_4aee: failed" in judged
 
     chapter = (copy / "chapters" / "0002.md").read_text(encoding="utf-8")
     assert "后宫" not in chapter and "皇子协养于董太后的宫中" in chapter

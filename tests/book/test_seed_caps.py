@@ -24,7 +24,7 @@ from ..editorial.helpers import make_book
 def test_a_value_above_the_seed_is_a_config_error_naming_the_limit(
     muse: Any, tmp_path: Path, table: str, key: str, value: int, limit: int
 ) -> None:
-    book = make_book(tmp_path / "b", extra_toml=f"[{table}]\n{key} = {value}\n")
+    book = make_book(tmp_path / "b", extra_toml=f"[{table}]\n{key} = {value}\n", gate=True)
     r = muse("check", "--book", book, "--json")
     assert r.exit_code == 2
     error = json.loads(r.stdout)["error"]
@@ -34,5 +34,5 @@ def test_a_value_above_the_seed_is_a_config_error_naming_the_limit(
 
 def test_a_value_at_or_below_the_cap_is_accepted(muse: Any, tmp_path: Path) -> None:
     toml = "[review]\nrepair_rounds = 0\nrereview_rounds = 1\nneutral_foreshadow_chapters = 3\n"
-    book = make_book(tmp_path / "b", extra_toml=toml + "[memory]\nmax_plants_per_chapter = 2\n")
+    book = make_book(tmp_path / "b", extra_toml=toml + "[memory]\nmax_plants_per_chapter = 2\n", gate=True)
     assert muse("check", "--book", book).exit_code in (0, 1)

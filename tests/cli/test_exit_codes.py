@@ -46,7 +46,7 @@ def test_judge_with_no_judge_model_exits_4(muse: Any, tmp_path: Path) -> None:
     (_, body1), (_, body2) = sanguo_chapters(2)
     a.write_text(body1, encoding="utf-8")
     b.write_text(body2, encoding="utf-8")
-    r = muse("judge", "--profile", "quality_gate", a, b, "--book", book, "--json")
+    r = muse("judge", "--profile", "quality_gate", "--chapter", "2", a, b, "--book", book, "--json")
     assert r.exit_code == 4, r.stderr
     doc = json.loads(r.stdout)
     assert doc["outcome"] == "skipped" and doc["reason"] == "no model configured"

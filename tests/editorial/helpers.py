@@ -42,11 +42,13 @@ def make_book(
     review: dict[str, int] | None = None,
     roles: bool = True,
     extra_toml: str = "",
+    gate: bool = False,
 ) -> Path:
     """A book with `chapters` chapters; with `script`, every role is served by the scripted provider.
 
     A script without an ``extractor`` list gets one: an empty fact card (no items) per possible call,
-    so the `facts` step after a finalised review passes without the test spelling it out.
+    so the `facts` step after a finalised review passes without the test spelling it out. The quality gate that
+    ends `muse review` (its judges are a role like any other) is off unless `gate` (tests/writing test it).
     """
     (root / "chapters").mkdir(parents=True)
     for i, (heading, body) in enumerate(sanguo_chapters(chapters), start=1):
@@ -58,8 +60,9 @@ def make_book(
         toml += '[providers.s]\nkind = "scripted"\nscript = "script.yaml"\n'
         if roles:
             toml += '[roles]\ndefault = "s:scripted-model-1"\n'
-    if review:
-        toml += "[review]\n" + "".join(f"{k} = {v}\n" for k, v in review.items())
+    settings: dict[str, object] = {**(review or {}), **({} if gate else {"quality_gate": "false"})}
+    if settings:
+        toml += "[review]\n" + "".join(f"{k} = {v}\n" for k, v in settings.items())
     toml += extra_toml
     (root / "book.toml").write_text(toml, encoding="utf-8")
     if rules:

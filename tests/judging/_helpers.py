@@ -19,8 +19,13 @@ def sanguo_chapter(n: int) -> str:
 
 
 def corpus_candidates(n: int = 2, chars: int = 1500) -> list[Candidate]:
-    """`n` candidates (arms A, B, C, …) cut from consecutive chapters of 三国演义."""
-    return [Candidate(chr(ord("A") + i), sanguo_chapter(i + 1)[:chars]) for i in range(n)]
+    """`n` candidates (arms A, B, C, …) cut from consecutive chapters of 三国演义, each ending at the end of a sentence
+    within `chars` characters (a finished text: the output_compliance hard block checks that)."""
+    out = []
+    for i in range(n):
+        text = sanguo_chapter(i + 1)[:chars]
+        out.append(Candidate(chr(ord("A") + i), text[: text.rindex("。") + 1]))
+    return out
 
 
 ScoreFn = Callable[[str, str, int], float]

@@ -35,6 +35,8 @@ def _args(panel: Panel, *extra: str | Path) -> list[str | Path]:
         "item-1",
         "--seed",
         "s",
+        "--chapter",
+        "1",
         *extra,
     ]
 
@@ -53,21 +55,34 @@ def test_rubrics_lists_profiles_versions_and_hashes(muse) -> None:  # type: igno
     assert "canon_compliance*" in human.stdout and "sha256" in human.stdout
 
 
-def test_judge_stable_with_hard_blocks_passes_the_gate(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
+def test_judge_stable_with_computed_hard_blocks_passes_the_gate(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
     good = output(lambda b: good_report(b, 4.5))
     panel = make_panel(corpus_candidates(2), [[good], [good]])
-    blocks = panel.book.root / "blocks.yaml"
-    blocks.write_text("source_safety: passed\noutput_compliance: passed\nstatic_contract: passed\n", "utf-8")
     asserts = panel.book.root / "asserts.yaml"
     asserts.write_text("[]\n", "utf-8")
-    r = muse(*_args(panel, "--hard-blocks", blocks, "--assertions", asserts, "--json"))
+    r = muse(*_args(panel, "--assertions", asserts, "--json"))
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["outcome"] == "stable" and doc["report"]["status"] == "stable"
     assert [g["outcome"] for g in doc["gate"]] == ["passed", "passed"]
+    # the rule layer computed each candidate's blocks; no outline: static_contract is not applicable (said so)
+    assert {g["hard_blocks"]["static_contract"] for g in doc["gate"]} == {"not_applicable"}
+    assert {arm: r["source_safety"]["state"] for arm, r in doc["hard_block_reports"].items()} == {
+        "A": "passed",
+        "B": "passed",
+    }
+    assert doc["evidence"]["chapter"] == 1 and doc["evidence"]["source"] == "memory" and doc["evidence"]["items"] == []
+    # every decision is stored with its inputs and listed by judge-summary, with a gate lesson (not an example one)
+    summary = json.loads(muse("judge-summary", "--book", panel.book.root, "--json").stdout)
+    assert [(g["origin"], g["chapter"], g["outcome"]) for g in summary["gates"]] == [("judge", 1, "passed")] * 2
+    assert all(g["rubric"]["id"] == "quality-gate-rubric-v1" and g["lesson_id"] for g in summary["gates"])
+    kinds = panel.book.db.execute("SELECT kind, lesson FROM judge_lessons ORDER BY kind").fetchall()
+    gate_lessons = [lesson for kind, lesson in kinds if kind == "gate"]
+    assert gate_lessons and all(lesson.startswith("【门终态】") for lesson in gate_lessons)
+    assert {kind for kind, _ in kinds} == {"example", "gate"}
     assert sorted(doc["unblinded"].values()) == ["A", "B"] and doc["sources"]["A"].endswith("draft0.txt")
     assert doc["reliability"]["third_judge_rate"] == 0.0
-    human = muse(*_args(panel, "--hard-blocks", blocks, "--no-lessons"))
+    human = muse(*_args(panel, "--no-lessons"))
     assert "unblinded" in human.stdout
     # one JSON style: every key novelmuse names is snake_case, in judge, judge-summary and rubrics (schema v2)
     summary = json.loads(muse("judge-summary", "--book", panel.book.root, "--json").stdout)
@@ -78,7 +93,7 @@ def test_judge_stable_with_hard_blocks_passes_the_gate(muse, make_panel: Callabl
 
 
 #: Maps whose keys are data, not names: candidate ids → arms, arms → files, error codes → counts.
-_DATA_MAPS = {"unblinded", "sources", "codes", "violations"}
+_DATA_MAPS = {"unblinded", "sources", "codes", "violations", "hard_block_reports"}
 
 
 def _keys_not_snake(node: object, parent: str = "") -> list[str]:
@@ -91,12 +106,31 @@ def _keys_not_snake(node: object, parent: str = "") -> list[str]:
     return bad + [k for key, value in node.items() for k in _keys_not_snake(value, key)]
 
 
-def test_judge_without_hard_blocks_fails_the_gate_with_exit_1(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
-    good = output(lambda b: good_report(b, 4.5))
-    panel = make_panel(corpus_candidates(1), [[good], [good]])
-    r = muse(*_args(panel))
-    assert r.exit_code == 1
-    assert "not evaluated" in r.stdout
+def test_a_forbidden_phrase_never_passes_the_gate_whatever_file_is_given(
+    muse, make_panel: Callable[..., Panel]
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 14 item 4: hard blocks come from the rule layer, never from the caller — a candidate holding the book's
+    禁止 phrase fails the gate with the best scores; a hard-blocks file may add a fired block, never a pass."""
+    good = output(lambda b: good_report(b, 5.0))
+    cands = corpus_candidates(1)
+    panel = make_panel(cands, [[good, good], [good, good]])
+    forbidden = cands[0].text[100:104]
+    (panel.book.root / "rules.txt").write_text(f"禁止:{forbidden}\n", encoding="utf-8")
+    r = muse(*_args(panel, "--json"))
+    assert r.exit_code == 1, r.stderr
+    (gate,) = json.loads(r.stdout)["gate"]
+    assert gate["outcome"] == "failed" and gate["hard_blocks"]["source_safety"] == "fired"
+    assert "hard block source_safety fired (rule layer)" in gate["reasons"]
+    blocks = panel.book.root / "blocks.yaml"
+    blocks.write_text("source_safety: passed\noutput_compliance: passed\nstatic_contract: passed\n", "utf-8")
+    r = muse(*_args(panel, "--hard-blocks", blocks))
+    assert r.exit_code == 2 and "JUDGE_HARD_BLOCKS_INVALID" in r.stderr  # no file can make a block pass
+    (panel.book.root / "rules.txt").write_text("", encoding="utf-8")
+    blocks.write_text("static_contract: fired\n", "utf-8")  # an override can only fire a block
+    r = muse(*_args(panel, "--hard-blocks", blocks, "--json"))
+    assert r.exit_code == 1, r.stderr
+    (gate,) = json.loads(r.stdout)["gate"]
+    assert gate["hard_blocks"] == {"source_safety": "passed", "output_compliance": "passed", "static_contract": "fired"}
 
 
 def test_invalid_item_exits_3_with_one_error_line(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
@@ -124,7 +158,7 @@ def test_file_name_of_a_candidate_counts_as_an_arm_label(muse, make_panel: Calla
     panel = make_panel(corpus_candidates(1), [[output(good_report)]])
     path = panel.book.root / "cardsarm.txt"
     path.write_text(corpus_candidates(1)[0].text + " cardsarm ", encoding="utf-8")
-    r = muse("judge", "--book", panel.book.root, "--profile", "quality_gate", path)
+    r = muse("judge", "--book", panel.book.root, "--profile", "quality_gate", "--chapter", "1", path)
     assert r.exit_code == 3 and "JUDGE_INPUT_LEAK" in r.stderr
 
 
@@ -149,8 +183,8 @@ def test_usage_errors_exit_2(muse, make_panel: Callable[..., Panel], tmp_path: P
         ["--profile", "writer_replay", "--scene-type", "picnic", draft],
         ["--profile", "writer_replay", "--scene-type", "battle", draft],
         ["--profile", "fine_outline_replay", draft],
-        ["--profile", "quality_gate", "--assertions", bad, draft],
-        ["--profile", "quality_gate", tmp_path / "missing.txt"],
+        ["--profile", "quality_gate", "--chapter", "1", "--assertions", bad, draft],
+        ["--profile", "quality_gate", "--chapter", "1", tmp_path / "missing.txt"],
     ]
     codes = []
     for args in cases:
@@ -179,8 +213,20 @@ def test_card_ids_strategy_names_and_manifest_lines_never_reach_a_judge(  # type
     (cards / "liu-bei.yaml").write_text("id: liu-bei\ntype: character\nname: 刘备\naliases: [玄德]\n", "utf-8")
     (cards / "zhang.yaml").write_text("id: 张飞\ntype: character\nname: 张飞\n", "utf-8")  # id = name: text
     (draft,) = _files(panel)
-    base = ["judge", "--book", panel.book.root, "--profile", "quality_gate", "--item", "item-1", "--seed", "s"]
-    assert muse(*base, draft, "--no-lessons").exit_code == 1  # 张飞/刘备 in the text are fine; gate needs blocks
+    base = [
+        "judge",
+        "--book",
+        panel.book.root,
+        "--profile",
+        "quality_gate",
+        "--chapter",
+        "1",
+        "--item",
+        "item-1",
+        "--seed",
+        "s",
+    ]
+    assert muse(*base, draft, "--no-lessons").exit_code == 0  # 张飞/刘备 in the text are fine
 
     leaky = panel.book.root / "leaky.txt"
     leaky.write_text(text + "（据 liu-bei 卡）", encoding="utf-8")
@@ -281,7 +327,20 @@ def test_judge_summary_aggregates_items_by_arm_with_deltas(muse, tmp_path: Path)
             p = book.root / f"{item_id}-{n}.txt"
             p.write_text(text, encoding="utf-8")
             files.append(p)
-        r = muse("judge", "--book", book.root, "--profile", "quality_gate", *files, "--item", item_id, "--seed", "s")
+        r = muse(
+            "judge",
+            "--book",
+            book.root,
+            "--profile",
+            "quality_gate",
+            "--chapter",
+            "1",
+            *files,
+            "--item",
+            item_id,
+            "--seed",
+            "s",
+        )
         assert r.exit_code == 1, r.stderr  # stable; the gate fails (no hard blocks given)
     r = muse("judge-summary", "--book", book.root, "--json")
     assert r.exit_code == 0, r.stderr
@@ -315,7 +374,7 @@ def test_bad_input_files_give_one_line_errors_that_name_file_and_line(  # type: 
         ([tmp_path], "error[JUDGE_FILE_READ]", str(tmp_path)),
     ]
     for extra, code, where in cases:
-        r = muse("judge", "--book", panel.book.root, "--profile", "quality_gate", draft, *extra)
+        r = muse("judge", "--book", panel.book.root, "--profile", "quality_gate", "--chapter", "1", draft, *extra)
         assert r.exit_code == 2, (extra, r.stderr)
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(code) and where in lines[0], (extra, r.stderr)
@@ -364,12 +423,12 @@ def test_directory_names_that_tell_the_arms_apart_are_arm_labels(muse, make_pane
         d.mkdir(parents=True)
         (d / "0001.md").write_text(body, encoding="utf-8")
         files.append(d / "0001.md")
-    r = muse("judge", "--book", panel.book.root, "--profile", "quality_gate", *files)
+    r = muse("judge", "--book", panel.book.root, "--profile", "quality_gate", "--chapter", "1", *files)
     assert r.exit_code == 3 and "JUDGE_INPUT_LEAK" in r.stderr and "arm_name×1" in r.stderr
     # a directory all candidates share ("replay") is no arm label: text may mention it
     files[0].write_text(text + " replay ", encoding="utf-8")
     files[1].write_text(text[:600], encoding="utf-8")
-    r = muse("judge", "--book", panel.book.root, "--profile", "quality_gate", *files)
+    r = muse("judge", "--book", panel.book.root, "--profile", "quality_gate", "--chapter", "1", *files)
     assert r.exit_code == 4 and "skipped(no model configured)" in r.stdout, r.stderr
 
 

@@ -279,9 +279,12 @@ def test_lessons_are_registered_once_and_can_be_switched_off(make_panel: Callabl
     third = run(panel, persist_lessons=False)
     assert third.lessons == []
     rows = panel.book.db.execute(
-        "SELECT run_id, rubric_id, rubric_version, candidate_sha256 FROM judge_lessons"
+        "SELECT run_id, rubric_id, rubric_version, candidate_sha256 FROM judge_lessons WHERE kind = 'example'"
     ).fetchall()
     assert len(rows) == 1
+    # the gate's terminal lesson is registered apart (kind gate, 【门终态】), de-duplicated the same way
+    gate = panel.book.db.execute("SELECT lesson FROM judge_lessons WHERE kind = 'gate'").fetchall()
+    assert len(gate) == 1 and gate[0][0].startswith("【门终态】[quality-gate-rubric-v1 v1] ")
     assert tuple(rows[0])[1:] == (
         "quality-gate-rubric-v1",
         1,

@@ -174,6 +174,9 @@ class ReviewConfig(_Strict):
     arbiter_rounds: int = Field(default=1, ge=0, le=5)
     polish_max_paragraphs: int = Field(default=5, ge=1, le=50)  # a polish (one round) touches at most this many
     neutral_foreshadow_chapters: int = Field(default=3, ge=0)
+    #: `muse review` ends with the quality gate on each final text when a judge model is configured (seed 000:
+    #: 候选交付用户前评分); false leaves it out (said so: skipped(not requested), never passed)
+    quality_gate: bool = True
 
     @model_validator(mode="after")
     def _seed_limits(self) -> ReviewConfig:

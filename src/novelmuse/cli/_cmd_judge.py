@@ -7,8 +7,9 @@ from typing import Annotated
 
 import typer
 
-from ..judging import PROFILES, JudgeFiles, judge_item, list_rubrics, request_from_files, summarize
+from ..judging import PROFILES, JudgeFiles, list_rubrics, summarize
 from ..reports import judge_error, judge_outcome, render_judge, render_judge_summary, render_rubrics, rubrics_doc
+from ..writing import judge_files
 from ._app import app
 from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, in_session, open_book
 
@@ -27,10 +28,21 @@ def judge(
     scene_type: Annotated[
         str | None, typer.Option("--scene-type", help="Pre-registered scene type (writer_replay).", show_default=False)
     ] = None,
+    chapter: Annotated[
+        int | None,
+        typer.Option(
+            "--chapter",
+            help="The chapter the candidates are for (quality_gate: its evidence pack and hard blocks; "
+            "fine_outline_replay: nothing of chapter N or later may reach a judge).",
+            show_default=False,
+        ),
+    ] = None,
     hard_blocks: Annotated[
         Path | None,
         typer.Option(
-            "--hard-blocks", help="YAML: rule-layer hard blocks → passed|fired (quality_gate).", show_default=False
+            "--hard-blocks",
+            help="YAML overrides: hard block → fired (quality_gate; can only fire a block, never pass one).",
+            show_default=False,
         ),
     ] = None,
     item: Annotated[
@@ -55,6 +67,10 @@ def judge(
 ) -> None:
     """Score candidates with a blind 2+1 judge panel (seed 000). Scoring only: nothing is changed.
 
+    quality_gate needs --chapter N: the judges read chapter N's evidence pack (the writer's context, or the
+    memory as of N−1) and the rule layer computes each candidate's hard blocks (source_safety,
+    output_compliance, static_contract); --hard-blocks can only add a fired block.
+
     Candidates get random ids; judge 1 sees the blind order, judge 2 the reverse, a third judge runs only
     when a score differs by more than 0.5. Exit 0: scored; 1: quality_gate adjudication failed; 3: the item is
     invalid (a judge failed closed), invalid_unstable, or the input leaked a hidden token; 4: not evaluated
@@ -70,6 +86,7 @@ def judge(
         assertions=assertions,
         scene_type=scene_type,
         hard_blocks=hard_blocks,
+        chapter=chapter,
         item=item,
         seed=seed,
         secrets=secret or [],
@@ -77,13 +94,12 @@ def judge(
         manifests=manifest or [],
         persist_lessons=not no_lessons,
     )
-    request = request_from_files(b, files)
 
     def progress(slot: int, state: str) -> None:
         label = {1: "judge 1 (blind order)", 2: "judge 2 (reversed order)", 3: "judge 3 (a score differed by > 0.5)"}
         err_console.print(f"{label[slot]}: {state}", markup=False, highlight=False)
 
-    doc = in_session(b, "judge", lambda session: judge_item(b, session, request, on_judge=progress))
+    doc = in_session(b, "judge", lambda session: judge_files(b, session, files, on_judge=progress))
     outcome = judge_outcome(doc)
     if json_out:
         emit_json(doc, outcome)

@@ -7,9 +7,10 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..editorial import ChapterReview, PreflightOut, review_chapters
+from ..editorial import ChapterReview, PreflightOut
 from ..errors import InputError
 from ..reports import preflight_notes, render_review_run, render_revision_diffs, review_error, review_outcome
+from ..writing import ChapterGate, review_and_gate
 from ._app import app
 from ._common import (
     CHAPTER_MAX,
@@ -39,6 +40,9 @@ def review(
     no_editor: Annotated[
         bool, typer.Option("--no-editor", help="Leave out the 7-dimension editor (rules and consistency only).")
     ] = False,
+    no_gate: Annotated[
+        bool, typer.Option("--no-gate", help="Leave out the quality gate (blind judges) on the final text.")
+    ] = False,
     diff: Annotated[
         bool, typer.Option("--diff", help="Show each revision as a paragraph diff against the original.")
     ] = False,
@@ -54,13 +58,16 @@ def review(
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Review chapters: hard rules, consistency review with bounded repair, the 7-dimension editor, the arbiter.
+    """Review chapters: hard rules, consistency review with bounded repair, the 7-dimension editor, the arbiter —
+    then, with a judge model configured, the quality gate on each final text (blind judges against the
+    chapter's evidence pack, hard blocks from the rule layer; every decision stored, see `muse judge-summary`).
 
     The original text is kept; the result is stored as a revision and written to the chapter file only
     with --apply. A finalised chapter whose file is the finalised text then gets its fact card (事实卡)
     from the extractor. Before any model call the requests are sized and what can never be sent is refused:
     a chapter over [chapters] max_chars (CHAPTER_TOO_LONG, exit 2), a request over the model's context window or
-    the budget (exit 3). --apply on a chapter edited since its review needs --rerun (a new, paid review).
+    the budget (exit 3). A failed quality gate exits 1, a gate that failed closed 3, a wanted gate without a
+    judge model 4. --apply on a chapter edited since its review needs --rerun (a new, paid review).
     Exit 0 finalized with nothing open, 1 open issues (finalized with issues, a length outside the limits, or a
     forbidden phrase left because no writer model ran) or fact-card items rejected, 2 bad input, 3 a step failed
     closed (the facts step included), 4 not evaluated (a model step skipped: no model configured — never a pass).
@@ -91,10 +98,13 @@ def review(
             note = " (resumed)" if doc.resumed else ""
             progress.update(task, advance=1, description=f"{b.chapter_label(doc.chapter)} {doc.status}{note}")
 
+        def gated(gate: ChapterGate) -> None:
+            progress.update(task, description=f"{b.chapter_label(gate.chapter)} quality gate {gate.label}")
+
         run = in_session(
             b,
             "review",
-            lambda s: review_chapters(
+            lambda s: review_and_gate(
                 b,
                 s,
                 numbers,
@@ -102,8 +112,10 @@ def review(
                 resume=not force,
                 editor=not no_editor,
                 rerun=rerun,
+                gate=not no_gate,
                 on_chapter=done,
                 on_plan=plan,
+                on_gate=gated,
             ),
         )
     outcome = review_outcome(run)

@@ -48,7 +48,7 @@ def config_sha256(book: Book, rules: RuleView, memory: MemoryContext, *, editor:
         {
             "loop_version": LOOP_VERSION,
             "editor": editor,
-            "review": cfg.review.model_dump(),
+            "review": cfg.review.model_dump(exclude={"quality_gate"}),  # the gate is not part of the loop
             "calls": cfg.calls.model_dump(),
             "roles": {r: list(t) if (t := cfg.role_target(r)) else None for r in REVIEW_ROLES},
             "rules": rules.sha256,

@@ -4,13 +4,15 @@ report contract, the 2+1 panel, quality-gate adjudication, lessons and judge rel
 Scoring only: no candidate is changed, no threshold loosened.
 """
 
-from ._adjudicate import GateDecision, HardBlockState, Suggestion, adjudicate_quality_gate
+from ._adjudicate import GateDecision, HardBlockState, Suggestion, adjudicate_quality_gate, merge_hard_blocks
 from ._arith import TOLERANCE, combine_three, combine_two, disagreements, median3, within
 from ._blind import (
+    CONTEXT_EVIDENCE,
     QUOTE_MIN_CHARS,
     BlindInput,
     BlindItem,
     Candidate,
+    ContextItem,
     SealedArmMap,
     Target,
     blind_order,
@@ -21,6 +23,7 @@ from ._blind import (
 )
 from ._contract import ArrayCounts, ContractResult, Finding, check_report
 from ._doc import JudgeDoc
+from ._gates import GATE_LESSON_TITLE, GateRow, gate_lesson, gate_rows
 from ._leak import LeakGuard
 from ._lessons import Lesson, build_lessons, lesson_key, register_lessons
 from ._panel import JudgeFn, JudgeRecord, check_item_leaks, panel_orders, run_panel, session_judge
@@ -35,7 +38,7 @@ from ._reports import (
     RubricRef,
     aggregate,
 )
-from ._request import JudgeFiles, JudgeRequest, arm_names, request_from_files
+from ._request import JudgeFiles, JudgeRequest, arm_names, hidden_card_ids, request_from_files
 from ._rubrics import HARD_BLOCKS, PROFILES, SCENE_TYPES, Rubric, list_rubrics, load_rubric
 from ._service import (
     JUDGE_SCHEMA_VERSION,
@@ -52,6 +55,8 @@ from ._service import (
 )
 
 __all__ = [
+    "CONTEXT_EVIDENCE",
+    "GATE_LESSON_TITLE",
     "HARD_BLOCKS",
     "JUDGE_SCHEMA_VERSION",
     "PROFILES",
@@ -65,10 +70,12 @@ __all__ = [
     "Candidate",
     "CellScore",
     "CellVerdict",
+    "ContextItem",
     "ContractResult",
     "DimensionRanking",
     "Finding",
     "GateDecision",
+    "GateRow",
     "HardBlockState",
     "JudgeDoc",
     "JudgeEntry",
@@ -103,6 +110,9 @@ __all__ = [
     "combine_three",
     "combine_two",
     "disagreements",
+    "gate_lesson",
+    "gate_rows",
+    "hidden_card_ids",
     "judge_call",
     "judge_item",
     "krippendorff_alpha_interval",
@@ -110,6 +120,7 @@ __all__ = [
     "list_rubrics",
     "load_rubric",
     "median3",
+    "merge_hard_blocks",
     "open_arm_map",
     "panel_orders",
     "panel_scores",

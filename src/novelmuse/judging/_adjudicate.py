@@ -3,9 +3,13 @@
 passed only if the three critical dimensions (canon_compliance, character_voice, scene_structure) are all
 ≥ their threshold (4.0) on the panel's score and no rule-layer hard block (source_safety,
 output_compliance, static_contract) fired. Anything else is failed, with one reason per cause; a hard
-block that was not evaluated is a reason too (unknown is not passed). An item whose panel is not stable
-cannot be adjudicated: the outcome is error(code). Non-critical dimensions below their threshold only
-produce suggestions; they never fail a candidate.
+block that was not evaluated is a reason too (unknown is not passed); a block the rule layer found nothing to
+check for (`not_applicable`, e.g. static_contract without an outline) is listed and does not fail. An item whose
+panel is not stable cannot be adjudicated: the outcome is error(code). Non-critical dimensions below their
+threshold only produce suggestions; they never fail a candidate.
+
+The hard blocks come from the rule layer (`rules.hard_blocks`), computed by the service that builds the request;
+a caller's override (`muse judge --hard-blocks`) can only make a block fire, never pass (`merge_hard_blocks`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from ._doc import JudgeDoc
 from ._reports import PanelReport
 from ._rubrics import Rubric, as_fraction
 
-HardBlockState = Literal["passed", "fired"]
+HardBlockState = Literal["passed", "fired", "not_applicable"]
 
 
 class Suggestion(JudgeDoc):
@@ -40,13 +44,14 @@ class GateDecision(JudgeDoc):
     reasons: list[str] = Field(default_factory=list)
     suggestions: list[Suggestion] = Field(default_factory=list)
     hard_blocks: dict[str, str] = Field(default_factory=dict)
+    record_id: str | None = None  # the stored decision (table gate_decisions), once recorded
 
 
 def adjudicate_quality_gate(
     report: PanelReport,
     rubric: Rubric,
     candidate_id: str,
-    hard_blocks: Mapping[str, HardBlockState] | None,
+    hard_blocks: Mapping[str, str] | None,
 ) -> GateDecision:
     """Adjudicate one candidate of a quality_gate panel (see the module docstring for the rule)."""
     if not rubric.adjudicated or report.profile != rubric.profile:
@@ -68,7 +73,7 @@ def adjudicate_quality_gate(
     for name, state in blocks.items():
         if state == "fired":
             reasons.append(f"hard block {name} fired (rule layer)")
-        elif state != "passed":
+        elif state not in ("passed", "not_applicable"):
             reasons.append(f"hard block {name} was not evaluated (unknown is not passed)")
     suggestions: list[Suggestion] = []
     for dim in rubric.dimensions:
@@ -90,3 +95,13 @@ def adjudicate_quality_gate(
         suggestions=suggestions,
         hard_blocks=blocks,
     )
+
+
+def merge_hard_blocks(computed: Mapping[str, str] | None, overrides: Mapping[str, str]) -> dict[str, str]:
+    """The rule layer's states with a caller's overrides applied: an override can only make a block fire (a
+    recorded ``fired (override)``), never pass one the rule layer fired or did not evaluate."""
+    merged = dict(computed or {})
+    for name, state in overrides.items():
+        if state == "fired":
+            merged[name] = "fired"
+    return merged

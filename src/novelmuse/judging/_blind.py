@@ -68,6 +68,16 @@ class TargetIn(_Model):
     text: str
 
 
+class ContextIn(_Model):
+    """One item of the evidence pack the writer had for the chapter (quality_gate: 上下文=writer 基线包): a fact as
+    of the chapter before, an active foreshadow, a prior chapter's raw text, an excerpt. Judged against, citable as
+    evidence of type `context`."""
+
+    id: str
+    kind: str
+    text: str
+
+
 class ScaleIn(_Model):
     min: float
     max: float
@@ -111,6 +121,7 @@ class BlindInput(_Model):
     fineOutline: list[TargetIn] = Field(default_factory=list)
     assertions: list[TargetIn] = Field(default_factory=list)
     constraints: list[TargetIn] = Field(default_factory=list)
+    context: list[ContextIn] = Field(default_factory=list)
     expected: ExpectedIn
 
     @property
@@ -164,6 +175,19 @@ class Target:
 
     id: str
     text: str
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    """One evidence-pack item a quality-gate judge reads beside the candidates (see `ContextIn`)."""
+
+    id: str
+    kind: str
+    text: str
+
+
+#: The evidence type a judge cites an evidence-pack item with (only offered when the input has a pack).
+CONTEXT_EVIDENCE = "context"
 
 
 @dataclass(frozen=True)
@@ -261,9 +285,11 @@ def build_blind_item(
     outline: FineOutline | None = None,
     assertions: Sequence[Target] = (),
     constraints: Sequence[Target] = (),
+    context: Sequence[ContextItem] = (),
     max_calls_per_judge: int = 3,
 ) -> BlindItem:
-    """Build the blind input for one item (candidates in blind order) and seal its arm map."""
+    """Build the blind input for one item (candidates in blind order) and seal its arm map. `context` is the
+    evidence pack every candidate is judged against (the same for all: 同证独立)."""
     if not candidates:
         raise InputError("JUDGE_NO_CANDIDATES", "no candidate to judge", "item " + item_id, "pass candidate files")
     arms = [c.arm for c in candidates]
@@ -307,6 +333,9 @@ def build_blind_item(
     target_ids = [t.id for t in (*assertions, *constraints)]
     if len(set(target_ids)) != len(target_ids):
         raise InputError("JUDGE_TARGET_DUPLICATE", "an assertion/constraint id is used twice", "item " + item_id)
+    context_ids = [c.id for c in context]
+    if len(set(context_ids)) != len(context_ids) or set(context_ids) & {*target_ids, *(t.id for t in reference)}:
+        raise InputError("JUDGE_TARGET_DUPLICATE", "an evidence-pack id is used twice", "item " + item_id)
 
     key = f"{item_id}:{seed}"
     ids = candidate_ids(item_id, seed, len(candidates))
@@ -342,7 +371,7 @@ def build_blind_item(
         scale=ScaleIn(min=rubric.scale.min, max=rubric.scale.max, step=rubric.scale.step),
         sceneType=scene_type,
         quoteMinChars=QUOTE_MIN_CHARS,
-        evidenceTypes=list(EVIDENCE_TYPES),
+        evidenceTypes=[*EVIDENCE_TYPES, CONTEXT_EVIDENCE] if context else list(EVIDENCE_TYPES),
         verdictValues=["pass", "fail"],
         rankingRule="per dimension, every candidateId exactly once, best first",
         maxCallsPerJudge=max_calls_per_judge,
@@ -356,6 +385,7 @@ def build_blind_item(
         fineOutline=[TargetIn(id=t.id, text=t.text) for t in reference],
         assertions=[TargetIn(id=t.id, text=t.text) for t in assertions],
         constraints=[TargetIn(id=t.id, text=t.text) for t in constraints],
+        context=[ContextIn(id=c.id, kind=c.kind, text=c.text) for c in context],
         expected=ExpectedIn(scores=n_c * n_d, rankings=n_d, rankingLength=n_c, verdicts=n_c * n_t),
     )
     payload = canonical_json({"itemId": item_id, "seed": seed, "arms": {i: by_id[i].arm for i in ids}})

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ..roles.judge import EVIDENCE_TYPES, JudgeReport
+from ..roles.judge import JudgeReport
 from ..text import locate_quote, normalize_for_match
 from ._blind import QUOTE_MIN_CHARS, BlindInput
 from ._leak import LeakGuard
@@ -122,13 +122,16 @@ def check_report(
     """
     cids, dids, tids = blind.candidate_ids, blind.dimension_ids, blind.target_ids
     findings: list[Finding] = []
-    known_ids = set(cids) | set(dids) | set(tids) | {t.id for t in blind.fineOutline}
+    context_ids = {c.id for c in blind.context}
+    known_ids = set(cids) | set(dids) | set(tids) | {t.id for t in blind.fineOutline} | context_ids
     evidence_ids = {
         "candidate": set(cids),
         "fine_outline": {t.id for t in blind.fineOutline},
         "oracle_assertion": set(tids),
         "judge_inference": known_ids,
+        "context": context_ids,
     }
+    allowed_types = set(blind.policy.evidenceTypes)  # `context` only when the input carries an evidence pack
     texts = {c.candidateId: normalize_for_match(c.text) for c in blind.candidates}
 
     # Scores: candidates × dimensions.
@@ -186,7 +189,7 @@ def check_report(
                 findings.append(
                     Finding("CONTRACT_EVIDENCE_CARD_INDEX", f"{where}: the blind input has no cards (card_index)")
                 )
-            elif ref.type not in EVIDENCE_TYPES:
+            elif ref.type not in allowed_types:
                 findings.append(
                     Finding("CONTRACT_EVIDENCE_TYPE", f"{where}: evidence type {ref.type!r} is not allowed")
                 )

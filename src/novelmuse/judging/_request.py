@@ -1,9 +1,10 @@
 """What a judge panel is asked: `JudgeRequest`, and building one from the files `muse judge` is given.
 
 A request carries the candidates with their hidden arms, the item id and seed, the item's fine outline,
-oracle assertions and hard constraints, the leak guard (every token no judge may see), the rule layer's hard
-blocks (for an adjudicated rubric) and where each arm came from. Replay builds requests from its arms directly;
-`request_from_files` is the file-based door (`muse judge`), so the CLI only parses arguments.
+oracle assertions and hard constraints, the evidence pack (quality_gate), the leak guard (every token no judge may
+see), the rule layer's hard blocks per arm (for an adjudicated rubric, computed by the rule layer — `writing`
+fills them in) and a caller's overrides, and where each arm came from. Replay builds requests from its arms
+directly; `request_from_files` is the file-based door (`muse judge`), so the CLI only parses arguments.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from ..book import (
 )
 from ..errors import InputError
 from ..memory import load_cards
+from ..rules import HardBlockReport
 from ..text import sha256_hex
-from ._adjudicate import HardBlockState
-from ._blind import Candidate, Target
+from ._blind import Candidate, ContextItem, Target
 from ._leak import LeakGuard
 from ._rubrics import Rubric, load_rubric
 
@@ -38,6 +39,11 @@ class JudgeRequest:
     """One item to judge: candidates (with their hidden arms) and everything the blind input carries.
 
     `sources`: arm → where the caller got it (e.g. the file path), shown after unblinding.
+    `hard_blocks`: arm → the rule layer's hard-block report of that candidate (None: not evaluated, which fails an
+    adjudicated gate); `hard_block_overrides`: block → "fired" from the caller (can only fire, never pass).
+    `context`: the evidence pack every candidate is judged against; `evidence`: its summary (source, chapter,
+    sha256, items), recorded with the report and every gate decision. `chapter`, `origin` and `record_key` are
+    recorded with each gate decision (`muse review` finds a decision again by its key).
     """
 
     profile: str
@@ -49,9 +55,15 @@ class JudgeRequest:
     assertions: Sequence[Target] = ()
     constraints: Sequence[Target] = ()
     guard: LeakGuard = field(default_factory=LeakGuard)
-    hard_blocks: Mapping[str, HardBlockState] | None = None
+    hard_blocks: Mapping[str, HardBlockReport] | None = None
+    hard_block_overrides: Mapping[str, str] = field(default_factory=dict)
+    context: Sequence[ContextItem] = ()
+    evidence: Mapping[str, Any] | None = None
     persist_lessons: bool = True
     sources: Mapping[str, str] = field(default_factory=dict)
+    chapter: int | None = None
+    origin: str = "judge"
+    record_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +76,7 @@ class JudgeFiles:
     assertions: Path | None = None
     scene_type: str | None = None
     hard_blocks: Path | None = None
+    chapter: int | None = None
     item: str | None = None
     seed: str = "0"
     secrets: Sequence[str] = ()
@@ -125,19 +138,19 @@ def _check_hard_blocks_apply(path: Path | None, rubric: Rubric) -> None:
         )
 
 
-def _hard_blocks(path: Path | None, rubric: Rubric) -> dict[str, Any] | None:
-    """Hard-block file: a YAML mapping of the rubric's hard blocks → passed|fired."""
+def _hard_block_overrides(path: Path | None, rubric: Rubric) -> dict[str, str]:
+    """Hard-block overrides: a YAML mapping of some of the rubric's hard blocks → fired. The rule layer computes
+    every block; an override can make one fire (recorded as such), never pass."""
     if path is None:
-        return None
+        return {}
     raw = _read_yaml(path)
-    if not isinstance(raw, dict) or any(
-        k not in rubric.hard_blocks or v not in ("passed", "fired") for k, v in raw.items()
-    ):
+    if not isinstance(raw, dict) or any(k not in rubric.hard_blocks or v != "fired" for k, v in raw.items()):
         raise InputError(
             "JUDGE_HARD_BLOCKS_INVALID",
-            f"the hard-blocks file must map {', '.join(rubric.hard_blocks)} to passed or fired",
+            f"the hard-blocks file may only set {', '.join(rubric.hard_blocks)} to fired (the rule layer decides "
+            "what passes; an override can only make a block fire)",
             str(path),
-            "e.g. `source_safety: passed`",
+            "e.g. `source_safety: fired`",
         )
     return dict(raw)
 
@@ -149,7 +162,7 @@ def _read_text(path: Path, what: str) -> str:
         raise InputError("JUDGE_FILE_SYNTAX", f"the {what} is not UTF-8", str(path), "save it as UTF-8") from exc
 
 
-def _card_ids(book: Book) -> list[str]:
+def hidden_card_ids(book: Book) -> list[str]:
     """The book's card ids (a blind input has no cards): ids that are also a card's name or alias are text."""
     if not book.cards_dir.is_dir():
         return []
@@ -205,11 +218,12 @@ def request_from_files(book: Book, files: JudgeFiles) -> JudgeRequest:
         guard=LeakGuard(
             arm_names=sorted(_arm_labels(paths)),
             strategy_names=list(files.strategies),
-            card_ids=_card_ids(book),
+            card_ids=hidden_card_ids(book),
             manifest=[_read_text(p, "manifest") for p in files.manifests],
             secrets=list(files.secrets),
         ),
-        hard_blocks=_hard_blocks(files.hard_blocks, rubric),
+        hard_block_overrides=_hard_block_overrides(files.hard_blocks, rubric),
+        chapter=files.chapter,
         persist_lessons=files.persist_lessons,
         sources={arm: str(p) for arm, p in zip(arms, paths, strict=True)},
     )

@@ -1,6 +1,7 @@
 """Judge one item end to end: build the blind input, check leaks, run the panel through the model layer,
-persist the report and the sealed arm map, unblind after the panel, adjudicate the quality gate,
-register lessons and compute the run's reliability figures.
+persist the report and the sealed arm map, unblind after the panel, adjudicate the quality gate (with the rule
+layer's hard blocks the request carries) and store every gate decision with its inputs, register lessons and
+compute the run's reliability figures.
 """
 
 from __future__ import annotations
@@ -8,17 +9,19 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from ..book import Book
 from ..errors import InputError, MuseError
 from ..llm import ModelSession
+from ..rules import HardBlockReport
 from ..store import new_id, put_texts, transaction, utc_now
-from ._adjudicate import GateDecision, adjudicate_quality_gate
+from ._adjudicate import GateDecision, adjudicate_quality_gate, merge_hard_blocks
 from ._blind import BlindItem, SealedArmMap, build_blind_item
 from ._doc import JudgeDoc
+from ._gates import GateRow, gate_rows, record_gate_decisions
 from ._lessons import build_lessons, register_lessons
 from ._panel import JUDGE_ROLE, JudgeRecord, check_item_leaks, run_panel, session_judge
 from ._reliability import PanelScores, Reliability, reliability
@@ -57,6 +60,10 @@ class JudgeOutcome(JudgeDoc):
     reliability: Reliability | None = None
     lessons: list[LessonRef] = Field(default_factory=list)
     sources: dict[str, str] = Field(default_factory=dict)  # arm → where the caller got it (e.g. the file path)
+    #: quality_gate: the evidence pack the judges read (source, chapter, sha256, items) and, per arm, the rule
+    #: layer's hard-block report — what every gate decision was decided on
+    evidence: dict[str, Any] | None = None
+    hard_block_reports: dict[str, HardBlockReport] = Field(default_factory=dict)  # arm → the rule layer's report
 
 
 def panel_scores(report: PanelReport) -> PanelScores:
@@ -184,6 +191,7 @@ async def judge_item(
         outline=request.outline,
         assertions=request.assertions,
         constraints=request.constraints,
+        context=request.context,
         max_calls_per_judge=book.config.calls.max_attempts,
     )
     check_item_leaks(item, request.guard)
@@ -194,6 +202,8 @@ async def judge_item(
         item_ref=item.blind.itemRef,
         arm_map_sha256=item.arm_map.sha256,
         sources=dict(request.sources),
+        evidence=dict(request.evidence) if request.evidence is not None else None,
+        hard_block_reports=dict(request.hard_blocks or {}),
     )
     if not session.is_configured(JUDGE_ROLE):
         return base.model_copy(update={"reason": "no model configured"})
@@ -220,7 +230,7 @@ async def judge_item(
     arms = open_arm_map(book, report)
     gate: list[GateDecision] = []
     if rubric.adjudicated:
-        gate = [adjudicate_quality_gate(report, rubric, c.candidate_id, request.hard_blocks) for c in report.candidates]
+        gate = _adjudicate_and_record(book, request, report, rubric, arms)
     lessons: list[LessonRef] = []
     if report.status == "stable" and request.persist_lessons:
         built = build_lessons(report, rubric, records)
@@ -241,6 +251,41 @@ async def judge_item(
             "lessons": lessons,
         }
     )
+
+
+def _adjudicate_and_record(
+    book: Book, request: JudgeRequest, report: PanelReport, rubric: Rubric, arms: dict[str, str]
+) -> list[GateDecision]:
+    """Adjudicate every candidate with its own hard blocks (the rule layer's states, overrides applied) and store
+    each decision with its inputs and gate lesson."""
+    computed = request.hard_blocks or {}
+    gate = [
+        adjudicate_quality_gate(
+            report,
+            rubric,
+            c.candidate_id,
+            merge_hard_blocks(
+                computed[arms[c.candidate_id]].states() if arms[c.candidate_id] in computed else None,
+                request.hard_block_overrides,
+            ),
+        )
+        for c in report.candidates
+    ]
+    ids = record_gate_decisions(
+        book.db,
+        report,
+        rubric,
+        gate,
+        arms,
+        hard_blocks=request.hard_blocks,
+        overrides=request.hard_block_overrides,
+        evidence=request.evidence,
+        chapter=request.chapter,
+        origin=request.origin,
+        record_key=request.record_key,
+        persist_lessons=request.persist_lessons,
+    )
+    return [d.model_copy(update={"record_id": rid}) for d, rid in zip(gate, ids, strict=True)]
 
 
 class PanelRow(JudgeDoc):
@@ -266,6 +311,7 @@ class JudgeSummary(JudgeDoc):
     schema_version: int = JUDGE_SCHEMA_VERSION
     runs: list[str]
     rubrics: list[RubricSummary]
+    gates: list[GateRow] = Field(default_factory=list)  # every stored quality-gate decision, with its inputs
 
 
 def summarize(book: Book, *, run_ids: Sequence[str] = (), profile: str | None = None) -> JudgeSummary:
@@ -311,7 +357,9 @@ def summarize(book: Book, *, run_ids: Sequence[str] = (), profile: str | None = 
                 ],
             )
         )
-    return JudgeSummary(runs=sorted({rep.run_id for rep in reports}), rubrics=blocks)
+    gates = gate_rows(book.db, run_ids=run_ids) if profile in (None, "quality_gate") else []
+    runs = sorted({rep.run_id for rep in reports} | {g.run_id for g in gates})
+    return JudgeSummary(runs=runs, rubrics=blocks, gates=gates)
 
 
 def _rubric_for(profile: str, rubric_id: str, version: int, sha256: str) -> Rubric:

@@ -120,12 +120,19 @@ def render_judge(console: Console, doc: JudgeOutcome) -> None:
                     v.candidate_id, v.target_id, Text(v.verdict, style=_STYLE[v.verdict]), "/".join(v.judge_verdicts)
                 )
             console.print(verdicts)
+    if doc.evidence is not None:
+        ev = doc.evidence
+        items = ev.get("items")
+        count = len(items) if isinstance(items, list) else 0
+        note = f"evidence pack of chapter {ev.get('chapter')}: {ev.get('source')}, {count} item(s) — {ev.get('note')}"
+        console.print(Text(note, style="dim"))
     for g in doc.gate:
         line = Text(f"quality gate {g.candidate_id}: ")
         line.append(g.outcome if g.outcome != "error" else f"error({g.code})", style=_STYLE[g.outcome])
+        line.append("  hard blocks: " + ", ".join(f"{k} {v}" for k, v in g.hard_blocks.items()))
         console.print(line)
         for reason in g.reasons:
-            console.print(f"  - {reason}")
+            console.print(f"  - {reason}", markup=False)
         for sug in g.suggestions:
             note = f"  suggestion: {sug.dimension_id} {_fmt(sug.score)} < {_fmt(sug.threshold)} — {sug.question}"
             console.print(Text(note, style="dim"))
@@ -160,8 +167,33 @@ def render_rubrics(console: Console, rubrics: Sequence[Rubric]) -> None:
     console.print(Text("* critical dimension", style="dim"))
 
 
+def render_gate_decisions(console: Console, doc: JudgeSummary) -> None:
+    """Every stored quality-gate decision: when, where from, the chapter and arm, outcome, hard blocks, reasons."""
+    if not doc.gates:
+        return
+    table = Table(title="quality-gate decisions", title_justify="left", header_style="bold", box=None)
+    for col in ("decided", "origin", "chapter", "arm", "candidate", "rubric", "outcome", "hard blocks", "reasons"):
+        table.add_column(col, overflow="fold")
+    for g in doc.gates:
+        outcome = Text(g.outcome if g.outcome != "error" else f"error({g.code})", style=_STYLE[g.outcome])
+        blocks = ", ".join(f"{k} {v}" for k, v in g.hard_blocks.items())
+        table.add_row(
+            g.created_at,
+            g.origin,
+            "" if g.chapter is None else str(g.chapter),
+            g.arm,
+            g.candidate_sha256[:12],
+            f"{g.rubric.id} v{g.rubric.version}",
+            outcome,
+            blocks,
+            "; ".join(g.reasons),
+        )
+    console.print(table)
+
+
 def render_judge_summary(console: Console, doc: JudgeSummary) -> None:
-    """Per rubric version: items, per-arm means, deltas against arm A, reliability."""
+    """Per rubric version: items, per-arm means, deltas against arm A, reliability; then every gate decision."""
+    render_gate_decisions(console, doc)
     if not doc.rubrics:
         console.print(Text("no finished judge panels", style="yellow"))
         return

@@ -12,10 +12,11 @@ from rich.console import Console
 from rich.text import Text
 
 from ..book import Book, Chapter, parse_chapter_file
-from ..editorial import ChapterReview, PreflightOut, ReviewRun, StepOutcome, facts_error
-from ..errors import MuseError, Outcome
+from ..editorial import NO_MODEL, ChapterReview, PreflightOut, ReviewRun, StepOutcome, facts_error
+from ..errors import MuseError, Outcome, worst
 from ..rules import length_text
 from ..text import chapter_label, sha256_hex, split_paragraphs
+from ..writing import ChapterGate, ReviewGateRun
 from .html._diff import Piece, char_diff
 
 _STYLE = {"passed": "green", "failed": "red", "skipped": "yellow", "error": "bold red"}
@@ -208,10 +209,45 @@ def _what_ran(run: ReviewRun) -> str:
     )
 
 
+_GATE_STYLE = {"passed": "green", "failed": "red", "skipped": "yellow", "error": "bold red"}
+
+
+def render_gate(console: Console, gate: ChapterGate, book: Book | None = None) -> None:
+    """One chapter's quality gate: its outcome, the reasons, each hard block and what the judges read."""
+    label = book.chapter_label(gate.chapter) if book is not None else chapter_label(None, gate.chapter)
+    line = Text(f"quality gate {label}: ")
+    line.append(gate.label, style=_GATE_STYLE[gate.status])
+    if gate.resumed:
+        line.append("  (resumed: decided before on the same text, evidence, rules and judge; not judged again)")
+    console.print(line)
+    if gate.decision is not None:
+        for reason in gate.decision.reasons:
+            console.print(f"  - {reason}", markup=False)
+    if gate.hard_blocks is not None:
+        for name, state in gate.hard_blocks.states().items():
+            block = gate.hard_blocks.block(name)
+            why = f" ({block.reason})" if block.reason else ""
+            found = "; ".join(f"{f.code} {f.detail}" for f in block.findings[:3])
+            console.print(f"  hard block {name}: {state}{why}" + (f" — {found}" if found else ""), markup=False)
+    if gate.evidence is not None:
+        ev = gate.evidence
+        items = ev.get("items")
+        count = len(items) if isinstance(items, list) else 0
+        digest = str(ev.get("sha256"))[:12]
+        console.print(
+            f"  evidence: {ev.get('source')} ({count} item(s), sha256 {digest}…) — {ev.get('note')}", markup=False
+        )
+
+
 def render_review_run(console: Console, run: ReviewRun, book: Book | None = None) -> None:
-    """The whole run: every chapter (located in the `book`'s files when given), then the summary."""
+    """The whole run: every chapter and its quality gate (located in the `book`'s files when given), then the
+    summary."""
+    gates = {g.chapter: g for g in run.gates} if isinstance(run, ReviewGateRun) else {}
     for doc in run.chapters:
         render_chapter(console, doc, book)
+        if (gate := gates.get(doc.chapter)) is not None:
+            render_gate(console, gate, book)
+            console.print()
     s = run.summary
     line = (
         f"{s.chapters} chapter(s): {_what_ran(run)}; fact cards: {s.facts_failed} with rejected items,"
@@ -324,18 +360,29 @@ def preflight_notes(plan: PreflightOut) -> list[str]:
     return lines + [f"note: {n}" for n in plan.notes]
 
 
-def review_outcome(run: ReviewRun) -> Outcome:
-    """failed_closed: a step (the facts step included) failed closed; findings: open issues (finalized with
-    issues, or a forbidden phrase left because no writer model ran) or fact-card items rejected; not_evaluated: a
-    chapter was not reviewed (no model) with nothing open; else ok."""
-    chapters = run.chapters
-    if any(c.status == "error" or facts_error(c) is not None for c in chapters):
+def _chapter_outcome(c: ChapterReview) -> Outcome:
+    if c.status == "error" or facts_error(c) is not None:
         return "failed_closed"
-    if any(c.open_issues or c.status == "finalized_with_issues" or (c.facts and c.facts.rejected) for c in chapters):
+    if c.open_issues or c.status == "finalized_with_issues" or (c.facts and c.facts.rejected):
         return "findings"
-    if any(c.status == "not_reviewed" for c in chapters):
-        return "not_evaluated"
-    return "ok"
+    return "not_evaluated" if c.status == "not_reviewed" else "ok"
+
+
+def _gate_outcome(g: ChapterGate) -> Outcome:
+    if g.status == "error":
+        return "failed_closed"
+    if g.status == "failed":
+        return "findings"
+    return "not_evaluated" if g.status == "skipped" and g.reason == NO_MODEL else "ok"
+
+
+def review_outcome(run: ReviewRun) -> Outcome:
+    """The worst of every chapter's and every quality gate's: failed_closed when a step (the facts step and the gate
+    included) failed closed; findings: open issues (finalized with issues, or a forbidden phrase left because no
+    writer model ran), fact-card items rejected, or a failed quality gate; not_evaluated: a chapter not reviewed or a
+    wanted gate without a judge model (no model configured); else ok."""
+    gates = run.gates if isinstance(run, ReviewGateRun) else []
+    return worst(*(_chapter_outcome(c) for c in run.chapters), *(_gate_outcome(g) for g in gates))
 
 
 def review_error(run: ReviewRun, chapter_path: Callable[[int], Path]) -> str | None:
@@ -353,5 +400,11 @@ def review_error(run: ReviewRun, chapter_path: Callable[[int], Path]) -> str | N
             return (
                 f"error[{step.code}]: chapter {c.chapter}: the facts step failed closed (the review is recorded):"
                 f" {step.detail}; then rerun `muse review {c.chapter}` or `muse sync` to extract the fact card"
+            )
+    for g in run.gates if isinstance(run, ReviewGateRun) else []:
+        if g.status == "error":
+            return (
+                f"error[{g.code}]: chapter {g.chapter}: the quality gate failed closed (the review is recorded) — "
+                f"see `muse calls` for the judges' receipts, then rerun `muse review {g.chapter}`"
             )
     return None

@@ -5,6 +5,8 @@ WriterContext and its manifest, the A/B/C arms of replay.
 - `build_context(book, N, arm=…)` → `ContextBuild` (WriterContext, Manifest, messages, plan); no model call.
 - `save_build` / `verify_context`: the content-addressed manifest under ``.muse/manifests/`` and in the store.
 - `ensure_same_frame`: arms A and C may differ only in their selected raw text (ARM_CONTEXT_DIVERGED).
+- `evidence_pack`, `gate_chapter`, `judge_files`, `review_and_gate`: the quality gate before delivery (seed 000),
+  judged against the writer's evidence pack with the rule layer's hard blocks — `muse judge` and `muse review`.
 
 Above editorial and judging, below replay.
 """
@@ -15,6 +17,7 @@ from ._detector import DetectorItem, DetectorReport, Figures, bind_report, compu
 from ._drafts import DraftDoc, apply_draft, chinese_numeral, drafts_dir, heading_for
 from ._evidence import MAX_REQUESTS_PER_ROUND, EvidenceRound, answer_requests, evidence_budget, evidence_used
 from ._gate import DetectorGate
+from ._gate_evidence import EVIDENCE_SCHEMA_VERSION, EvidenceItem, EvidencePack, evidence_pack
 from ._hardcheck import HardCheck
 from ._leak import check_writer_text, generated_text, writer_text_leaks
 from ._loop import repair_items, write_chapter
@@ -35,6 +38,7 @@ from ._outlines import (
     show_outline,
 )
 from ._plan import EntityPlan, ForeshadowPlan, RetrievalPlan, Slot, plan_chapter
+from ._quality_gate import ChapterGate, ReviewGateRun, final_text, gate_chapter, judge_files, review_and_gate
 from ._store import ContextDoc, Difference, VerifyDoc, build_and_save, manifests_dir, save_build, verify_context
 from ._write_doc import (
     WRITE_SCHEMA_VERSION,
@@ -53,11 +57,13 @@ from ._writer import write_dry_run, write_history
 
 __all__ = [
     "ARMS",
+    "EVIDENCE_SCHEMA_VERSION",
     "MANIFEST_SCHEMA_VERSION",
     "MAX_REQUESTS_PER_ROUND",
     "MIN_EXCERPT_CHARS",
     "WRITE_SCHEMA_VERSION",
     "Arm",
+    "ChapterGate",
     "ConfirmResult",
     "Confirmation",
     "ConstraintOut",
@@ -70,6 +76,8 @@ __all__ = [
     "DraftDoc",
     "DraftOut",
     "EntityPlan",
+    "EvidenceItem",
+    "EvidencePack",
     "EvidenceRef",
     "EvidenceRound",
     "Figures",
@@ -85,6 +93,7 @@ __all__ = [
     "PromptOut",
     "ReportOut",
     "RetrievalPlan",
+    "ReviewGateRun",
     "Slot",
     "UsageOut",
     "VerifyDoc",
@@ -105,11 +114,15 @@ __all__ = [
     "drafts_dir",
     "ensure_same_frame",
     "evidence_budget",
+    "evidence_pack",
     "evidence_reserve",
     "evidence_used",
+    "final_text",
     "fit_excerpts",
+    "gate_chapter",
     "generated_text",
     "heading_for",
+    "judge_files",
     "keep_suffix",
     "lint_outlines",
     "manifests_dir",
@@ -118,6 +131,7 @@ __all__ = [
     "read_outline",
     "repair_items",
     "require_confirmed",
+    "review_and_gate",
     "save_build",
     "show_outline",
     "verify_context",

@@ -401,7 +401,7 @@ def build_context(
     numbers = sorted(chapters)
     window = numbers[len(numbers) - cfg.prior_chapters :] if cfg.prior_chapters else []
     cache = ChapterCache(chapters, window[0] if window else chapter)
-    prior, prior_refs, prior_cuts, prior_used = _window(cache, window, prior_budget)
+    prior, prior_refs, prior_cuts, prior_used = continuous_window(cache, window, prior_budget)
     shared = shared.model_copy(update={"prior_chapters": prior})
 
     locator: CardLocator | SearchLocator | None = None
@@ -585,7 +585,7 @@ def _relative(book: Book, path: str) -> str:
         return Path(path).name
 
 
-def _window(
+def continuous_window(
     cache: ChapterCache, window: list[int], budget: int
 ) -> tuple[list[PriorChapter], list[PriorRef], list[Cut], int]:
     """The continuous window under its budget: the longest run of whole paragraphs ending at N−1 that fits."""

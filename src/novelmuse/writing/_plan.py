@@ -145,7 +145,7 @@ def value_word(value: object, attribute: str, cards: CardSet) -> str:
     return vocab.value_words.get(text, text)
 
 
-def _facts(card: Card, state: MemoryState, cards: CardSet, chapter: int) -> tuple[list[Fact], list[Withheld]]:
+def card_facts(card: Card, state: MemoryState, cards: CardSet, chapter: int) -> tuple[list[Fact], list[Withheld]]:
     vocab = vocabulary()
     cs = state.index.card_as_of(card.id, chapter - 1)
     facts: list[Fact] = []
@@ -213,7 +213,7 @@ def _is_dead(facts: list[Fact]) -> bool:
 
 def entity_plan(book: Book, card: Card, state: MemoryState, chapter: int) -> EntityPlan:
     """One carded entity as of `chapter` − 1: its values and relations with sources, its mentions before."""
-    facts, withheld = _facts(card, state, state.cards, chapter)
+    facts, withheld = card_facts(card, state, state.cards, chapter)
     mentions = card_mentions(book.db, card, before=chapter).chapters
     return EntityPlan(card.name, card, facts, withheld, mentions, _is_dead(facts))
 
