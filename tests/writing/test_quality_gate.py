@@ -101,6 +101,8 @@ def test_review_ends_with_the_gate_judged_against_the_chapter_evidence(
         "static_contract": "not_applicable",
     }
     assert row["lesson_id"] and row["evidence_sha256"] == gate["evidence"]["sha256"]
+    status = json.loads(muse("status", "--book", root, "--json").stdout)
+    assert status["gates"].startswith("quality gate: 1 decision(s) — 1 passed")
     # a rerun with the same inputs finds the decision: nothing is judged again
     again = muse("review", "3", "--book", root, "--json")
     assert again.exit_code == 0 and json.loads(again.stdout)["gates"][0]["resumed"] is True

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from ..book import Book, read_chapter_file
 from ..errors import MuseError
+from ..judging import gate_rows
 from ..llm import cost_summary
 from ..memory import lint_cards, replay
 from ..rules import check_book, load_book_rules
@@ -336,7 +337,7 @@ def book_status(book: Book) -> StatusDoc:
         check_warnings=warnings,
         chapters_with_errors=with_errors,
         reviews=reviews,
-        gates="not evaluated: no gate has run (replay and gates are not built yet)",
+        gates=_gates_line(book),
         judge_panels=panel_counts,
         overdue_foreshadows=overdue,
         spend=spend,
@@ -459,3 +460,15 @@ def render_status(doc: StatusDoc, console: Console) -> None:
         mark, style = _MARK[p.severity]
         console.print(Text.assemble((f"{mark} ", style), (f"{p.area:<9}", "bold"), p.what))
         console.print(Text.assemble("    → ", (p.next, "cyan")))
+
+
+def _gates_line(book: Book) -> str:
+    """The quality-gate decisions stored so far, by outcome (replay's Gate A/B come with issues 12 and 13)."""
+    rows = gate_rows(book.db)
+    if not rows:
+        return "not evaluated: no quality gate has run (`muse review` with a judge model, or `muse judge`)"
+    counts = {o: sum(1 for r in rows if r.outcome == o) for o in ("passed", "failed", "error")}
+    return (
+        f"quality gate: {len(rows)} decision(s) — {counts['passed']} passed, {counts['failed']} failed, "
+        f"{counts['error']} error (see `muse judge-summary`)"
+    )

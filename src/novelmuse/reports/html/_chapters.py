@@ -170,8 +170,8 @@ def load_reviews(conn: sqlite3.Connection, shas: dict[int, str]) -> dict[int, li
     return out
 
 
-def chapter_row(out: ChapterOut, reviews: list[StoredReview], facts: str) -> ChapterRow:
-    """The overview row of one chapter."""
+def chapter_row(out: ChapterOut, reviews: list[StoredReview], facts: str, gate: str | None = None) -> ChapterRow:
+    """The overview row of one chapter; `gate`: the outcome of the quality gate on its current text (None: none)."""
     latest = reviews[-1] if reviews else None
     doc = latest.doc if latest else None
     state, label = review_state(doc, latest.current if latest else False)
@@ -192,7 +192,7 @@ def chapter_row(out: ChapterOut, reviews: list[StoredReview], facts: str) -> Cha
         open_issues=doc.open_issues if doc is not None and latest is not None and latest.current else 0,
         editor_overall=editor.overall if editor else None,
         editor_verdict=editor.computed_verdict if editor else None,
-        gate=GATE_NOT_RUN,
+        gate=gate or GATE_NOT_RUN,
         facts=facts,
         cost=doc.usage.cost if doc is not None else None,
         reviewed=doc is not None,

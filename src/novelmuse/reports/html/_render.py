@@ -19,10 +19,11 @@ from pydantic import BaseModel
 from ... import __version__
 from ...book import Book, Chapter, atomic_write_bytes, read_chapter_file
 from ...errors import InputError, MuseError
-from ...judging import PanelReport
+from ...judging import PanelReport, gate_rows
 from ...llm import CostSummary, cost_summary
 from ...memory import MemoryState, current_fact_cards, replay
 from ...rules import CheckReport, check_book
+from ...text import sha256_hex
 from ._chapters import (
     ChapterRow,
     StoredReview,
@@ -121,7 +122,16 @@ def _load(book: Book, chapter: int | None, span: tuple[int, int] | None) -> Repo
     except MuseError as exc:
         memory_error = f"the story memory could not be replayed: {exc.render()}"
     facts = memory.facts_status if memory is not None else {}
-    rows = [chapter_row(out, reviews.get(out.number, []), facts.get(out.number, "missing")) for out in check.chapters]
+    # the latest quality gate `muse review` ran on a chapter's text as it is now (a gate of another text is stale)
+    gates = {
+        g.chapter: g.outcome if g.outcome != "error" else f"error({g.code})"
+        for g in gate_rows(conn)
+        if g.origin == "review" and g.chapter in chapters and g.candidate_sha256 == sha256_hex(chapters[g.chapter].body)
+    }
+    rows = [
+        chapter_row(out, reviews.get(out.number, []), facts.get(out.number, "missing"), gates.get(out.number))
+        for out in check.chapters
+    ]
     panels = load_panels(conn)
     label = "" if chapter is None and span is None else (f"chapter {chapter}" if chapter is not None else "")
     if span is not None:
