@@ -158,7 +158,18 @@ def scripted_steps(copy: Path) -> list[Step]:
             ("review", "2", "--apply", *book),
         ),
         Step(
-            "Hard rules on chapter 2 after --apply: the forbidden 后宫 error is gone",
+            "Hard rules on chapter 2 after --apply, and the normalizer's proposal (SCRIPTED) for rules.txt's vague "
+            "line 8 — exit 4 is expected: the 后宫 error is gone, but line 8 is not enforced yet (incomplete, "
+            "never passed)",
+            ("check", "--chapter", "2", "--normalize", *book),
+            frozenset({4}),
+        ),
+        Step(
+            "Apply the proposal just shown to rules.txt (the original line is kept above it as a comment)",
+            ("rules", "normalize", "--write", *book),
+        ),
+        Step(
+            "Hard rules on chapter 2 again: every rules.txt line is enforced now, and it passes",
             ("check", "--chapter", "2", *book),
         ),
         Step(

@@ -57,7 +57,7 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     steps = _sections(proc.stdout)
-    assert sorted(steps) == list(range(1, 20))
+    assert sorted(steps) == list(range(1, 22))
     by_command = {s.splitlines()[1]: s for s in steps.values()}
 
     check_all = by_command["$ muse check --book examples/sanguo"]
@@ -98,6 +98,10 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     applied = by_command[f"$ muse review 2 --apply {book}"]
     assert "applied to the chapter file" in applied
     assert "quality gate 第2章: passed  (resumed" in applied  # the stored decision: nothing judged again
+    incomplete = by_command[f"$ muse check --chapter 2 --normalize {book}"].split("\n", 2)[2]  # output only
+    assert "INCOMPLETE" in incomplete and "偏好:写得更有古典味道一些" in incomplete and "后宫" not in incomplete
+    assert "written" in by_command[f"$ muse rules normalize --write {book}"]
+    assert "# 归一化前原文: 写得更有古典味道一些" in (copy / "rules.txt").read_text(encoding="utf-8")
     after = by_command[f"$ muse check --chapter 2 {book}"].split("\n", 2)[2]  # output only
     assert "0 error(s)" in after and "passed: 1 chapter(s) checked, 0 error(s)" in after
     assert "后宫" not in after and not re.search(r"│\s*error\s*│", after)
@@ -129,7 +133,7 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     assert new.startswith("# 第十一回　刘皇叔北海救孔融") and "却说曹操于黄昏时分引军至西寨" in new
     assert "0 error(s)" in by_command[f"$ muse check --chapter 11 {book}"]
     assert not (SAMPLE_BOOK / "chapters" / "0011.md").exists()
-    assert "demo finished: 19 steps" in proc.stdout
+    assert "demo finished: 21 steps" in proc.stdout
     assert _tree_digest(SAMPLE_BOOK) == before_tree
     assert _git_status() == before_git
 

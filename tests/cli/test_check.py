@@ -83,7 +83,7 @@ def test_imported_sanguo_with_1000_phrases_counts_exactly_like_str_count(muse: A
     r = muse("check", "--book", book, "--json")
     assert r.exit_code == 1, r.stderr  # forbidden phrases occur: error findings
     doc = json.loads(r.stdout)
-    assert doc["schema_version"] == 1 and doc["ok"] is True and doc["passed"] is False
+    assert doc["schema_version"] == 2 and doc["ok"] is True and doc["passed"] is False
     assert len(doc["chapters"]) == 120
     assert doc["rules"]["forbidden"] == 500 and doc["rules"]["file"] == "present"
     assert assert_exact(doc, book, forbidden, fatigue0) > 10_000

@@ -114,9 +114,11 @@ def render_check(report: CheckReport, console: Console, chapter_of: Callable[[in
         console.print(f"[yellow]missing chapter files (gaps in the numbering): {escape(shown)}[/yellow]")
     s = report.summary
     length = "length checked" if s.length_checked else escape("length skipped (no limits in book.toml [chapters])")
-    verdict = {"failed": "[red]FAILED[/red]", "passed": "[green]passed[/green]"}.get(
-        report.outcome, f"[yellow]skipped[/yellow] ({escape(report.reason or '')})"
-    )
+    verdict = {
+        "failed": "[red]FAILED[/red]",
+        "passed": "[green]passed[/green]",
+        "incomplete": f"[yellow]INCOMPLETE[/yellow] ({escape(report.reason or '')})",
+    }.get(report.outcome, f"[yellow]skipped[/yellow] ({escape(report.reason or '')})")
     by_rule = ", ".join(f"{k} {v}" for k, v in s.by_rule.items()) or "no findings"
     console.print(
         f"{verdict}: {s.chapters} chapter(s) checked, {s.errors} error(s) in {s.chapters_with_errors} chapter(s), "
@@ -139,12 +141,13 @@ def check_notes(report: CheckReport) -> list[str]:
         notes.append(f"note: no rules.txt at {r.path}: checked with the built-in defaults only")
     elif r.file == "empty":
         notes.append("note: rules.txt holds no rules: checked with the built-in defaults only")
-    if r.unparsed_lines:
-        lines = ", ".join(map(str, r.unparsed_lines[:10])) + ("…" if len(r.unparsed_lines) > 10 else "")
+    for u in r.unparsed[:10]:
         notes.append(
-            f"note: {len(r.unparsed_lines)} line(s) of rules.txt are not enforced (unparsed: line {lines}) "
-            "— see `muse rules lint`"
+            f"warning[RULES_NOT_ENFORCED]: rules.txt line {u.line} {u.text!r} parses as no rule, so it is not "
+            "enforced — run `muse rules normalize` (or `muse check --normalize`) to turn it into rules"
         )
+    if len(r.unparsed) > 10:
+        notes.append(f"warning[RULES_NOT_ENFORCED]: … and {len(r.unparsed) - 10} more line(s): see `muse rules lint`")
     notes.extend(f"warning[{w.code}]: {w.message}" for w in r.warnings[:MAX_WARNINGS_NOTED])
     if len(r.warnings) > MAX_WARNINGS_NOTED:
         notes.append(

@@ -19,7 +19,7 @@ from ._defaults import load_defaults
 from ._effective import EffectiveRule, EffectiveRuleSet, LengthLimits, build_effective
 from ._length import LENGTH_ORIGIN, check_length
 from ._match import IntArray, PhraseMatcher
-from ._model import RuleSet, Severity
+from ._model import RuleSet, Severity, UnparsedLine
 from ._parse import parse_rules, read_rules_file
 from ._report import (
     ChapterOut,
@@ -240,6 +240,25 @@ def numbering_gaps(present: list[int], span: tuple[int, int] | None = None) -> l
     return gaps
 
 
+def _outcome(
+    checked: bool, passed: bool, unparsed: list[UnparsedLine]
+) -> tuple[Literal["passed", "failed", "incomplete", "skipped"], str | None]:
+    """failed (an error finding) outranks incomplete (a rules.txt line parses as no rule: what it asks was not
+    checked), which outranks passed; nothing checked is skipped."""
+    if not checked:
+        return "skipped", "the book has no chapters (chapters/NNNN.md)"
+    if not passed:
+        return "failed", None
+    if unparsed:
+        first = unparsed[0]
+        more = f" (+{len(unparsed) - 1} more)" if len(unparsed) > 1 else ""
+        return "incomplete", (
+            f"rules.txt line {first.line} ({first.text!r}){more} is not enforced: it parses as no rule — "
+            "`muse rules normalize` proposes rules for it (`muse check --normalize` shows them), `--write` applies them"
+        )
+    return "passed", None
+
+
 def check_book(
     book: Book,
     *,
@@ -297,10 +316,11 @@ def check_book(
         missing_chapters=sum(g.missing_to - g.missing_from + 1 for g in gaps),
     )
     passed = summary.errors == 0
+    outcome, reason = _outcome(bool(out), passed, list(eff.unparsed))
     return CheckReport(
         passed=passed,
-        outcome=("passed" if passed else "failed") if out else "skipped",
-        reason=None if out else "the book has no chapters (chapters/NNNN.md)",
+        outcome=outcome,
+        reason=reason,
         book=str(book.root),
         rules=RulesInfo(
             sha256=eff.sha256,
@@ -313,6 +333,7 @@ def check_book(
             defaults_version=eff.defaults.version,
             defaults_sha256=eff.defaults.sha256,
             unparsed_lines=[u.line for u in eff.unparsed],
+            unparsed=list(eff.unparsed),
             warnings=list(loaded.ruleset.warnings),
         ),
         registry=registry,

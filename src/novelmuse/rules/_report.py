@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 from ._effective import EffectiveRuleSet
 from ._model import FatigueRule, ForbiddenRule, Preference, RuleProblem, Severity, UnparsedLine
 
-CHECK_SCHEMA_VERSION = 1
+CHECK_SCHEMA_VERSION = 2  # 2: outcome `incomplete` (rules.txt lines not enforced), rules.unparsed
 RULES_SCHEMA_VERSION = 1
 
 RulesFileState = Literal["present", "empty", "missing"]
@@ -73,6 +73,7 @@ class RulesInfo(_Out):
     defaults_version: int
     defaults_sha256: str
     unparsed_lines: list[int]  # line numbers not enforced (see `muse rules lint`)
+    unparsed: list[UnparsedLine] = []  # the same lines with their text (what the author meant, not enforced)
     warnings: list[RuleProblem]
 
 
@@ -106,15 +107,16 @@ class GapOut(_Out):
 class CheckReport(_Out):
     """`muse check --json`: one document. `passed` is false iff some finding has severity error (exit 1).
 
-    `outcome` says what happened: ``failed`` (error findings), ``passed`` (chapters were checked, no error
-    finding) or ``skipped`` (no chapter to check, with `reason`): an empty book has nothing wrong (`passed` is
-    true, exit 0) but was not checked either, and a skip must never read as a pass."""
+    `outcome` says what happened: ``failed`` (error findings), ``passed`` (chapters were checked against every
+    rule, no error finding), ``incomplete`` (no error finding, but a rules.txt line is not enforced: it parses as
+    no rule — seed 004's second layer, `muse rules normalize`, has not turned it into one yet; exit 4) or
+    ``skipped`` (no chapter to check; exit 4): a skip or an unenforced line must never read as a pass."""
 
     schema_version: int = CHECK_SCHEMA_VERSION
     ok: bool = True  # the command ran (an error document has ok=false and an `error` object instead)
     passed: bool
-    outcome: Literal["passed", "failed", "skipped"]
-    reason: str | None = None  # why the check was skipped
+    outcome: Literal["passed", "failed", "incomplete", "skipped"]
+    reason: str | None = None  # why the check was skipped or is incomplete
     book: str
     rules: RulesInfo
     registry: RegistryOut

@@ -2,14 +2,26 @@
 task `NORMALIZE`, and the `muse rules normalize` step that uses it."""
 
 from ._contract import MAX_LIMIT, normalizer_contract, render_rule, round_trips
-from ._normalize import LineOut, NormalizeReport, RuleOut, apply_proposals, normalize_rules, run_normalize
+from ._normalize import (
+    NOT_A_RULE_MARK,
+    CheckNormalizeDoc,
+    LineOut,
+    NormalizeReport,
+    RuleOut,
+    apply_proposals,
+    check_and_propose,
+    normalize_rules,
+    run_normalize,
+)
 from ._tasks import NORMALIZE, NormalizeRequest
 from .schema import RULE_KINDS, LineProposal, NormalizerOutput, ProposedRule
 
 __all__ = [
     "MAX_LIMIT",
     "NORMALIZE",
+    "NOT_A_RULE_MARK",
     "RULE_KINDS",
+    "CheckNormalizeDoc",
     "LineOut",
     "LineProposal",
     "NormalizeReport",
@@ -18,6 +30,7 @@ __all__ = [
     "ProposedRule",
     "RuleOut",
     "apply_proposals",
+    "check_and_propose",
     "normalize_rules",
     "normalizer_contract",
     "render_rule",

@@ -30,7 +30,7 @@ from ...book import Book, atomic_write_bytes, read_user_file
 from ...errors import InputError
 from ...limits import MAX_RULES_BYTES
 from ...llm import ModelSession, StructuredResult
-from ...rules import RuleSet, UnparsedLine, decode_rules, parse_rules
+from ...rules import CheckReport, RuleSet, UnparsedLine, check_book, decode_rules, parse_rules
 from ...text import sha256_hex
 from ._contract import render_rule
 from ._tasks import NORMALIZE, NormalizeRequest
@@ -38,6 +38,8 @@ from .schema import NormalizerOutput, ProposedRule, RuleKind
 
 ROLE = "normalizer"
 ORIGINAL_MARK = "# 归一化前原文: "
+#: The comment a line the model found no rule in becomes on --write (the author confirmed it is not a rule).
+NOT_A_RULE_MARK = "# 归一化前原文(不是规则): "
 _BOM = "\ufeff"
 PENDING_FILE = "rules-normalize.json"
 
@@ -150,23 +152,26 @@ def _lines_out(output: NormalizerOutput, unparsed: Sequence[UnparsedLine], exist
 
 
 def apply_proposals(text: str, proposals: Sequence[LineOut]) -> tuple[str, list[int]]:
-    """rules.txt's new text, each normalised line commented out with its new rules right below it.
+    """rules.txt's new text: every normalised line commented out, with its new rules right below it.
 
     Returns the text and the (1-based) numbers of the inserted rule lines. Lines are split on ``\\n``
     exactly as the parser numbers them; a line ending in ``\\r`` keeps CRLF for the lines inserted
-    after it. Rules already present are not written again; a line with nothing new stays untouched.
+    after it. Rules already present are not written again (their line is still commented out: what it asks is
+    enforced); a line the model found no rule in becomes a `NOT_A_RULE_MARK` comment — the author confirmed the
+    proposal with --write — so no line is left parsing as no rule (`muse check` is then complete).
     """
-    new_by_line = {p.line: [r.rendered for r in p.rules if not r.already_present] for p in proposals}
+    by_line = {p.line: p for p in proposals}
     out: list[str] = []
     inserted: list[int] = []
     for n, raw in enumerate(text.split("\n"), start=1):
-        new = new_by_line.get(n) or []
-        if not new:
+        proposal = by_line.get(n)
+        if proposal is None:
             out.append(raw)
             continue
         cr = "\r" if raw.endswith("\r") else ""
-        out.append(f"{ORIGINAL_MARK}{raw.removesuffix(cr)}{cr}")
-        for rule in new:
+        mark = ORIGINAL_MARK if proposal.rules else NOT_A_RULE_MARK
+        out.append(f"{mark}{raw.removesuffix(cr)}{cr}")
+        for rule in (r.rendered for r in proposal.rules if not r.already_present):
             out.append(f"{rule}{cr}")
             inserted.append(len(out))
     return "\n".join(out), inserted
@@ -216,7 +221,7 @@ async def run_normalize(book: Book, session: ModelSession, *, write: bool) -> No
         atomic_write_bytes(pending_path, shown.model_dump_json(indent=1).encode("utf-8"))
         return report
     new_text, inserted = apply_proposals(text, proposals)
-    if not inserted:
+    if new_text == text:
         pending_path.unlink(missing_ok=True)
         return report
     touched = set(inserted)
@@ -234,3 +239,21 @@ async def run_normalize(book: Book, session: ModelSession, *, write: bool) -> No
     return report.model_copy(
         update={"written": True, "written_rules": len(inserted), "new_rules_sha256": sha256_hex(out.encode("utf-8"))}
     )
+
+
+class CheckNormalizeDoc(CheckReport):
+    """`muse check --normalize --json`: the check, and the rules the normalizer proposes for its unenforced lines
+    (None when every line parsed). Shown only: the check stays `incomplete` until `muse rules normalize --write`."""
+
+    normalize: NormalizeReport | None = None
+
+
+async def check_and_propose(
+    book: Book, session: ModelSession, *, chapter: int | None = None, span: tuple[int, int] | None = None
+) -> CheckNormalizeDoc:
+    """`muse check --normalize`: the deterministic check, then — when rules.txt has lines that parse as no rule —
+    the normalizer's proposals for them in the same step (seed 004: 先行解析，模糊行交给 LLM 归一化). Nothing is
+    written; the proposals are kept for `muse rules normalize --write` exactly as for `muse rules normalize`."""
+    report = check_book(book, chapter=chapter, span=span)
+    proposals = await run_normalize(book, session, write=False) if report.rules.unparsed else None
+    return CheckNormalizeDoc(**dict(report), normalize=proposals)
