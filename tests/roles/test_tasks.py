@@ -71,6 +71,9 @@ def _writer_context() -> WriterContext:
     )  # fmt: skip
 
 
+NO_MEMORY = MemoryContext(False, "test")
+
+
 def sample_request(task: RoleTask[Any, Any]) -> Any:
     """A request of the task's type (every field filled)."""
     memory = MemoryContext(True, "story memory as of chapter 1")
@@ -78,10 +81,10 @@ def sample_request(task: RoleTask[Any, Any]) -> Any:
         ("reviewer", "review"): ReviewRequest(2, "第二回", BODY, memory),
         ("editor", "review"): EditorRequest(2, "第二回", BODY, "多写对话", [("玄德", 3, 1)], False, 3),
         ("arbiter", "decide"): ArbiterRequest(2, [], [_EditorRound()], "-a\n+b"),
-        ("writer", "paragraphs"): ParagraphsRequest(2, BODY, _Rules(), [0], ["禁词"]),
-        ("writer", "repair"): RepairRequest(2, BODY, _Rules(), [0], [_Issue()]),
-        ("writer", "polish"): PolishRequest(2, BODY, _Rules(), _EditorRound(), 2),
-        ("writer", "rewrite"): RewriteRequest(2, BODY, _Rules(), _EditorRound()),
+        ("writer", "paragraphs"): ParagraphsRequest(2, BODY, _Rules(), [0], ["禁词"], memory),
+        ("writer", "repair"): RepairRequest(2, BODY, _Rules(), [0], [_Issue()], memory),
+        ("writer", "polish"): PolishRequest(2, BODY, _Rules(), _EditorRound(), 2, memory),
+        ("writer", "rewrite"): RewriteRequest(2, BODY, _Rules(), _EditorRound(), memory),
         ("extractor", "extract"): ExtractRequest(2, "第二回", BODY, ["刘备：玄德"], ["F-1：天书（第1章埋设）"], 3),
         ("normalizer", "normalize"): NormalizeRequest([UnparsedLine(text="别写后宫", line=4, reason="r")]),
         ("writer", "write_repair"): WriteRepairRequest(_writer_context(), "甲乙丙丁。", ["[E1] 未写督邮索贿"]),
@@ -173,7 +176,7 @@ def test_a_prompt_edited_without_a_version_bump_does_not_load(prompts_copy: Path
     path = prompts_copy / "writer" / "rewrite.txt"
     edit(path, path.read_text(encoding="utf-8") + "\n请保留原文的章末钩子。\n")
     with pytest.raises(InputError) as info:
-        REWRITE.render(RewriteRequest(1, BODY, _Rules(), _EditorRound()))
+        REWRITE.render(RewriteRequest(1, BODY, _Rules(), _EditorRound(), NO_MEMORY))
     assert info.value.code == "PROMPT_HASH_MISMATCH" and info.value.where == "roles/writer/rewrite.txt"
     assert f"writer.rewrite v{before.version + 1}" in info.value.fix  # what to register
 
@@ -181,7 +184,8 @@ def test_a_prompt_edited_without_a_version_bump_does_not_load(prompts_copy: Path
     after = REWRITE.ref
     assert after.version == before.version + 1 and after.prompt_sha256 != before.prompt_sha256
     assert (
-        "请保留原文的章末钩子" in REWRITE.render(RewriteRequest(1, BODY, _Rules(), _EditorRound())).messages[1].content
+        "请保留原文的章末钩子"
+        in REWRITE.render(RewriteRequest(1, BODY, _Rules(), _EditorRound(), NO_MEMORY)).messages[1].content
     )
     # the other writer tasks share only writer/system.txt: unchanged
     from novelmuse.roles.writer import POLISH

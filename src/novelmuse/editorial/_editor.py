@@ -92,9 +92,8 @@ async def rewrite(state: LoopState, caller: Caller, rnd: EditorRound) -> StepOut
     if not caller.configured("writer"):
         return state.add(StepOutcome.skipped("rewrite", NO_MODEL))
     try:
-        value, _ = await caller.call(
-            REWRITE.render(RewriteRequest(state.chapter, state.text, state.rules, rnd, state.unit))
-        )
+        request = RewriteRequest(state.chapter, state.text, state.rules, rnd, state.memory, state.unit)
+        value, _ = await caller.call(REWRITE.render(request))
     except ModelCallFailed as exc:
         state.error_code = exc.code
         return state.add(StepOutcome.error("rewrite", exc.code, failed_closed("the writer's rewrite", exc)))
@@ -105,5 +104,7 @@ async def rewrite(state: LoopState, caller: Caller, rnd: EditorRound) -> StepOut
 
 async def polish(state: LoopState, caller: Caller, rnd: EditorRound) -> StepOutcome:
     """Targeted polish of at most `review.polish_max_paragraphs` paragraphs chosen by the writer from the notes."""
-    request = PolishRequest(state.chapter, state.text, state.rules, rnd, state.config.polish_max_paragraphs, state.unit)
+    request = PolishRequest(
+        state.chapter, state.text, state.rules, rnd, state.config.polish_max_paragraphs, state.memory, state.unit
+    )
     return await targeted_rewrite(state, caller, step="polish", kind="polish", task=POLISH, request=request)

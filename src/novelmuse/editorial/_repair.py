@@ -45,7 +45,9 @@ async def targeted_rewrite(
 def forbidden_request(state: LoopState, hits: list[ForbiddenHit]) -> ParagraphsRequest:
     """The writer's request to rewrite the paragraphs holding `hits` (the forbidden phrases of the current text)."""
     targets = sorted({i for h in hits for i in h.paragraphs})
-    return ParagraphsRequest(state.chapter, state.text, state.rules, targets, [h.phrase for h in hits], state.unit)
+    return ParagraphsRequest(
+        state.chapter, state.text, state.rules, targets, [h.phrase for h in hits], state.memory, state.unit
+    )
 
 
 async def rules_step(state: LoopState, caller: Caller) -> None:

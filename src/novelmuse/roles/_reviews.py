@@ -1,8 +1,10 @@
-"""Earlier reviews as the writer and the arbiter are told about them.
+"""Earlier reviews, and the story's memory, as the writer, the reviewer and the arbiter are told about them.
 
 The editorial loop's records (consistency rounds with issues, editor rounds with dimensions) are handed to the
 writer's and arbiter's tasks as they are: these protocols name the fields the prompts read, and the functions
-below are the one place that turns them into prompt text.
+below are the one place that turns them into prompt text. The story memory (card states as of the chapter before,
+the active foreshadow ledger with ages, the previous chapter's ending) reaches the reviewer and every rewrite of
+the loop through `memory_fields` (seed 004: 台账进入后续写作上下文).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from typing import Protocol
+
+from ..text import chapter_label
 
 
 class IssueView(Protocol):
@@ -109,3 +113,34 @@ def reviews_json_lines(consistency: Sequence[ConsistencyRoundView], editor: Sequ
             )
         )
     return "\n".join(lines)
+
+
+class StoryMemory(Protocol):
+    """What a role is told about the story so far (built by `memory.memory_context`)."""
+
+    @property
+    def available(self) -> bool: ...
+    @property
+    def note(self) -> str: ...
+    @property
+    def card_states(self) -> Sequence[str]: ...
+    @property
+    def foreshadows(self) -> Sequence[str]: ...
+    @property
+    def previous_ending(self) -> str: ...
+
+
+def _lines(lines: Sequence[str], empty: str) -> str:
+    return "\n".join(lines) if lines else empty
+
+
+def memory_fields(chapter: int, memory: StoryMemory, unit: str | None = None) -> dict[str, object]:
+    """The placeholders of a memory block: the chapter before, the card states and the active foreshadows as of
+    it (with ages), the previous chapter's ending — each says so when it is empty or the memory is unavailable."""
+    empty = "(无)" if memory.available else f"(无:{memory.note})"
+    return {
+        "prev_label": chapter_label(unit, max(chapter - 1, 0)),
+        "card_states": _lines(memory.card_states, empty),
+        "foreshadows": _lines(memory.foreshadows, empty),
+        "previous_ending": memory.previous_ending or "(无:没有上一章)",
+    }

@@ -1,6 +1,7 @@
 """The reviewer role: consistency review of one chapter (seed 004 一致性审查) — task `REVIEW`."""
 
-from ._tasks import REVIEW, ReviewRequest, StoryMemory, quote_contract
+from .._reviews import StoryMemory
+from ._tasks import REVIEW, ReviewRequest, quote_contract
 from .schema import ISSUE_TYPES, SEVERITIES, ConsistencyReport, ReviewIssue
 
 __all__ = [

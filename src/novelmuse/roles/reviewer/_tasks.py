@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
 
 from ...llm import Contract, Violation
 from ...text import chapter_label
 from .._quotes import quote_violation
+from .._reviews import StoryMemory, memory_fields
 from .._task import RoleTask
 from .schema import ConsistencyReport
-
-
-class StoryMemory(Protocol):
-    """What the reviewer is told about the story so far (built by `memory.memory_context`)."""
-
-    @property
-    def available(self) -> bool: ...
-    @property
-    def note(self) -> str: ...
-    @property
-    def card_states(self) -> Sequence[str]: ...
-    @property
-    def foreshadows(self) -> Sequence[str]: ...
-    @property
-    def previous_ending(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -39,21 +24,12 @@ class ReviewRequest:
     unit: str | None = None  # the book's heading unit (回, 章, …): how the prompt names the chapter
 
 
-def _lines(lines: Sequence[str], empty: str) -> str:
-    return "\n".join(lines) if lines else empty
-
-
 def _fields(r: ReviewRequest) -> Mapping[str, object]:
-    mem = r.memory
-    empty = "(无)" if mem.available else f"(无:{mem.note})"
     return {
         "chapter_label": chapter_label(r.unit, r.chapter),
-        "prev_label": chapter_label(r.unit, max(r.chapter - 1, 0)),
         "title": r.title,
-        "card_states": _lines(mem.card_states, empty),
-        "foreshadows": _lines(mem.foreshadows, empty),
-        "previous_ending": mem.previous_ending or "(无:没有上一章)",
         "chapter_text": r.chapter_text,
+        **memory_fields(r.chapter, r.memory, r.unit),
     }
 
 

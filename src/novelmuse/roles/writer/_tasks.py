@@ -4,6 +4,10 @@
 A targeted rewrite's contract: every required paragraph exactly once, no other, none blank or multi-line, none
 with a forbidden phrase (and for polish between one and `max_paragraphs` of them). A whole rewrite's: not empty,
 several paragraphs if the original had several, no forbidden phrase.
+
+Every one of them is told the story's memory the reviewer reads (seed 004: 台账进入后续写作上下文): the card states
+as of the chapter before and the active foreshadow ledger with ages — a repair must not contradict what it was
+reviewed against.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Protocol
 
 from ...llm import Contract, Violation
 from ...text import chapter_label, split_paragraphs
-from .._reviews import EditorRoundView, IssueView, editor_report_text, issues_text
+from .._reviews import EditorRoundView, IssueView, StoryMemory, editor_report_text, issues_text, memory_fields
 from .._task import RoleTask
 from .schema import ChapterRewrite, ParagraphEdits
 
@@ -39,6 +43,7 @@ class ParagraphsRequest:
     rules: WriterRules
     targets: Sequence[int]
     phrases: Sequence[str]
+    memory: StoryMemory
     unit: str | None = None  # the book's heading unit (回, 章, …): how the prompt names the chapter
 
 
@@ -51,6 +56,7 @@ class RepairRequest:
     rules: WriterRules
     targets: Sequence[int]
     issues: Sequence[IssueView]
+    memory: StoryMemory
     unit: str | None = None  # the book's heading unit (回, 章, …): how the prompt names the chapter
 
 
@@ -63,6 +69,7 @@ class PolishRequest:
     rules: WriterRules
     editor: EditorRoundView
     max_paragraphs: int
+    memory: StoryMemory
     unit: str | None = None  # the book's heading unit (回, 章, …): how the prompt names the chapter
 
 
@@ -74,6 +81,7 @@ class RewriteRequest:
     chapter_text: str
     rules: WriterRules
     editor: EditorRoundView
+    memory: StoryMemory
     unit: str | None = None  # the book's heading unit (回, 章, …): how the prompt names the chapter
 
 
@@ -87,11 +95,12 @@ def numbered(body: str) -> str:
     return "\n".join(f"[{p.index}] {p.text.strip()}" for p in split_paragraphs(body))
 
 
-def _common(chapter: int, rules: WriterRules, unit: str | None) -> dict[str, object]:
+def _common(chapter: int, rules: WriterRules, memory: StoryMemory, unit: str | None) -> dict[str, object]:
     return {
         "chapter_label": chapter_label(unit, chapter),
         "forbidden": "、".join(rules.forbidden) if rules.forbidden else "(无)",
         "preferences": rules.preferences.strip() or "(作者没有写偏好)",
+        **memory_fields(chapter, memory, unit),
     }
 
 
@@ -174,7 +183,7 @@ PARAGRAPHS: RoleTask[ParagraphsRequest, ParagraphEdits] = RoleTask(
     system=_SYSTEM,
     user=("writer/paragraphs.txt",),
     fields=lambda r: {
-        **_common(r.chapter, r.rules, r.unit),
+        **_common(r.chapter, r.rules, r.memory, r.unit),
         "numbered": numbered(r.chapter_text),
         "indices": _targets(r.targets),
         "phrases": "、".join(r.phrases),
@@ -191,7 +200,7 @@ REPAIR: RoleTask[RepairRequest, ParagraphEdits] = RoleTask(
     system=_SYSTEM,
     user=("writer/repair.txt",),
     fields=lambda r: {
-        **_common(r.chapter, r.rules, r.unit),
+        **_common(r.chapter, r.rules, r.memory, r.unit),
         "numbered": numbered(r.chapter_text),
         "indices": _targets(r.targets),
         "report": issues_text(r.issues),
@@ -204,7 +213,7 @@ REPAIR: RoleTask[RepairRequest, ParagraphEdits] = RoleTask(
 
 def _polish_fields(r: PolishRequest) -> Mapping[str, object]:
     return {
-        **_common(r.chapter, r.rules, r.unit),
+        **_common(r.chapter, r.rules, r.memory, r.unit),
         "numbered": numbered(r.chapter_text),
         "notes": editor_report_text(r.editor),
         "max_paragraphs": r.max_paragraphs,
@@ -236,7 +245,7 @@ REWRITE: RoleTask[RewriteRequest, ChapterRewrite] = RoleTask(
     system=_SYSTEM,
     user=("writer/rewrite.txt",),
     fields=lambda r: {
-        **_common(r.chapter, r.rules, r.unit),
+        **_common(r.chapter, r.rules, r.memory, r.unit),
         "report": editor_report_text(r.editor),
         "chapter_text": r.chapter_text,
     },
