@@ -168,3 +168,34 @@ def test_a_v1_panel_report_in_camel_case_is_still_read_and_verified() -> None:
     assert old.verify() and (old.panel_id, old.scores, old.arm_map_sha256) == (new.panel_id, new.scores, "0" * 64)
     assert not old.model_copy(update={"third_judge": True}).verify()  # its sha256 still binds its content
     assert aggregate(QG, [(old, {"c1": "A", "c2": "B"})]).items_stable == 1
+
+
+def test_the_summary_gives_each_arms_structure_gate_result() -> None:
+    """Seed 000: the summary gives each dimension's score, the structure gate result (结构门结果), B−A and C−A. Per
+    arm: items whose every assertion/constraint verdict passed, failed (one fail), split, or had no standard."""
+    from novelmuse.judging import CellVerdict
+
+    def with_verdicts(verdicts: dict[str, list[str]]) -> PanelReport:
+        cells = [
+            CellVerdict(candidate_id=c, target_id=f"a{i}", verdict=v, judge_verdicts=[v, v])  # type: ignore[arg-type]
+            for c, vs in verdicts.items()
+            for i, v in enumerate(vs)
+        ]
+        scores = [
+            CellScore(candidate_id=c, dimension_id=d, score=3.0, judge_scores=[3.0, 3.0], method="mean_of_two")
+            for c in ("c1", "c2")
+            for d in FO.dimension_ids
+        ]
+        return report(FO, {}).model_copy(update={"scores": scores, "verdicts": cells}).seal()
+
+    arms = {"c1": "A", "c2": "B"}
+    agg = aggregate(
+        FO,
+        [
+            (with_verdicts({"c1": ["pass", "pass"], "c2": ["pass", "fail"]}), arms),
+            (with_verdicts({"c1": ["pass", "split"], "c2": ["pass", "pass"]}), arms),
+            (with_verdicts({}), arms),
+        ],
+    )
+    gates = {g.arm: (g.items, g.passed, g.failed, g.split, g.no_standard) for g in agg.structure}
+    assert gates == {"A": (3, 1, 0, 1, 1), "B": (3, 1, 1, 0, 1)}

@@ -182,7 +182,9 @@ def test_usage_errors_exit_2(muse, make_panel: Callable[..., Panel], tmp_path: P
         ["--profile", "writer_replay", draft],
         ["--profile", "writer_replay", "--scene-type", "picnic", draft],
         ["--profile", "writer_replay", "--scene-type", "battle", draft],
+        ["--profile", "fine_outline_replay", "--chapter", "1", draft],
         ["--profile", "fine_outline_replay", draft],
+        ["--profile", "quality_gate", draft],
         ["--profile", "quality_gate", "--chapter", "1", "--assertions", bad, draft],
         ["--profile", "quality_gate", "--chapter", "1", tmp_path / "missing.txt"],
     ]
@@ -197,6 +199,8 @@ def test_usage_errors_exit_2(muse, make_panel: Callable[..., Panel], tmp_path: P
         "error[JUDGE_SCENE_TYPE",
         "error[JUDGE_OUTLINE_REQUIRED",
         "error[JUDGE_OUTLINE_REQUIRED",
+        "error[JUDGE_CHAPTER_REQUIRED",
+        "error[JUDGE_CHAPTER_REQUIRED",
         "error[JUDGE_ASSERTIONS_INVALID",
         "error[JUDGE_FILE_READ",
     ]
@@ -470,3 +474,32 @@ def test_arm_letters_are_refused_in_every_field_but_the_candidate_text(muse, mak
     )
     r = muse(*base, "--outline", outline, "--assertions", asserts)
     assert r.exit_code == 3 and "JUDGE_INPUT_LEAK" in r.stderr
+
+
+def test_fine_outline_replay_never_shows_a_judge_the_target_chapter(muse, make_panel: Callable[..., Panel]) -> None:  # type: ignore[no-untyped-def]
+    """Seed 000 细纲回放: judged only against a frozen snapshot and the reference scaffold, never the target chapter —
+    the input builder refuses text of chapter N or later anywhere a judge reads (candidates, reference, assertions)."""
+    from ._helpers import sanguo_chapter
+
+    panel = make_panel(corpus_candidates(1), None)
+    root = panel.book.root
+    (root / "chapters").mkdir()
+    for n in (1, 2, 3):
+        (root / "chapters" / f"{n:04d}.md").write_text(f"# 第{n}回\n{sanguo_chapter(n)}\n", encoding="utf-8")
+    sentence = sanguo_chapter(2)[200:230]  # 30 characters of chapter 2's text
+    outline = root / "ref.yaml"
+    outline.write_text("chapter: 2\ngoal: 张飞怒鞭督邮\nhard_events:\n  - {id: E1, text: 督邮索贿}\n", "utf-8")
+    candidate = root / "cand.txt"
+    candidate.write_text(f"目标：张飞怒鞭督邮。关键事件：{sentence}。钩子：何进召外兵。", encoding="utf-8")
+    base = ["judge", "--book", root, "--profile", "fine_outline_replay", "--outline", outline, candidate]
+    r = muse(*base, "--chapter", "2")
+    assert r.exit_code == 3 and "JUDGE_FUTURE_TEXT" in r.stderr and "candidates×1" in r.stderr
+    assert sentence not in r.stderr  # the error counts fields, never quotes the text
+    r = muse(*base, "--chapter", "3")  # chapter 2 is the past for chapter 3: allowed (no judge model: not evaluated)
+    assert r.exit_code == 4, r.stderr
+    candidate.write_text("目标：张飞怒鞭督邮。关键事件：督邮索贿不成。钩子：何进召外兵。", encoding="utf-8")
+    outline.write_text(
+        f"chapter: 2\ngoal: 张飞怒鞭督邮\nhard_events:\n  - {{id: E1, text: {sentence}}}\n", encoding="utf-8"
+    )
+    r = muse(*base, "--chapter", "2")  # the reference scaffold may not quote it either
+    assert r.exit_code == 3 and "fineOutline×1" in r.stderr

@@ -255,7 +255,7 @@ def test_fine_outline_replay_only_warns_on_instability(make_panel: Callable[...,
     target = probe.item.blind.candidate_ids[0]
     panel = make_panel(
         cands,
-        [[output(scores_by_id({target: 2.0}))], [output(scores_by_id({target: 4.0}))]],
+        [[output(structured({target: 2.0}))], [output(structured({target: 4.0}))]],
         profile="fine_outline_replay",
         outline=outline,
     )
@@ -265,6 +265,46 @@ def test_fine_outline_replay_only_warns_on_instability(make_panel: Callable[...,
     assert doc.report.warnings and doc.report.warnings[0].startswith("STABILITY_WARNING: 6 of 12")
     assert next(s for s in doc.report.scores if s.candidate_id == target).score == 3.0
     assert panel.seen_inputs()[0].fineOutline[0].id == "goal"
+    # the seed's minimal report shape, stored beside the full report
+    assert doc.minimal is not None and doc.minimal[target]["profile"] == "fine_outline_replay"
+    cell = doc.minimal[target]["scores"]["direction_causality"]
+    assert cell["score"] == 3.0 and cell["evidence"].startswith("对照事件 E1")
+    stored = panel.book.db.execute("SELECT minimal_json FROM judge_panels").fetchone()[0]
+    assert json.loads(stored) == doc.minimal
+
+
+def structured(table: dict[str, float]) -> Callable[[BlindInput], dict[str, Any]]:
+    """A fine-outline judge whose every score is a structured evidence summary: it cites the outline's event E1
+    and names it in its reason."""
+
+    def report(blind: BlindInput) -> dict[str, Any]:
+        out = good_report(blind, lambda c, d, i: table.get(c, 4.0))
+        for s in out["scores"]:  # type: ignore[attr-defined]
+            s["reason"] = f"对照事件 E1：{s['dimensionId']} 命中"
+            s["evidenceRefs"] = [{"type": "fine_outline", "id": "E1"}]
+        return out
+
+    return report
+
+
+def test_a_fine_outline_reason_without_its_reference_is_corrected(make_panel: Callable[..., Panel]) -> None:
+    """Each dimension's structured evidence summary is checked: a score citing no reference item, or a reason not
+    naming the item it cites, breaks the contract and is sent back for correction."""
+    from novelmuse.book import FineOutline
+
+    cands = corpus_candidates(1)
+    outline = FineOutline(chapter=1, goal="刘关张结义", hard_events=[{"id": "E1", "text": "桃园结义"}])
+    loose = output(scores_by_id({}))  # reasons like "direction_causality 的理由", candidate evidence only
+    panel = make_panel(
+        cands,
+        [[loose, output(structured({}))], [output(structured({}))]],
+        profile="fine_outline_replay",
+        outline=outline,
+    )
+    doc = run(panel, outline=outline)
+    assert doc.outcome == "stable"
+    codes = [r.error_code for r in list_receipts(panel.book.db)]
+    assert codes == ["CONTRACT_EVIDENCE_SUMMARY", None, None]
 
 
 def test_lessons_are_registered_once_and_can_be_switched_off(make_panel: Callable[..., Panel]) -> None:

@@ -105,6 +105,28 @@ def _coverage(keys: Iterable[tuple[str, ...]], expected: Sequence[tuple[str, ...
     return ArrayCounts(len(expected_set), entries, missing, duplicate, out_of_range), firsts
 
 
+#: The evidence types that name an item of the structured standard a fine outline is compared against.
+_STANDARD = ("fine_outline", "oracle_assertion")
+
+
+def _summary_findings(reason: str, cited: list[str], where: str) -> list[Finding]:
+    """A structured evidence summary (seed 000 细纲回放): the score cites at least one reference item of the
+    standard, and its reason names every cited item by its id — so the summary says what it compared."""
+    if not cited:
+        return [
+            Finding(
+                "CONTRACT_EVIDENCE_SUMMARY",
+                f"{where}: cite the reference items you compared against (evidenceRefs of type fine_outline or "
+                "oracle_assertion)",
+            )
+        ]
+    return [
+        Finding("CONTRACT_EVIDENCE_SUMMARY", f"{where}: the reason must name the cited reference item {i}")
+        for i in dict.fromkeys(cited)
+        if i not in reason
+    ]
+
+
 _LEAK_DETAIL = (
     "the reason contains a word this blind panel keeps hidden (a label the judge was never shown); "
     "rewrite it, naming candidates only by their candidateId"
@@ -184,6 +206,8 @@ def check_report(
             findings.append(Finding(match.error_code or "CONTRACT_QUOTE_NOT_FOUND", f"{where}: {explain}"))
         if not s.evidenceRefs:
             findings.append(Finding("CONTRACT_EVIDENCE_MISSING", f"{where}: evidenceRefs is empty"))
+        if rubric.evidence == "structured_summary":
+            findings += _summary_findings(s.reason, [r.id for r in s.evidenceRefs if r.type in _STANDARD], where)
         for ref in s.evidenceRefs:
             if ref.type == "card_index":
                 findings.append(

@@ -18,7 +18,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import FailedClosed
+from ..rules import copied_runs
 from ..text import normalize_quote, sha256_hex
+from ._blind import BlindInput
 
 MANIFEST_MIN_CHARS = 8
 _WORDISH = re.compile(r"^[A-Za-z0-9_\-]+$")
@@ -99,3 +101,32 @@ class LeakGuard:
 
 def _clean(tokens: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted({t.strip() for t in tokens if t.strip()}))
+
+
+#: A run this long shared with chapter N or later is the target chapter's text, not a coincidence (shorter than the
+#: 50 characters of source_safety: a reference outline quotes sentences, not paragraphs).
+FUTURE_TEXT_RUN_CHARS = 20
+
+
+def check_future_text(blind: BlindInput, future: Sequence[str], where: str) -> None:
+    """Raise JUDGE_FUTURE_TEXT (fail closed, nothing sent) if any field a judge reads holds a run of
+    `FUTURE_TEXT_RUN_CHARS` characters of `future` — the text of the target chapter N and later (seed 000 细纲回放:
+    评委只使用冻结快照和 reference scaffold，不读取目标章全文). The error counts fields, never quotes the text."""
+    if not future:
+        return
+    fields = [("candidates", c.text) for c in blind.candidates]
+    fields += [("fineOutline", t.text) for t in blind.fineOutline]
+    fields += [("assertions", t.text) for t in (*blind.assertions, *blind.constraints)]
+    fields += [("context", c.text) for c in blind.context]
+    hits: dict[str, int] = {}
+    for name, text in fields:
+        if copied_runs(text, future, FUTURE_TEXT_RUN_CHARS):
+            hits[name] = hits.get(name, 0) + 1
+    if hits:
+        summary = ", ".join(f"{name}×{n}" for name, n in hits.items())
+        raise FailedClosed(
+            "JUDGE_FUTURE_TEXT",
+            f"the judge input holds text of the target chapter or a later one ({summary}); nothing was sent",
+            where,
+            "judge against a frozen snapshot: candidates and the reference scaffold may not quote chapter N or later",
+        )

@@ -33,7 +33,8 @@ def lesson_key(text: str) -> str:
     return sha256_hex(normalize_quote(text).casefold())
 
 
-def _reason(records: Sequence[JudgeRecord], candidate_id: str, dimension_id: str, score: Fraction) -> str:
+def closest_reason(records: Sequence[JudgeRecord], candidate_id: str, dimension_id: str, score: Fraction) -> str:
+    """The reason of the judge whose score on this cell is closest to the panel's `score` (the first such judge)."""
     best: tuple[Fraction, str] | None = None
     for rec in records:
         if rec.report is None:
@@ -59,8 +60,8 @@ def build_lessons(report: PanelReport, rubric: Rubric, records: Sequence[JudgeRe
         (hi, hi_dim), (lo, lo_dim) = cells[0], cells[-1]
         text = (
             f"[{rubric.id} v{rubric.version}] 强项 {names[hi_dim]}({hi_dim}) {float(hi)}："
-            f"{_reason(records, cand.candidate_id, hi_dim, hi)}；"
-            f"弱项 {names[lo_dim]}({lo_dim}) {float(lo)}：{_reason(records, cand.candidate_id, lo_dim, lo)}"
+            f"{closest_reason(records, cand.candidate_id, hi_dim, hi)}；"
+            f"弱项 {names[lo_dim]}({lo_dim}) {float(lo)}：{closest_reason(records, cand.candidate_id, lo_dim, lo)}"
         )
         out.append(Lesson(cand.candidate_id, cand.sha256, text))
     return out

@@ -194,6 +194,21 @@ class Delta(JudgeDoc):
     withheld: int = 0
 
 
+class StructureGate(JudgeDoc):
+    """结构门结果 of one arm (seed 000: the summary gives each dimension's score, the structure gate result, B−A and
+    C−A): over the stable items, how its candidates fared on the item's structured standard — the oracle assertions
+    and hard constraints every candidate gets a verdict on. An item counts as passed when every verdict is pass
+    (all judges), failed when one is fail, split when judges disagreed and none failed; `no_standard` items had no
+    assertion or constraint (nothing to gate)."""
+
+    arm: str
+    items: int
+    passed: int
+    failed: int
+    split: int
+    no_standard: int
+
+
 class Aggregate(JudgeDoc):
     rubric: RubricRef
     items_total: int
@@ -201,6 +216,7 @@ class Aggregate(JudgeDoc):
     items_excluded: int  # invalid and invalid_unstable items are never counted
     means: list[ArmDimension]
     deltas: list[Delta]
+    structure: list[StructureGate] = Field(default_factory=list)
 
 
 def aggregate(
@@ -221,6 +237,7 @@ def aggregate(
     deltas: dict[tuple[str, str, str | None], list[Fraction]] = {}
     withheld: dict[tuple[str, str, str | None], int] = {}
     stable = 0
+    gates: dict[str, dict[str, int]] = {}
     for report, arms in reports:
         if (report.rubric.id, report.rubric.version, report.rubric.sha256) != (
             rubric.id,
@@ -236,6 +253,19 @@ def aggregate(
         if report.status != "stable":
             continue
         stable += 1
+        for cid in dict.fromkeys(s.candidate_id for s in report.scores):  # every candidate of a stable panel
+            verdicts = {v.verdict for v in report.verdicts if v.candidate_id == cid}
+            state = (
+                "no_standard"
+                if not verdicts
+                else "failed"
+                if "fail" in verdicts
+                else "split"
+                if "split" in verdicts
+                else "passed"
+            )
+            counts = gates.setdefault(arms[cid], dict.fromkeys(("passed", "failed", "split", "no_standard"), 0))
+            counts[state] += 1
         by_arm: dict[tuple[str, str], Fraction] = {}
         unsettled: set[tuple[str, str]] = set()
         for s in report.scores:
@@ -281,4 +311,5 @@ def aggregate(
             )
             for (a, d, s), v in sorted(deltas.items(), key=lambda kv: key(kv[0]))
         ],
+        structure=[StructureGate(arm=a, items=sum(c.values()), **c) for a, c in sorted(gates.items())],
     )

@@ -64,6 +64,8 @@ class JudgeRequest:
     chapter: int | None = None
     origin: str = "judge"
     record_key: str | None = None
+    #: the text of the target chapter N and later: no judge-visible field may quote it (fine_outline_replay)
+    future_texts: Sequence[str] = ()
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,10 @@ class Aggregation(_Strict):
 #: What an item must bring besides its candidates: nothing, the item's fine outline (a dimension is scored against
 #: it), or a structured standard (the outline, or oracle assertions / hard constraints).
 Needs = Literal["nothing", "outline", "outline_or_oracle"]
+#: How a judge's reason is checked: `free` (a specific reason), or `structured_summary` (seed 000 细纲回放: 分数必须有
+#: 结构化证据摘要 — each score cites a reference item of the standard, and its reason names that item's id) — in
+#: which case the panel also stores the seed's minimal report shape {profile, scores: {dim: {score, evidence}}}.
+Evidence = Literal["free", "structured_summary"]
 
 
 class Rubric(_Strict):
@@ -118,6 +122,9 @@ class Rubric(_Strict):
     sha256: str = ""
     file: str = ""
     needs: Needs = "nothing"
+    evidence: Evidence = "free"
+    #: judged only against a frozen snapshot of the book as of N−1: nothing of chapter N or later may reach a judge
+    frozen_snapshot: bool = False
 
     @model_validator(mode="after")
     def _check(self) -> Rubric:
@@ -183,6 +190,8 @@ class RegistryEntry(_Strict):
     file: str
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     needs: Needs = "nothing"
+    evidence: Evidence = "free"
+    frozen_snapshot: bool = False
 
 
 class Registry(_Strict):
@@ -255,7 +264,16 @@ def _load(folder: Traversable | Path, entry: RegistryEntry) -> Rubric:
             "restore the file, or bump `version`, save it as a new file and register its sha256 in registry.yaml",
         )
     try:
-        return Rubric.model_validate({**raw, "sha256": digest, "file": entry.file, "needs": entry.needs})
+        return Rubric.model_validate(
+            {
+                **raw,
+                "sha256": digest,
+                "file": entry.file,
+                "needs": entry.needs,
+                "evidence": entry.evidence,
+                "frozen_snapshot": entry.frozen_snapshot,
+            }
+        )
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])

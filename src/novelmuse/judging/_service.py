@@ -22,7 +22,8 @@ from ._adjudicate import GateDecision, adjudicate_quality_gate, merge_hard_block
 from ._blind import BlindItem, SealedArmMap, build_blind_item
 from ._doc import JudgeDoc
 from ._gates import GateRow, gate_rows, record_gate_decisions
-from ._lessons import build_lessons, register_lessons
+from ._leak import check_future_text
+from ._lessons import build_lessons, closest_reason, register_lessons
 from ._panel import JUDGE_ROLE, JudgeRecord, check_item_leaks, run_panel, session_judge
 from ._reliability import PanelScores, Reliability, reliability
 from ._reports import Aggregate, PanelReport, RubricRef, aggregate
@@ -64,6 +65,9 @@ class JudgeOutcome(JudgeDoc):
     #: layer's hard-block report — what every gate decision was decided on
     evidence: dict[str, Any] | None = None
     hard_block_reports: dict[str, HardBlockReport] = Field(default_factory=dict)  # arm → the rule layer's report
+    #: a structured_summary rubric (fine_outline_replay): per candidate id, the seed's minimal report shape
+    #: {profile, scores: {dimension: {score, evidence}}}, stored beside the full report
+    minimal: dict[str, dict[str, Any]] | None = None
 
 
 def panel_scores(report: PanelReport) -> PanelScores:
@@ -140,6 +144,40 @@ def _store_report(book: Book, report: PanelReport, records: Sequence[JudgeRecord
             )
 
 
+def minimal_report(
+    report: PanelReport, rubric: Rubric, records: Sequence[JudgeRecord]
+) -> dict[str, dict[str, Any]] | None:
+    """Seed 000's minimal shape of a stable structured_summary panel, per candidate id: {profile, scores: {dim:
+    {score, evidence}}} — the panel's score and, as evidence, the structured summary of the judge closest to it."""
+    if rubric.evidence != "structured_summary" or report.status != "stable":
+        return None
+    out: dict[str, dict[str, Any]] = {}
+    for c in report.candidates:
+        scores = {
+            s.dimension_id: {
+                "score": s.score,
+                "evidence": closest_reason(records, c.candidate_id, s.dimension_id, as_fraction(s.score)),
+            }
+            for s in report.scores
+            if s.candidate_id == c.candidate_id
+        }
+        out[c.candidate_id] = {"profile": rubric.profile, "scores": scores}
+    return out
+
+
+def _store_minimal(
+    book: Book, report: PanelReport, rubric: Rubric, records: Sequence[JudgeRecord]
+) -> dict[str, dict[str, Any]] | None:
+    minimal = minimal_report(report, rubric, records)
+    if minimal is not None:
+        with transaction(book.db) as conn:
+            conn.execute(
+                "UPDATE judge_panels SET minimal_json = ? WHERE id = ?",
+                (json.dumps(minimal, ensure_ascii=False), report.panel_id),
+            )
+    return minimal
+
+
 def open_arm_map(book: Book, report: PanelReport) -> dict[str, str]:
     """Unblind a finished panel: load its sealed arm map, check the hash sealed into the report, mark it opened."""
     row = book.db.execute(
@@ -195,6 +233,7 @@ async def judge_item(
         max_calls_per_judge=book.config.calls.max_attempts,
     )
     check_item_leaks(item, request.guard)
+    check_future_text(item.blind, request.future_texts, f"blind input of {item.blind.itemRef}")
     base = JudgeOutcome(
         outcome="skipped",
         rubric=RubricRef(id=rubric.id, version=rubric.version, sha256=rubric.sha256),
@@ -227,6 +266,7 @@ async def judge_item(
             )
         raise
     _store_report(book, report, records)
+    minimal = _store_minimal(book, report, rubric, records)
     arms = open_arm_map(book, report)
     gate: list[GateDecision] = []
     if rubric.adjudicated:
@@ -249,6 +289,7 @@ async def judge_item(
             "gate": gate,
             "reliability": reliability([panel_scores(report)]),
             "lessons": lessons,
+            "minimal": minimal,
         }
     )
 

@@ -213,6 +213,12 @@ def render_judge_summary(console: Console, doc: JudgeSummary) -> None:
                 delta += f" [{d.withheld} withheld]"
             table.add_row(m.dimension_id, m.scene_type or "", m.arm, str(m.items), _fmt(m.mean), delta)
         console.print(table)
+        for g in agg.structure:
+            console.print(
+                f"structure gate (结构门) arm {g.arm}: {g.items} item(s) — {g.passed} passed, {g.failed} failed, "
+                f"{g.split} split, {g.no_standard} without a standard (no assertion or constraint)",
+                markup=False,
+            )
         if any(d.withheld for d in agg.deltas):
             note = (
                 "withheld: items whose two judges differed by more than 0.5 on that score "

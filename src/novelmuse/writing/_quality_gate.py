@@ -22,7 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..book import Book, parse_chapter_file
+from ..book import Book, parse_chapter_file, read_chapter_file
 from ..editorial import NO_MODEL, ChapterReview, PreflightOut, ReviewRun, review_chapters
 from ..errors import InputError, MuseError
 from ..judging import (
@@ -85,14 +85,11 @@ class ReviewGateRun(ReviewRun):
 
 def _with_chapter_evidence(book: Book, request: JudgeRequest, chapter: int | None) -> JudgeRequest:
     """A quality_gate request gets chapter N's evidence pack and, per candidate, the rule layer's hard blocks."""
-    if chapter is None:
-        raise InputError(
-            "JUDGE_CHAPTER_REQUIRED",
-            "the quality gate judges candidates against a chapter's canon (its evidence pack) and computes their "
-            "hard blocks against its rules, outline and prior chapters; no chapter was given",
-            "--chapter",
-            "name the chapter the candidates are for, e.g. --chapter 12",
-        )
+    chapter = _required_chapter(
+        chapter,
+        "the quality gate judges candidates against a chapter's canon (its evidence pack) and computes their hard "
+        "blocks against its rules, outline and prior chapters",
+    )
     pack, outline = evidence_pack(book, chapter, [c.text for c in request.candidates])
     rules = load_book_rules(book).effective
     blocks = {
@@ -104,6 +101,7 @@ def _with_chapter_evidence(book: Book, request: JudgeRequest, chapter: int | Non
         hard_blocks=blocks,
         context=pack.context_items(),
         evidence=pack.summary(),
+        chapter=chapter,
     )
 
 
@@ -113,9 +111,25 @@ async def judge_files(
     """`muse judge`: the blind panel on candidate files, in the session the entry point opened (see the module
     docstring); a quality_gate item is judged against chapter `files.chapter`'s evidence with computed hard blocks."""
     request = request_from_files(book, files)
-    if load_rubric(files.profile).hard_blocks:
+    rubric = load_rubric(files.profile)
+    if rubric.hard_blocks:
         request = _with_chapter_evidence(book, request, files.chapter)
+    if rubric.frozen_snapshot:
+        chapter = _required_chapter(files.chapter, f"{rubric.profile} judges against a frozen snapshot as of N−1")
+        future = [read_chapter_file(n, p).body for n, p in book.chapter_paths().items() if n >= chapter]
+        request = replace(request, chapter=chapter, future_texts=future)
     return await judge_item(book, session, request, on_judge=on_judge)
+
+
+def _required_chapter(chapter: int | None, why: str) -> int:
+    if chapter is None:
+        raise InputError(
+            "JUDGE_CHAPTER_REQUIRED",
+            f"{why}, and no chapter was given",
+            "--chapter",
+            "name the chapter the candidates are for, e.g. --chapter 12",
+        )
+    return chapter
 
 
 def _gate_key(book: Book, text: str, pack: EvidencePack, blocks: HardBlockReport) -> str:

@@ -33,3 +33,7 @@ CREATE INDEX gate_decisions_run ON gate_decisions(run_id);
 
 -- example (after a stable panel) or gate (a quality gate's terminal lesson, seed 000: 标题不冲突)
 ALTER TABLE judge_lessons ADD COLUMN kind TEXT NOT NULL DEFAULT 'example';
+
+-- fine_outline_replay (a structured_summary rubric): the seed's minimal report shape per candidate id,
+-- {profile, scores: {dimension: {score, evidence}}}, stored beside the full report (report_json)
+ALTER TABLE judge_panels ADD COLUMN minimal_json TEXT;
