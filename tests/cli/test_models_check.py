@@ -323,10 +323,17 @@ def test_a_pinned_claude_cli_role_passes_through_the_isolated_process(
     )
     r = muse("models", "check", "--book", make_book(tmp_path / "b", toml), "--json")
     assert r.exit_code == 0, r.stdout + r.stderr
-    judge = roles_of(json.loads(r.stdout))["judge"]
+    doc = json.loads(r.stdout)
+    judge = roles_of(doc)["judge"]
     assert (judge["outcome"], judge["kind"], judge["attempts"]) == ("passed", "claude-cli", 1)
     (run,) = fake.records()
     assert "claude-test-model-2" in run["argv"]
+    # no sandbox on this (patched) machine: the check says so — a warning, never implied confinement
+    assert judge["sandbox"] == "none"
+    (issue,) = doc["issues"]
+    assert (issue["code"], issue["severity"], issue["where"]) == ("MODEL_SANDBOX_NONE", "warning", "[providers.cli]")
+    human = muse("models", "check", "--book", tmp_path / "b")
+    assert "warning[MODEL_SANDBOX_NONE]" in human.stdout and "(unconfined)" in human.stdout
 
 
 def test_a_claude_cli_key_variable_that_is_unset_is_a_config_error(

@@ -21,6 +21,7 @@ A response object:
     sleep_s           for mode "sleep": spawn a child that writes its pid to `child_pid_file`, then sleep
     child_pid_file    where the spawned child writes its pid
     probe_paths       answer {"readable": {path: bool}} instead (what a sandbox lets the process read)
+    probe_writes      with probe_paths: also try to create each of these files, answer {"writable": {path: bool}}
     echo_key          true: repeat the ANTHROPIC_API_KEY it got in its output (stdout, stderr, the result
                       text and the structured output's "note"), as a confused or hostile CLI might
 """
@@ -70,6 +71,15 @@ def _readable(path: str) -> bool:
             os.listdir(path)
         else:
             Path(path).read_bytes()
+    except OSError:
+        return False
+    return True
+
+
+def _writable(path: str) -> bool:
+    try:
+        with open(path, "x", encoding="utf-8") as fh:
+            fh.write("written from inside the CLI process\n")
     except OSError:
         return False
     return True
@@ -162,8 +172,11 @@ def main() -> int:
         doc["structured_output"] = resp.get("output", {"ok": True})
         if key:
             doc["structured_output"] = {**doc["structured_output"], "note": f"the key is {key}"}
-        if resp.get("probe_paths"):  # what the process can read (for the manual sandbox check)
-            doc["structured_output"] = {"readable": {p: _readable(p) for p in resp["probe_paths"]}}
+        if resp.get("probe_paths"):  # what the process can read and write (the sandbox tests)
+            doc["structured_output"] = {
+                "readable": {p: _readable(p) for p in resp["probe_paths"]},
+                "writable": {p: _writable(p) for p in resp.get("probe_writes", [])},
+            }
     sys.stdout.write(json.dumps(doc, ensure_ascii=False))
     return 0
 

@@ -451,8 +451,20 @@ def test_require_sandbox_refuses_without_one(fake: FakeCli) -> None:
 
 def test_an_unusable_bwrap_counts_as_no_sandbox(fake: FakeCli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_provider_cli, "find_sandbox", lambda platform, path_env: ("bwrap", "/nonexistent/bwrap"))
-    assert send(fake).sandbox == "none"
+    assert send(fake, require_sandbox=False).sandbox == "none"  # said so, and only when the book allows it
     assert send_error(fake, require_sandbox=True).code == "MODEL_SANDBOX_UNAVAILABLE"
+
+
+def test_with_bubblewrap_installed_the_sandbox_is_required_by_default(
+    fake: FakeCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 14 item 11: on Linux where bubblewrap is installed, require_sandbox defaults to true — an unusable
+    bwrap refuses the run (naming the way out) instead of running unconfined; nothing is run."""
+    assert fake.config().require_sandbox is None
+    monkeypatch.setattr(_provider_cli, "find_sandbox", lambda platform, path_env: ("bwrap", "/nonexistent/bwrap"))
+    err = send_error(fake)
+    assert err.code == "MODEL_SANDBOX_UNAVAILABLE" and "require_sandbox = false" in str(err)
+    assert err.sandbox == "none" and fake.runs() == 0
 
 
 def test_find_sandbox_by_platform() -> None:
@@ -692,6 +704,18 @@ def test_end_to_end_structured_call_through_the_pinned_cli(fake: FakeCli, tmp_pa
     assert row["outcome"] == "ok"
     assert row["requested_model"] == row["resolved_model"] == MODEL
     assert (row["input_tokens"], row["output_tokens"]) == (120, 30)
+
+
+@pytest.mark.usefixtures("isolated_user_config")
+def test_every_receipt_records_the_sandbox_failed_attempts_too(fake: FakeCli, tmp_path: Path) -> None:
+    """Where no sandbox exists the run says so in every receipt — a failed attempt's as well as an accepted one."""
+    fake.control(responses=[{"mode": "exit", "exit_code": 2}])
+    book = cli_book(fake, tmp_path / "book")
+    result, _ = call_verdict(book)
+    assert isinstance(result, ModelCallFailed) and result.code == "MODEL_CLI_EXIT"
+    assert [(r["outcome"], r["error_code"], r["sandbox"]) for r in receipt_rows(book)] == [
+        ("failed", "MODEL_CLI_EXIT", "none")
+    ]
 
 
 @pytest.mark.usefixtures("isolated_user_config")

@@ -100,7 +100,8 @@ class ClaudeCliProviderConfig(_ProviderBase):
     sha256: str = Field(pattern=r"^[0-9a-fA-F]{64}$")
     version: str = Field(min_length=1, max_length=64)
     api_key_env: EnvName | None = "ANTHROPIC_API_KEY"
-    require_sandbox: bool = False
+    #: refuse to run without bwrap (Linux) / sandbox-exec (macOS); unset: true on Linux where bubblewrap is installed
+    require_sandbox: bool | None = None
     effort: str | None = Field(default=None, pattern=r"^[a-z]{1,16}$")
     max_turns: int = Field(default=3, ge=1, le=10)  # structured output takes a tool turn: 1 is too few
     max_budget_usd: float | None = Field(default=None, gt=0, le=1_000_000)  # the CLI's own cap (--max-budget-usd)

@@ -15,6 +15,7 @@ from ._models_check import (
     RoleCheck,
     failure_hint,
     role_config_issue,
+    sandbox_issues,
     validate_model_config,
 )
 from ._policy import ModelCallFailed, NotConfigured, StructuredResult
@@ -91,6 +92,7 @@ __all__ = [
     "require_run",
     "role_config_issue",
     "run_is_running",
+    "sandbox_issues",
     "schema_sha256",
     "strict_json_schema",
     "tasks_used",

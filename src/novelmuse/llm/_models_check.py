@@ -61,6 +61,7 @@ class RoleCheck(BaseModel):
     cost: float | None = None
     latency_ms: int | None = None
     call_id: str | None = None
+    sandbox: str | None = None  # claude-cli: where the probe's process ran (bwrap / sandbox-exec / none)
 
 
 class ModelsCheckReport(BaseModel):
@@ -86,6 +87,24 @@ class ModelsCheckReport(BaseModel):
     def outcome(self) -> Outcome:
         """How the check ended (see `outcome_of`)."""
         return self.outcome_of(self.issues, self.roles)
+
+
+def sandbox_issues(roles: list[RoleCheck]) -> list[ConfigIssue]:
+    """A warning per claude-cli provider whose probe ran with no sandbox: said plainly, never implied."""
+    unconfined = dict.fromkeys(
+        r.provider for r in roles if r.kind == "claude-cli" and r.sandbox == "none" and r.provider
+    )
+    return [
+        ConfigIssue(
+            code="MODEL_SANDBOX_NONE",
+            severity="warning",
+            what="the Claude CLI ran with no sandbox (sandbox: none): its process can read and write what your user "
+            "can, outside its directory",
+            where=f"[providers.{name}]",
+            fix="install bubblewrap (Linux) or run on macOS (sandbox-exec); or set require_sandbox = true to refuse",
+        )
+        for name in unconfined
+    ]
 
 
 def _provider_issues(name: str, config: ProviderConfig, book_root: Path) -> list[tuple[str, str, str]]:

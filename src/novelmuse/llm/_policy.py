@@ -290,6 +290,7 @@ class _Attempts:
         latency_ms: float | None = None,
         diag: dict[str, Any] | None = None,
         accepted_sha: str | None = None,
+        sandbox: str | None = None,
     ) -> Receipt:
         """Write the receipt of one attempt (and, for the accepted one, the call's outcome in the same transaction)."""
         ctx = self.ctx
@@ -321,7 +322,7 @@ class _Attempts:
             latency_ms=latency_ms,
             started_at=started,
             ended_at=utc_now(),
-            sandbox=response.sandbox if response is not None else None,
+            sandbox=response.sandbox if response is not None else sandbox,
             diagnostics=diag or {},
         )
         self.receipts.append(rec)
@@ -518,8 +519,8 @@ async def _send_attempt(
         ctx.budget.settle(reservation, 0 if error.cost_known else None, err_cost)
         diag: dict[str, Any] = {"status": error.status} if error.status is not None else {}
         record.record(
-            attempt, "failed", error.code, request_sha, started,
-            response_sha=sent.response_sha256, cost=err_cost, latency_ms=sent.latency_ms, diag=diag,
+            attempt, "failed", error.code, request_sha, started, response_sha=sent.response_sha256,
+            cost=err_cost, latency_ms=sent.latency_ms, diag=diag, sandbox=error.sandbox,
         )  # fmt: skip
         return sent
     assert sent.response is not None

@@ -32,8 +32,10 @@ nothing else is inherited. The key is scrubbed from the CLI's stdout and output 
 the provider (the vault, the receipts' hashes and reports never see it); stderr is kept only as its
 size. The process runs in its own session, and a timeout kills the whole process group (MODEL_TIMEOUT;
 its cost is unknown, so the policy does not retry it). Any process the CLI left behind in its group is
-killed too. The sandbox (bwrap / sandbox-exec / none) is recorded in `ProviderResponse.sandbox`;
-`require_sandbox` refuses to run without one (MODEL_SANDBOX_UNAVAILABLE).
+killed too. The sandbox (bwrap / sandbox-exec / none) is chosen first and recorded on every attempt — in
+`ProviderResponse.sandbox`, and on every `ProviderError` raised after the choice (so each receipt, failed or not,
+says where the process ran). `require_sandbox` refuses to run without one (MODEL_SANDBOX_UNAVAILABLE); unset, it is
+true on Linux where bubblewrap is installed (a sandbox is on where it can be) and false elsewhere.
 
 Success needs all of: exit 0, `is_error` false, a normal terminal reason, the resolved model equal to
 the requested full id, usage present, and a `structured_output`. Exit ≠ 0 → MODEL_CLI_EXIT and stdout
@@ -402,23 +404,29 @@ class ClaudeCliProvider:
         self.config = config
         self.book_root = book_root
         self.max_concurrency = config.max_concurrency
-        self._sandbox: tuple[SandboxKind, str | None] | None = None
+        self._sandbox: tuple[SandboxKind, str | None, bool] | None = None
 
     async def _choose_sandbox(self, env: Mapping[str, str], where: IsolatedDir) -> tuple[SandboxKind, str | None]:
         """The sandbox this machine offers (probed once: bwrap may exist but be unusable)."""
         if self._sandbox is None:
             kind, tool = find_sandbox(sys.platform, env.get("PATH"))
+            installed = kind == "bwrap"  # Linux with bubblewrap: the sandbox is required unless the book says no
             if kind == "bwrap" and (
                 tool is None or not await asyncio.to_thread(probe_bwrap, tool, where.tmp, dict(env))
             ):
                 kind, tool = "none", None
-            self._sandbox = (kind, tool)
-        kind, tool = self._sandbox
-        if kind == "none" and self.config.require_sandbox:
-            raise ProviderError(
+            self._sandbox = (kind, tool, installed)
+        kind, tool, installed = self._sandbox
+        required = self.config.require_sandbox if self.config.require_sandbox is not None else installed
+        if kind == "none" and required:
+            why = "require_sandbox is set" if self.config.require_sandbox else "bubblewrap is installed, so"
+            error = ProviderError(
                 "MODEL_SANDBOX_UNAVAILABLE",
-                "require_sandbox is set but neither bwrap (Linux) nor sandbox-exec (macOS) is usable here",
+                f"{why} the CLI runs only in a sandbox, but neither bwrap (Linux) nor sandbox-exec (macOS) is usable "
+                "here (user namespaces disabled?); set require_sandbox = false in the provider to run it unconfined",
             )
+            error.sandbox = "none"
+            raise error
         return kind, tool
 
     def _read_only(self, exe: Path) -> list[Path]:
@@ -460,7 +468,21 @@ class ClaudeCliProvider:
             )
 
     async def send(self, request: ProviderRequest) -> ProviderResponse:
-        """One attempt: verify the pin, then run the CLI once in a fresh isolated directory."""
+        """One attempt: choose the sandbox, verify the pin, then run the CLI once in a fresh isolated directory; a
+        failure after the sandbox was chosen says which one (its receipt records it)."""
+        with isolated_dir() as where:
+            env = build_env(os.environ, self.config.api_key_env, where)
+            kind, tool = await self._choose_sandbox(env, where)
+            try:
+                return await self._run(request, where, env, kind, tool)
+            except ProviderError as exc:
+                exc.sandbox = kind
+                raise
+
+    async def _run(
+        self, request: ProviderRequest, where: IsolatedDir, env: Mapping[str, str], kind: SandboxKind, tool: str | None
+    ) -> ProviderResponse:
+        """The attempt in its isolated directory, under the chosen sandbox: key, pin, version probe, the run."""
         key_env = self.config.api_key_env
         if key_env and not os.environ.get(key_env):
             raise ProviderError(
@@ -468,31 +490,28 @@ class ClaudeCliProvider:
                 f"the environment variable {key_env} (api_key_env of [providers.{self.name}]) is unset",
             )
         exe = await asyncio.to_thread(check_pin_path, self.config)  # hashing a large binary: off the loop
-        with isolated_dir() as where:
-            env = build_env(os.environ, self.config.api_key_env, where)
-            kind, tool = await self._choose_sandbox(env, where)
-            await self._probe_version(exe, kind, tool, env, where)
-            argv = self._sandboxed(exe, kind, tool, where, build_cli_argv(str(exe), request, self.config))
-            stdin = render_transcript(request.messages).encode("utf-8")
-            try:
-                rc, out, err = await run_isolated(
-                    argv, env=env, cwd=where.cwd, stdin=stdin, timeout_s=request.timeout_s or self.config.timeout_s
-                )
-            except _Timeout:
-                raise ProviderError(
-                    "MODEL_TIMEOUT",
-                    f"the Claude CLI did not finish within {request.timeout_s or self.config.timeout_s:g} s",
-                    transient=True,
-                    cost_known=False,
-                ) from None
-            except _TooLarge:
-                raise ProviderError(
-                    "MODEL_OUTPUT_TOO_LARGE",
-                    f"the Claude CLI printed more than {MAX_STDOUT_BYTES} bytes (or {MAX_STDERR_BYTES} on stderr)",
-                    cost_known=False,
-                ) from None
-            except OSError as exc:
-                raise ProviderError("MODEL_CLI_SPAWN", f"cannot start {exe} ({exc.strerror})") from exc
+        await self._probe_version(exe, kind, tool, env, where)
+        argv = self._sandboxed(exe, kind, tool, where, build_cli_argv(str(exe), request, self.config))
+        stdin = render_transcript(request.messages).encode("utf-8")
+        try:
+            rc, out, err = await run_isolated(
+                argv, env=env, cwd=where.cwd, stdin=stdin, timeout_s=request.timeout_s or self.config.timeout_s
+            )
+        except _Timeout:
+            raise ProviderError(
+                "MODEL_TIMEOUT",
+                f"the Claude CLI did not finish within {request.timeout_s or self.config.timeout_s:g} s",
+                transient=True,
+                cost_known=False,
+            ) from None
+        except _TooLarge:
+            raise ProviderError(
+                "MODEL_OUTPUT_TOO_LARGE",
+                f"the Claude CLI printed more than {MAX_STDOUT_BYTES} bytes (or {MAX_STDERR_BYTES} on stderr)",
+                cost_known=False,
+            ) from None
+        except OSError as exc:
+            raise ProviderError("MODEL_CLI_SPAWN", f"cannot start {exe} ({exc.strerror})") from exc
         # The CLI holds the key, so its stdout may echo it (an error text, a confused model): scrubbed before the
         # raw bytes or the output text leave the provider, as the HTTP providers do. Parsed first, scrubbed after.
         secret = os.environ.get(key_env) if key_env else None

@@ -104,7 +104,8 @@ class ProviderError(Exception):
     `code` is a stable code (MODEL_TRANSIENT, MODEL_TIMEOUT, MODEL_AUTH, MODEL_INVALID_REQUEST, …);
     `transient` says whether resending the same input may succeed; `cost_known` whether the failed
     attempt's cost is accounted (a transient error is only retried when it is); `fix`, when set, says how to fix
-    it for this provider (e.g. which `base_url` refused the connection).
+    it for this provider (e.g. which `base_url` refused the connection); `sandbox` the boundary the attempt's
+    process ran in (claude-cli: bwrap / sandbox-exec / none), recorded in its receipt.
     """
 
     def __init__(
@@ -125,6 +126,7 @@ class ProviderError(Exception):
         self.raw = raw
         self.status = status
         self.fix = fix  # how to fix it, when the provider knows better than the code's generic fix
+        self.sandbox: str | None = None
 
 
 class Provider(Protocol):

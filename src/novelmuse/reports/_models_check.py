@@ -36,6 +36,8 @@ def _details(check: RoleCheck) -> str:
         parts.append("cost unknown" if check.cost is None else f"cost {check.cost:.6f}")
     elif check.reason:
         parts.append(check.reason)
+    if check.sandbox is not None:
+        parts.append(f"sandbox {check.sandbox}" + (" (unconfined)" if check.sandbox == "none" else ""))
     if check.hint:
         parts.append(f"hint: {check.hint}")
     return ", ".join(parts)

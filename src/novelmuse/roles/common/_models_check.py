@@ -25,6 +25,7 @@ from ...llm import (
     RoleCheck,
     failure_hint,
     role_config_issue,
+    sandbox_issues,
     validate_model_config,
 )
 from ._tasks import ProbeRequest, models_check
@@ -49,6 +50,7 @@ async def _check_role(session: ModelSession, role: str) -> RoleCheck:
             attempts=len(exc.receipts),
             latency_ms=round((time.monotonic() - start) * 1000),
             call_id=exc.call_id or None,
+            sandbox=exc.receipts[-1].sandbox if exc.receipts else None,
         )
     except MuseError as exc:
         return ended(outcome="error", code=exc.code, reason=exc.what)
@@ -60,6 +62,7 @@ async def _check_role(session: ModelSession, role: str) -> RoleCheck:
         cost=result.cost,
         latency_ms=round((time.monotonic() - start) * 1000),
         call_id=result.call_id,
+        sandbox=result.final_receipt.sandbox,
     )
 
 
@@ -94,6 +97,7 @@ async def check_models(book: Book, session: ModelSession) -> ModelsCheckReport:
         for check in await asyncio.gather(*(_check_role(session, role) for role in to_call)):
             roles[check.role] = check
     ordered = [roles[r] for r in ROLE_NAMES]
+    issues += sandbox_issues(ordered)
     outcome = ModelsCheckReport.outcome_of(issues, ordered)
     status: dict[Outcome, Literal["passed", "error", "skipped"]] = {"ok": "passed", "not_evaluated": "skipped"}
     return ModelsCheckReport(
