@@ -231,11 +231,10 @@ def render_gate(console: Console, gate: ChapterGate, book: Book | None = None) -
             console.print(f"  hard block {name}: {state}{why}" + (f" — {found}" if found else ""), markup=False)
     if gate.evidence is not None:
         ev = gate.evidence
-        items = ev.get("items")
-        count = len(items) if isinstance(items, list) else 0
         digest = str(ev.get("sha256"))[:12]
         console.print(
-            f"  evidence: {ev.get('source')} ({count} item(s), sha256 {digest}…) — {ev.get('note')}", markup=False
+            f"  evidence: {ev.get('source')} ({ev.get('item_count')} item(s), sha256 {digest}…) — {ev.get('note')}",
+            markup=False,
         )
 
 

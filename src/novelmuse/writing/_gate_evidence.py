@@ -67,7 +67,11 @@ class EvidencePack(BaseModel):
         return [ContextItem(i.id, i.kind, i.text) for i in self.items]
 
     def summary(self) -> dict[str, object]:
-        """What a report and a gate decision record of the pack: source, chapter, note, hashes and the items."""
+        """What a judge report records of the pack: source, chapter, note, hashes and the items themselves."""
+        return {**self.brief(), "items": [i.model_dump() for i in self.items]}
+
+    def brief(self) -> dict[str, object]:
+        """The pack without its texts (a review's gate lists it per chapter; the sha256 binds the items)."""
         return {
             "schema_version": self.schema_version,
             "chapter": self.chapter,
@@ -75,7 +79,7 @@ class EvidencePack(BaseModel):
             "note": self.note,
             "manifest_sha256": self.manifest_sha256,
             "sha256": self.sha256,
-            "items": [i.model_dump() for i in self.items],
+            "item_count": len(self.items),
         }
 
 

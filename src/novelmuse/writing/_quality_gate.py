@@ -66,7 +66,7 @@ class ChapterGate(BaseModel):
     gate_key: str | None = None
     decision: GateDecision | None = None
     hard_blocks: HardBlockReport | None = None
-    evidence: dict[str, object] | None = None  # the pack's summary (source, note, sha256, items)
+    evidence: dict[str, object] | None = None  # the pack without its texts (source, note, sha256, item_count)
     judge: JudgeOutcome | None = None  # the panel, when it ran in this run
 
     @property
@@ -181,7 +181,7 @@ async def gate_chapter(
         candidate_sha256=sha256_hex(text),
         gate_key=key,
         hard_blocks=blocks,
-        evidence=pack.summary(),
+        evidence=pack.brief(),
     )
     if resume and (found := _stored(book, key, base)) is not None:
         return found
