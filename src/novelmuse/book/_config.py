@@ -152,8 +152,7 @@ def _within_seed(table: str, model: BaseModel, limits: dict[str, int | float], s
         value = getattr(model, key)
         if value > limit:
             raise ValueError(
-                f"{table}.{key} = {value} is above seed {seed}'s limit of {limit} (a book may lower it, never "
-                "raise it)"
+                f"{table}.{key} = {value} is above seed {seed}'s limit of {limit} (a book may lower it, never raise it)"
             )
 
 

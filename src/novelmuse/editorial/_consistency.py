@@ -95,9 +95,7 @@ async def consistency_loop(state: LoopState, caller: Caller) -> None:
             break
         targets = _issue_paragraphs(state, last)
         blocking = [i for i in last.issues if i.severity in BLOCKING]
-        request = RepairRequest(
-            state.chapter, state.text, state.rules, targets, blocking, state.memory, state.unit
-        )
+        request = RepairRequest(state.chapter, state.text, state.rules, targets, blocking, state.memory, state.unit)
         out = await targeted_rewrite(
             state, caller, step="repair", kind="consistency_repair", task=REPAIR, request=request
         )
