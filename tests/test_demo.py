@@ -97,7 +97,7 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
 
     applied = by_command[f"$ muse review 2 --apply {book}"]
     assert "applied to the chapter file" in applied
-    assert "quality gate 第2章: passed  (resumed" in applied  # the stored decision: nothing judged again
+    assert "quality gate 第2回: passed  (resumed" in applied  # the stored decision: nothing judged again
     incomplete = by_command[f"$ muse check --chapter 2 --normalize {book}"].split("\n", 2)[2]  # output only
     assert "INCOMPLETE" in incomplete and "偏好:写得更有古典味道一些" in incomplete and "后宫" not in incomplete
     assert "written" in by_command[f"$ muse rules normalize --write {book}"]

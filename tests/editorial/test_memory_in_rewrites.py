@@ -64,8 +64,8 @@ def test_every_rewrite_of_the_loop_is_told_the_story_memory(tmp_path: Path, muse
     for messages in requests:
         system = messages[0]["content"]
         # a card's state as of chapter 1 and the ledger with ages — what the reviewer was told
-        assert "【记忆:截至第 1 章的人物与设定状态" in system
+        assert "【记忆:截至第1回的人物与设定状态" in system
         assert "关羽(又名云长、关公、关云长)[character]: status=alive，weapon=青龙偃月刀" in system
-        assert "F-weapons: 三人新造的双股剑、青龙偃月刀、丈八点钢矛尚未显威(第1章埋设,已 0 章,预计第5章回收)" in system
+        assert "F-weapons: 三人新造的双股剑、青龙偃月刀、丈八点钢矛尚未显威(第1回埋设,已 0 章,预计第5回回收)" in system
     (review,) = requests_of(root, "reviewer")[:1]
     assert "关羽(又名云长、关公、关云长)[character]" in review[1]["content"]

@@ -100,9 +100,9 @@ def test_a_range_without_a_model_says_nothing_was_reviewed(tmp_path: Path, muse)
     """`review --range` with no model runs the hard rules only: the summary says so — never "2 reviewed … 3 not
     reviewed" — and counts the chapters it left alone as unchanged, not as reviewed."""
     book = make_book(tmp_path / "b", chapters=3)
-    assert muse("review", "1", "--book", book).exit_code == 0
+    assert muse("review", "1", "--book", book).exit_code == 4  # not evaluated: no model
     r = muse("review", "--range", "1-3", "--book", book)
-    assert r.exit_code == 0, r.stderr
+    assert r.exit_code == 4, r.stderr
     summary = r.stdout.strip().splitlines()[-1]
     assert summary.startswith("3 chapter(s): none reviewed by a model (no model configured)"), summary
     assert "hard rules run on 2" in summary and "1 unchanged since its last run" in summary, summary

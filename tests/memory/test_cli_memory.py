@@ -90,12 +90,13 @@ def test_the_first_search_or_mentions_shows_the_progress_bar_sync_shows(
 
     screen = io.StringIO()
     monkeypatch.setattr(_cmd_memory, "err_console", Console(file=screen, force_terminal=True, width=100))
-    assert muse(*command, "--book", small_book.root).exit_code == 0
+    ok = 4 if command == ("sync",) else 0  # sync with no extractor model leaves the fact cards stale: not evaluated
+    assert muse(*command, "--book", small_book.root).exit_code == ok
     shown = screen.getvalue()
     assert "indexing" in shown and "6/6" in shown and "search index" in shown
     screen.truncate(0)
     screen.seek(0)
-    assert muse(*command, "--book", small_book.root).exit_code == 0
+    assert muse(*command, "--book", small_book.root).exit_code == ok
     assert "indexing" not in screen.getvalue()  # nothing to redo: no bar
 
 

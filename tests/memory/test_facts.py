@@ -504,7 +504,9 @@ def test_sync_says_the_calls_and_their_cost_first_and_has_dry_run_and_no_extract
     human = muse("sync", "--dry-run", "--book", book.root)
     assert "dry run — would re-index: 1-2" in human.stdout and "fact extraction: 2 calls" in human.stdout
 
-    no = json.loads(muse("sync", "--no-extract", "--json", "--book", book.root).stdout)
+    skipped = muse("sync", "--no-extract", "--json", "--book", book.root)
+    assert skipped.exit_code == 4, skipped.stderr  # asked to skip: the cards stay stale, not evaluated
+    no = json.loads(skipped.stdout)
     assert no["facts_step"] == "skipped(--no-extract)" and no["facts_stale"] == [1, 2] and no["reindexed"] == [1, 2]
     assert no["extraction"] is None and book.db.execute("SELECT count(*) FROM receipts").fetchone()[0] == 0
 

@@ -190,7 +190,7 @@ def test_a_prompt_edited_without_a_version_bump_does_not_load(prompts_copy: Path
     # the other writer tasks share only writer/system.txt: unchanged
     from novelmuse.roles.writer import POLISH
 
-    assert POLISH.ref == current_ref("writer", "polish") and POLISH.ref.version == 2
+    assert POLISH.ref == current_ref("writer", "polish") and POLISH.ref.version == 3
 
 
 def test_a_registry_problem_names_what_to_fix(prompts_copy: Path) -> None:

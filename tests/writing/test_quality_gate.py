@@ -108,7 +108,7 @@ def test_review_ends_with_the_gate_judged_against_the_chapter_evidence(
     assert again.exit_code == 0 and json.loads(again.stdout)["gates"][0]["resumed"] is True
     assert len(requests_of(root, "judge")) == 2
     human = muse("review", "3", "--book", root)
-    assert "quality gate 第3章: passed  (resumed" in human.stdout and "evidence: memory (" in human.stdout
+    assert "quality gate 第3回: passed  (resumed" in human.stdout and "evidence: memory (" in human.stdout
 
 
 def test_a_failed_gate_exits_1_and_a_fired_hard_block_fails_it_whatever_the_scores(

@@ -194,7 +194,6 @@ def test_no_writer_model_is_skipped_never_passed(tmp_path: Path, muse: Any) -> N
     assert not (book.chapters_dir / "0011.md").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 14 maps the not_evaluated outcome to exit 4 (door maps it to 0 now)")
 def test_no_writer_model_exits_4(tmp_path: Path, muse: Any) -> None:
     book = sample_book(tmp_path / "b", {"detector": []}, roles='detector = "s:scripted-model-1"\n')
     assert muse("write", "11", "--book", book.root).exit_code == 4

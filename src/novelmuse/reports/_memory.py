@@ -528,12 +528,13 @@ def _fact_item(kind: str, item: dict[str, object]) -> str:
 
 def sync_outcome(doc: SyncDoc) -> Outcome:
     """failed_closed: a fact extraction failed closed; findings: the replayed memory has problems (an unknown or
-    duplicate foreshadow, a rejected item); not_evaluated: fact cards were left stale (no model); ok."""
+    duplicate foreshadow, a rejected item); not_evaluated: fact cards were left stale (no model, or --no-extract);
+    ok — a dry run too: saying what a sync would do is all it was asked for."""
     if doc.facts_error is not None:
         return "failed_closed"
     if doc.problems:
         return "findings"
-    return "not_evaluated" if doc.facts_step.startswith("skipped") else "ok"
+    return "not_evaluated" if doc.facts_step.startswith("skipped") and not doc.dry_run else "ok"
 
 
 def sync_error(doc: SyncDoc, chapter_path: Callable[[int], Path]) -> str | None:
