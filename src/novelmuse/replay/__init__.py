@@ -21,6 +21,15 @@ from ._gates import (
     report_sha256,
     set_size,
 )
+from ._guard import (
+    EntryGuard,
+    GateInputRebuilder,
+    GuardFinding,
+    check_fine_outline_entry,
+    guard_refusal,
+    require_fine_outline_entry,
+    store_reader,
+)
 from ._input import (
     Anomaly,
     DetectorItem,
@@ -53,6 +62,7 @@ from ._receipt import (
 )
 from ._spec import GateSpec, gate_spec_bytes, load_gate_spec
 from ._verify import EntrySummary, Problem, VerifyReport, rebuild_index, verify_journal
+from ._writer_config import ModelPin, TaskPin, WriterConfig, writer_config, writer_config_sha256
 
 __all__ = [
     "BUCKETS",
@@ -62,16 +72,20 @@ __all__ = [
     "ArtefactRef",
     "Check",
     "DetectorItem",
+    "EntryGuard",
     "EntryRef",
     "EntrySummary",
     "GateInput",
+    "GateInputRebuilder",
     "GateIssuer",
     "GateName",
     "GateReport",
     "GateSpec",
+    "GuardFinding",
     "Issued",
     "Item",
     "ItemOrder",
+    "ModelPin",
     "OrderPlan",
     "Outcome",
     "PanelVerdict",
@@ -88,9 +102,12 @@ __all__ = [
     "SigningKey",
     "Stratum",
     "Target",
+    "TaskPin",
     "VerifyReport",
+    "WriterConfig",
     "binding_problems",
     "book_artefacts",
+    "check_fine_outline_entry",
     "configured_signer",
     "default_key_path",
     "evaluate_gate",
@@ -102,6 +119,7 @@ __all__ = [
     "gate_input_sha256",
     "gate_spec_bytes",
     "generate_key",
+    "guard_refusal",
     "journal_location",
     "key_path",
     "load_gate_spec",
@@ -112,10 +130,14 @@ __all__ = [
     "position_counts",
     "rebuild_index",
     "report_sha256",
+    "require_fine_outline_entry",
     "rubric_ref",
     "set_size",
     "spec_ref",
+    "store_reader",
     "sync_index",
     "verify_journal",
     "verify_order_plan",
+    "writer_config",
+    "writer_config_sha256",
 ]

@@ -74,6 +74,7 @@ class EntrySummary(BaseModel):
     report_seq: int | None
     receipt_seq: int | None
     issued_at: str
+    run_config_sha256: str | None = None  # receipts: the writer configuration they were earned by
 
 
 class VerifyReport(BaseModel):
@@ -366,6 +367,7 @@ def _listing(
                     summary=f"binds report seq {b['report_seq']}, its gate input, spec, rubric, set and "
                     f"{len(b['bindings']['manifests'])} manifests",
                     report_seq=b["report_seq"], receipt_seq=None, issued_at=b["issued_at"],
+                    run_config_sha256=b["bindings"]["run_config_sha256"],
                 )  # fmt: skip
         except (KeyError, TypeError, ValidationError):
             continue  # named as GATE_ENTRY_BODY by the checks

@@ -12,7 +12,7 @@ Above editorial and judging, below replay.
 """
 
 from ._budget import MIN_EXCERPT_CHARS, fit_excerpts, keep_suffix, prefix_within
-from ._build import ContextBuild, build_context, ensure_same_frame, evidence_reserve
+from ._build import ContextBuild, build_context, context_versions, ensure_same_frame, evidence_reserve
 from ._detector import DetectorItem, DetectorReport, Figures, bind_report, compute_figures
 from ._drafts import DraftDoc, apply_draft, chinese_numeral, drafts_dir, heading_for
 from ._evidence import MAX_REQUESTS_PER_ROUND, EvidenceRound, answer_requests, evidence_budget, evidence_used
@@ -111,6 +111,7 @@ __all__ = [
     "compute_figures",
     "confirm_outline",
     "confirmation",
+    "context_versions",
     "drafts_dir",
     "ensure_same_frame",
     "evidence_budget",

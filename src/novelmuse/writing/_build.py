@@ -50,6 +50,7 @@ from ._arms import Candidate, CardLocator, ChapterCache, SearchLocator, SlotCand
 from ._budget import fit_excerpts, keep_suffix
 from ._leak import check_writer_text
 from ._manifest import (
+    MANIFEST_SCHEMA_VERSION,
     Arm,
     Block,
     CardRef,
@@ -515,6 +516,17 @@ def revise_build(
         manifest_sha256=sha256_hex(body),
         rendered=rendered,
     )
+
+
+def context_versions() -> dict[str, str]:
+    """How a context is built, as versions and hashes of the code's reviewed data: the manifest and context
+    schemas and the two vocabularies. What a writer configuration binds besides its prompts and models."""
+    return {
+        "manifest_schema": MANIFEST_SCHEMA_VERSION,
+        "context_schema": CONTEXT_SCHEMA_VERSION,
+        "context_vocabulary_sha256": vocabulary().sha256,
+        "status_vocabulary_sha256": STATUS_VOCABULARY.sha256,
+    }
 
 
 def _hashes(rules_sha256: str, allow_requests: bool) -> Hashes:

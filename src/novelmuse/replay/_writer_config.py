@@ -1,0 +1,147 @@
+"""The writer configuration: what a passed gate says was proven, hashed as `run_config_sha256`.
+
+A Gate A / Gate B receipt proves something about one writer — the prompts it is rendered with, the detector
+that gates it, the models that answer, the context arm it writes from, the gate spec it was measured by and
+its budgets. `writer_config(book)` gathers exactly that, as one canonical document; its sha256 is what the
+replay orchestrator puts into every receipt's `ReceiptBindings.run_config_sha256` and what the fine-outline
+entry guard and promotion match against. Change any part — a template edited and registered as a new
+version, another model id, a new gate spec, a budget — and the hash changes, so receipts earned by the old
+writer no longer count for the new one.
+
+Parts (all from code and book.toml, nothing from the chapters):
+
+- **tasks**: the ref (role, task, version, prompt sha256, schema sha256) of every role task the gated writer
+  and its detector gate run — the writer's chapter-writing tasks (``write``, ``write_final`` and any later
+  ``write_*`` task), every detector task, the extractor's ``extract`` (the detector gate runs it on the
+  candidate), the judge's ``writer_replay`` (the panel's yardstick) and the correction message their calls
+  share. Tasks are found by role and name among `roles.all_tasks()`, so a task added to those roles is bound
+  without editing this module.
+- **models**: (provider kind, full model id) of the writer, detector, extractor and judge roles; for the
+  isolated Claude CLI also the pinned binary sha256 and version (seed 003: 绝对 CLI 路径 + sha256 + 版本 +
+  完整 model ID). Provider names and endpoints are not part of it (renaming a table proves nothing new).
+- **arm**: the context arm the gated writer writes with — the gate spec's Gate B candidate (C), promoted over
+  its baseline (A) by a passed Gate B — and `context`: how contexts are built (manifest and context schema
+  versions, the context and status vocabularies' sha256).
+- **gate_spec**: the locator and sha256 of the gate spec in force.
+- **writing**: the book's ``[writing]`` budgets and loop bounds.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..book import Book, ClaudeCliProviderConfig
+from ..llm import TaskRef
+from ..roles import all_tasks, correction
+from ..text import canonical_json, sha256_hex
+from ..writing import context_versions
+from ._spec import Arm, GateSpec, load_gate_spec
+
+WRITER_CONFIG_SCHEMA: Final = "writer-config-v1"
+#: The roles whose models a receipt's proof depends on.
+GATED_ROLES: Final = ("writer", "detector", "extractor", "judge")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TaskPin(_Strict):
+    """One role task as it is registered now."""
+
+    role: str
+    task: str
+    version: int
+    prompt_sha256: str
+    schema_sha256: str
+
+    @classmethod
+    def of(cls, ref: TaskRef) -> TaskPin:
+        """The pin of a task ref."""
+        return cls(
+            role=ref.role,
+            task=ref.task,
+            version=ref.version,
+            prompt_sha256=ref.prompt_sha256,
+            schema_sha256=ref.schema_sha256,
+        )
+
+
+class ModelPin(_Strict):
+    """Which model answers a role: provider kind and full model id (None when the role has no model)."""
+
+    role: str
+    kind: str | None
+    model: str | None
+    binary_sha256: str | None = None  # claude-cli: the pinned executable
+    binary_version: str | None = None
+
+
+class SpecPin(_Strict):
+    locator: str
+    sha256: str
+
+
+class WriterConfig(_Strict):
+    """The writer configuration of a book (see the module doc); `sha256` is over everything else."""
+
+    schema_version: Literal["writer-config-v1"] = WRITER_CONFIG_SCHEMA
+    tasks: list[TaskPin]
+    models: list[ModelPin]
+    arm: Arm
+    baseline_arm: Arm
+    context: dict[str, str]
+    gate_spec: SpecPin
+    writing: dict[str, int | float | str]
+
+    @property
+    def sha256(self) -> str:
+        """sha256 of the canonical JSON of the configuration: the `run_config_sha256` receipts bind."""
+        return sha256_hex(canonical_json(self.model_dump(mode="json")))
+
+
+def _gated_task(ref: TaskRef) -> bool:
+    if ref.role == "writer":
+        return ref.task.startswith("write")  # the chapter-writing tasks, not the editorial loop's rewrites
+    return ref.role == "detector" or (ref.role, ref.task) in (("extractor", "extract"), ("judge", "writer_replay"))
+
+
+def _model(book: Book, role: str) -> ModelPin:
+    target = book.config.role_target(role)
+    if target is None:
+        return ModelPin(role=role, kind=None, model=None)
+    provider = book.config.providers[target[0]]
+    if isinstance(provider, ClaudeCliProviderConfig):
+        return ModelPin(
+            role=role,
+            kind=provider.kind,
+            model=target[1],
+            binary_sha256=provider.sha256,
+            binary_version=provider.version,
+        )
+    return ModelPin(role=role, kind=provider.kind, model=target[1])
+
+
+def writer_config(book: Book, *, spec: GateSpec | None = None) -> WriterConfig:
+    """The book's writer configuration now (gate spec: `spec`, default the newest registered one)."""
+    spec = spec if spec is not None else load_gate_spec()
+    # the models-check probe (a task every role shares) proves a model answers; it is not part of the writer
+    refs = {(t.ref.role, t.ref.task): t.ref for t in all_tasks() if t.registered_as is None and _gated_task(t.ref)}
+    pins = [TaskPin.of(ref) for _, ref in sorted(refs.items())]
+    pins.append(TaskPin.of(correction("writer").ref))
+    return WriterConfig(
+        tasks=pins,
+        models=[_model(book, role) for role in GATED_ROLES],
+        arm=spec.gate_b.candidate,
+        baseline_arm=spec.gate_b.baseline,
+        context=context_versions(),
+        gate_spec=SpecPin(locator=spec.locator, sha256=spec.sha256),
+        writing=book.config.writing.model_dump(mode="json"),
+    )
+
+
+def writer_config_sha256(book: Book) -> str:
+    """`writer_config(book).sha256`: the run configuration hash a receipt must carry to count for this book now."""
+    return writer_config(book).sha256

@@ -1,0 +1,298 @@
+"""The writer configuration hash and the fine-outline entry guard: admitted only by verified, passed Gate A and
+Gate B receipts of the current writer configuration whose gate inputs the store rebuilds; every other journal
+is refused, naming the gate, the configuration or the seq."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from novelmuse.book import Book, find_book
+from novelmuse.errors import FailedClosed
+from novelmuse.replay import (
+    EntryGuard,
+    GateInput,
+    GateIssuer,
+    check_fine_outline_entry,
+    load_gate_spec,
+    require_fine_outline_entry,
+    writer_config,
+    writer_config_sha256,
+)
+from novelmuse.replay._chain import encode_entry
+from novelmuse.replay._keys import SigningKey
+from novelmuse.roles import _task
+from novelmuse.text import sha256_hex
+
+from ._helpers import clean_doc, prepare_run, sample
+
+JOURNAL = Path(".muse/gates/journal.jsonl")
+ROLES_DIR = Path(_task.__file__).parent
+
+
+class Store:
+    """What the replay orchestrator's store would rebuild: the gate inputs of the runs it recorded."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, GateInput] = {}
+
+    def rebuild(self, ref: object) -> GateInput | None:
+        return self.runs.get(getattr(ref, "locator", ""))
+
+
+def issue(
+    book: Book, gate: str, store: Store | None, *, doc: dict | None = None, run: str = "RUN1", config: str | None = None
+) -> None:
+    """Issue gate `gate` for a run bound to the book's writer configuration now (or `config`); the run is recorded
+    in `store` (None: a gate input no replay run produced — issued by someone holding the key)."""
+    gi, bindings = prepare_run(book, doc or clean_doc(), run)
+    bindings = bindings.model_copy(update={"run_config_sha256": config or writer_config_sha256(book)})
+    if store is not None:
+        store.runs[bindings.gate_input.locator] = gi
+    with GateIssuer.open(book) as issuer:
+        issuer.issue(gate, gi, bindings)  # type: ignore[arg-type]
+
+
+def guard(book: Book, store: Store | None) -> EntryGuard:
+    return check_fine_outline_entry(book, gate_inputs=store.rebuild if store is not None else None)
+
+
+def codes(g: EntryGuard) -> list[tuple[int | None, str]]:
+    return [(f.seq, f.code) for f in g.findings]
+
+
+@pytest.fixture
+def store() -> Store:
+    return Store()
+
+
+@pytest.fixture
+def admitted(gate_book: Book, store: Store) -> Book:
+    """A journal holding passed Gate A (seq 1, 2) and Gate B (seq 3, 4) receipts of the current writer."""
+    issue(gate_book, "A", store)
+    issue(gate_book, "B", store, run="RUN2")
+    g = guard(gate_book, store)
+    assert g.admitted and g.receipts == {"A": 2, "B": 4} and g.findings == [], g.findings
+    return gate_book
+
+
+def lines(book: Book) -> list[bytes]:
+    return (book.root / JOURNAL).read_bytes().splitlines(keepends=True)
+
+
+def write_lines(book: Book, new: list[bytes]) -> None:
+    (book.root / JOURNAL).write_bytes(b"".join(new))
+
+
+# ── the writer configuration ─────────────────────────────────────────────────────────────────────────────
+
+
+def _with_toml(book: Book, extra: str) -> Book:
+    with (book.root / "book.toml").open("a", encoding="utf-8") as fh:
+        fh.write(extra)
+    return find_book(book.root)
+
+
+def test_the_writer_configuration_binds_prompts_models_arm_spec_and_budgets(gate_book: Book, tmp_path: Path) -> None:
+    config = writer_config(gate_book)
+    tasks = {(t.role, t.task) for t in config.tasks}
+    assert {("writer", "write"), ("writer", "write_final"), ("writer", "correction")} <= tasks
+    assert {("extractor", "extract"), ("judge", "writer_replay")} <= tasks
+    assert not {t for t in tasks if t[1] in ("models_check", "rewrite", "polish") or t[0] in ("reviewer", "editor")}
+    assert (config.arm, config.baseline_arm) == ("C", "A")
+    assert config.gate_spec.sha256 == load_gate_spec().sha256
+    assert [m.role for m in config.models] == ["writer", "detector", "extractor", "judge"]
+    assert all(m.kind is None for m in config.models)  # no model configured yet
+    base = config.sha256
+    assert base == writer_config_sha256(gate_book) == writer_config(gate_book).sha256  # deterministic
+
+    providers = (
+        '\n[providers.ds]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        '[providers.cli]\nkind = "claude-cli"\npath = "/opt/claude"\nsha256 = "' + "a" * 64 + '"\nversion = "2.1.211"\n'
+    )
+    book = _with_toml(gate_book, providers + '[roles]\ndefault = "ds:deepseek-chat"\n')
+    with_model = writer_config_sha256(book)
+    assert with_model != base
+    (book.root / "book.toml").write_text(
+        (book.root / "book.toml").read_text(encoding="utf-8") + 'reviewer = "cli:claude-opus-4"\n', encoding="utf-8"
+    )
+    assert writer_config_sha256(find_book(book.root)) == with_model  # the reviewer is not part of the writer
+    text = (book.root / "book.toml").read_text(encoding="utf-8")
+    (book.root / "book.toml").write_text(text + 'judge = "cli:claude-opus-4"\n', encoding="utf-8")
+    judged = find_book(book.root)
+    pin = next(m for m in writer_config(judged).models if m.role == "judge")
+    assert (pin.kind, pin.model, pin.binary_version) == ("claude-cli", "claude-opus-4", "2.1.211")
+    assert writer_config_sha256(judged) != with_model
+    (book.root / "book.toml").write_text(text.replace("a" * 64, "b" * 64) + 'judge = "cli:claude-opus-4"\n')
+    assert writer_config_sha256(find_book(book.root)) != writer_config_sha256(judged)  # another CLI binary
+
+    budget = _with_toml(gate_book, "\n[writing]\nretrieval_chars = 5000\n")
+    assert writer_config_sha256(budget) != base
+
+    spec_dir = tmp_path / "specs"
+    shutil.copytree(Path(load_gate_spec.__code__.co_filename).parent / "specs", spec_dir)
+    v2 = (spec_dir / "writer_gate.v1.yaml").read_text(encoding="utf-8").replace("version: 1", "version: 2", 1)
+    v2 = v2.replace("min_agreement: 0.9", "min_agreement: 0.95")
+    (spec_dir / "writer_gate.v2.yaml").write_text(v2, encoding="utf-8")
+    registry = yaml.safe_load((spec_dir / "registry.yaml").read_text(encoding="utf-8"))
+    registry["specs"].append(
+        {"id": "writer-gate-spec-v1", "version": 2, "file": "writer_gate.v2.yaml", "sha256": sha256_hex(v2.encode())}
+    )
+    (spec_dir / "registry.yaml").write_text(yaml.safe_dump(registry), encoding="utf-8")
+    assert writer_config(gate_book, spec=load_gate_spec(2, folder=spec_dir)).sha256 != base
+
+
+@pytest.fixture
+def prompts_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    copy = tmp_path / "roles"
+    shutil.copytree(ROLES_DIR, copy, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    monkeypatch.setattr(_task, "_prompts_dir", lambda: copy)
+    return copy
+
+
+def bump_write_prompt(copy: Path, extra: str) -> None:
+    """Tune the writer's write prompt and register it as the next version of both write tasks."""
+    template = copy / "writer" / "write.txt"
+    template.write_text(template.read_text(encoding="utf-8") + extra, encoding="utf-8")
+    registry = yaml.safe_load((copy / "prompts.yaml").read_text(encoding="utf-8"))
+    for entry in [e for e in registry["tasks"] if e["role"] == "writer" and e["task"].startswith("write")]:
+        files = {f: sha256_hex((copy / f).read_bytes()) for f in entry["files"]}
+        registry["tasks"].append({**entry, "version": entry["version"] + 1, "files": files})
+    (copy / "prompts.yaml").write_text(yaml.safe_dump(registry, allow_unicode=True), encoding="utf-8")
+    _task._registry.cache_clear()  # the registry is read once per folder
+
+
+def test_after_the_writer_prompt_changes_old_receipts_no_longer_admit(
+    admitted: Book, store: Store, prompts_copy: Path
+) -> None:
+    before = writer_config_sha256(admitted)
+    bump_write_prompt(prompts_copy, "\n章末务必留下悬念。\n")
+    after = writer_config_sha256(admitted)
+    assert after != before
+    g = guard(admitted, store)
+    assert not g.admitted and g.verified == "passed" and g.receipts == {"A": None, "B": None}
+    assert [(f.code, f.gate) for f in g.findings] == [("GUARD_NO_RECEIPT", "A"), ("GUARD_NO_RECEIPT", "B")]
+    assert after in g.findings[0].what and before[:12] in g.findings[0].what and "seq 2" in g.findings[0].what
+    with pytest.raises(FailedClosed) as exc:
+        require_fine_outline_entry(admitted, gate_inputs=store.rebuild)
+    assert exc.value.code == "FINE_OUTLINE_GUARD" and exc.value.exit_code == 3 and after[:12] in exc.value.what
+    # the replay experiments rerun for the new writer: admitted again
+    issue(admitted, "A", store, run="RUN3")
+    issue(admitted, "B", store, run="RUN4")
+    assert guard(admitted, store).receipts == {"A": 6, "B": 8}
+
+
+# ── the guard ────────────────────────────────────────────────────────────────────────────────────────────
+
+
+def test_an_empty_journal_or_one_gate_only_is_refused_naming_the_gate(gate_book: Book, store: Store) -> None:
+    g = guard(gate_book, store)
+    current = writer_config_sha256(gate_book)
+    assert not g.admitted and g.verified == "empty"
+    assert [(f.code, f.gate) for f in g.findings] == [("GUARD_NO_RECEIPT", "A"), ("GUARD_NO_RECEIPT", "B")]
+    assert current in g.findings[1].what
+    issue(gate_book, "A", store)
+    g = guard(gate_book, store)
+    assert g.receipts == {"A": 2, "B": None} and [(f.code, f.gate) for f in g.findings] == [("GUARD_NO_RECEIPT", "B")]
+    assert "Gate B" in require_error(gate_book, store)
+
+
+def require_error(book: Book, store: Store | None) -> str:
+    with pytest.raises(FailedClosed) as exc:
+        require_fine_outline_entry(book, gate_inputs=store.rebuild if store is not None else None)
+    assert exc.value.code == "FINE_OUTLINE_GUARD"
+    return exc.value.what
+
+
+def test_failed_and_insufficient_reports_admit_nothing(gate_book: Book, store: Store) -> None:
+    failed = clean_doc()
+    sample(failed, "i03", "C").update(ok=False, anomaly={"category": "schema", "code": "MODEL_SCHEMA_INVALID"})
+    issue(gate_book, "A", store, doc=clean_doc(n=5))  # insufficient
+    issue(gate_book, "B", store, doc=failed, run="RUN2")  # failed
+    g = guard(gate_book, store)
+    assert g.verified == "passed" and g.entries == 2 and g.receipts == {"A": None, "B": None} and not g.admitted
+
+
+def test_receipts_of_another_configuration_do_not_count(gate_book: Book, store: Store) -> None:
+    issue(gate_book, "A", store)
+    issue(gate_book, "B", store, run="RUN2", config=sha256_hex("some other writer"))
+    g = guard(gate_book, store)
+    assert g.receipts == {"A": 2, "B": None}
+    assert sha256_hex("some other writer")[:12] in g.findings[0].what and "seq 4" in g.findings[0].what
+
+
+def test_without_a_gate_input_builder_nothing_is_admitted(admitted: Book) -> None:
+    g = guard(admitted, None)
+    assert not g.admitted and g.findings[0].code == "GATE_INPUT_BUILDER_MISSING"
+    assert (2, "GATE_ARTEFACT_CHANGED") in codes(g) and (4, "GATE_ARTEFACT_CHANGED") in codes(g)
+    assert "GATE_INPUT_BUILDER_MISSING" in require_error(admitted, None)
+
+
+def test_a_hand_written_gate_input_never_admits(gate_book: Book, store: Store) -> None:
+    """Someone with the signing key issues a Gate B receipt from a gate input they wrote themselves: it was
+    issued and signed, the chain is intact — and the store rebuilds no such run, so it is named by seq."""
+    issue(gate_book, "A", store)
+    issue(gate_book, "B", None, run="FORGED")
+    g = guard(gate_book, store)
+    assert not g.admitted and (4, "GATE_ARTEFACT_CHANGED") in codes(g)
+    assert "GATE_INPUT_NOT_IN_STORE" in next(f.what for f in g.findings if f.seq == 4)
+    # a gate input file edited into a better one after the run: the store rebuilds what the run really produced
+    issue(gate_book, "B", store, run="RUN3")
+    real = store.runs[".muse/replay/RUN3/gate-input.json"]
+    better = real.model_copy(update={"samples": [s.model_copy(update={"scores": {}}) for s in real.samples]})
+    store.runs[".muse/replay/RUN3/gate-input.json"] = better
+    assert (6, "GATE_ARTEFACT_CHANGED") in codes(guard(gate_book, store))
+
+
+def test_every_kind_of_tampering_is_refused_naming_the_seq(admitted: Book, store: Store) -> None:
+    original = lines(admitted)
+    # a flipped byte in the Gate A report
+    line = bytearray(original[0])
+    at = line.index(b'"outcome":"') + 12
+    line[at] = ord("X")
+    write_lines(admitted, [bytes(line), *original[1:]])
+    g = guard(admitted, store)
+    assert not g.admitted and g.findings[0].seq == 1 and "seq 1" in require_error(admitted, store)
+    # a deleted entry (the Gate A receipt)
+    write_lines(admitted, [original[0], *original[2:]])
+    g = guard(admitted, store)
+    assert not g.admitted and (3, "GATE_ENTRY_SEQ") in codes(g), codes(g)
+    # a reordered journal
+    write_lines(admitted, [original[2], original[3], original[0], original[1]])
+    assert not guard(admitted, store).admitted
+    # a forged signature on the last entry (another key)
+    entry = json.loads(original[3])
+    forged = SigningKey(Ed25519PrivateKey.generate()).sign(b"novelmuse-gate-journal-v1\n" + entry["sha256"].encode())
+    entry["signature"] = base64.b64encode(forged).decode("ascii")
+    line4 = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode() + b"\n"
+    write_lines(admitted, [*original[:3], line4])
+    assert (4, "GATE_SIGNATURE") in codes(guard(admitted, store))
+    # a whole new receipt entry signed by another key, appended: chain intact, signature not the book's
+    body = json.loads(original[3])["body"]
+    prev = sha256_hex(original[3].rstrip(b"\n"))
+    extra, _ = encode_entry(5, prev, "receipt", body, SigningKey(Ed25519PrivateKey.generate()))
+    write_lines(admitted, [*original, extra + b"\n"])
+    assert (5, "GATE_SIGNATURE") in codes(guard(admitted, store))
+    # restored: admitted again
+    write_lines(admitted, original)
+    assert guard(admitted, store).admitted
+
+
+def test_a_bound_artefact_that_no_longer_rehashes_is_named(admitted: Book, store: Store) -> None:
+    manifest = next((admitted.root / ".muse" / "manifests").glob("RUN2-*.json"))
+    manifest.write_text("edited after the run", encoding="utf-8")
+    g = guard(admitted, store)
+    assert not g.admitted and (4, "GATE_ARTEFACT_CHANGED") in codes(g)
+
+
+def test_a_book_without_a_signer_cannot_be_verified(admitted: Book, store: Store) -> None:
+    text = (admitted.root / "book.toml").read_text(encoding="utf-8")
+    (admitted.root / "book.toml").write_text(text.split("\n[gate]")[0] + "\n", encoding="utf-8")
+    g = guard(find_book(admitted.root), store)
+    assert not g.admitted and g.verified == "not_run" and g.findings[0].code == "GATE_SIGNER_MISSING"
