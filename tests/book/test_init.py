@@ -12,7 +12,7 @@ from novelmuse.book import book_toml_text, find_book, init_book, load_config
 from novelmuse.errors import InputError
 from tests.book.readonly import read_only
 
-SCAFFOLD = {"book.toml", "rules.txt", "chapters", "outlines", "cards", ".gitignore"}
+SCAFFOLD = {"book.toml", "rules.txt", "chapters", "outlines", "cards", "plan", ".gitignore"}
 
 
 def test_init_scaffolds_a_valid_book_with_no_model(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -80,7 +80,7 @@ def test_init_in_existing_dir_keeps_the_authors_files(muse, tmp_path: Path) -> N
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)
     assert set(doc["kept"]) == {"rules.txt", ".gitignore", "chapters/"}
-    assert set(doc["created"]) == {"outlines/", "cards/", "book.toml"}
+    assert set(doc["created"]) == {"outlines/", "cards/", "plan/", "book.toml"}
     assert any(".muse/" in n for n in doc["notes"])
     assert (tmp_path / "rules.txt").read_text(encoding="utf-8") == "禁止:系统\n"
     assert (tmp_path / ".gitignore").read_text(encoding="utf-8") == "*.bak\n"

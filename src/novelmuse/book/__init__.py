@@ -45,6 +45,7 @@ from ._outline import (
     parse_outline,
     result_id,
 )
+from ._plan import PLAN_DIR, Plan, PlanFile, PlanPart, PlanSection, heading_scope, load_plan
 from ._project import Book, Chapter, find_book, parse_chapter_file, read_chapter_file
 from ._userfile import BOOK_FILE, book_root_of, check_write_target, parsing_user_file, read_user_file
 from ._yamlfile import LineDict, LineList, line_of, load_yaml_lines, validate_located
@@ -52,6 +53,7 @@ from ._yamlfile import LineDict, LineList, line_of, load_yaml_lines, validate_lo
 __all__ = [
     "BOOK_FILE",
     "HARD_KINDS",
+    "PLAN_DIR",
     "ROLE_NAMES",
     "SCENE_TYPES",
     "SETTING_KINDS",
@@ -80,6 +82,10 @@ __all__ = [
     "OpenAIProviderConfig",
     "OutlineItem",
     "OutlineProblem",
+    "Plan",
+    "PlanFile",
+    "PlanPart",
+    "PlanSection",
     "Price",
     "ProviderConfig",
     "ReviewConfig",
@@ -95,12 +101,14 @@ __all__ = [
     "check_numbering",
     "check_write_target",
     "find_book",
+    "heading_scope",
     "import_novel",
     "init_book",
     "line_of",
     "load_config",
     "load_outline",
     "load_outlines",
+    "load_plan",
     "load_user_config",
     "load_yaml_lines",
     "outline_items",

@@ -1,4 +1,4 @@
-"""`muse init DIR`: scaffold a book project (book.toml, rules.txt, chapters/, outlines/, cards/, .gitignore).
+"""`muse init DIR`: scaffold a book project (book.toml, rules.txt, chapters/, outlines/, cards/, plan/, .gitignore).
 
 Nothing that exists is overwritten: an existing book.toml is refused (BOOK_EXISTS), an existing rules.txt or
 .gitignore is kept as it is. If a write fails midway (read-only directory, full disk), what this call created
@@ -19,7 +19,7 @@ from ..errors import InputError
 from ._files import atomic_write_text
 from ._userfile import BOOK_FILE
 
-BOOK_DIRS = ("chapters", "outlines", "cards")
+BOOK_DIRS = ("chapters", "outlines", "cards", "plan")
 GITIGNORE_LINE = ".muse/"
 
 

@@ -10,12 +10,13 @@ from ._hash import canonical_json, sha256_hex, sha256_json
 from ._headings import Heading, HeadingLine, HeadingUnit, chapter_label, find_headings, parse_heading
 from ._lines import LineIndex
 from ._normalize import NormalizedText, normalize_for_match, normalize_quote
-from ._numerals import parse_chinese_numeral, parse_number
+from ._numerals import CHINESE_NUMERAL_CHARS, parse_chinese_numeral, parse_number
 from ._paragraphs import Paragraph, paragraph_at, split_paragraphs
 from ._quote import QUOTE_ERROR_CODES, QuoteMatch, locate_quote
 from ._split import AmbiguousHeading, ChapterPart, SplitText, rejoin, split_chapters
 
 __all__ = [
+    "CHINESE_NUMERAL_CHARS",
     "MAX_CHAPTER_NUMBER",
     "QUOTE_ERROR_CODES",
     "AmbiguousHeading",
