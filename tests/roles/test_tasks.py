@@ -22,6 +22,7 @@ from novelmuse.roles.editor import EditorRequest
 from novelmuse.roles.extractor import ExtractRequest
 from novelmuse.roles.judge import ScoreRequest
 from novelmuse.roles.normalizer import NormalizeRequest
+from novelmuse.roles.outliner import DraftRequest
 from novelmuse.roles.reviewer import ReviewRequest
 from novelmuse.roles.writer import (
     Excerpt,
@@ -89,6 +90,19 @@ def sample_request(task: RoleTask[Any, Any]) -> Any:
         ("normalizer", "normalize"): NormalizeRequest([UnparsedLine(text="别写后宫", line=4, reason="r")]),
         ("writer", "write_repair"): WriteRepairRequest(_writer_context(), "甲乙丙丁。", ["[E1] 未写督邮索贿"]),
         ("detector", "detect"): DetectRequest("甲乙丙丁。", "0" * 64, [("E1", "督邮索贿")]),
+        ("outliner", "draft"): DraftRequest(
+            3,
+            2,
+            ["P1〔本章〕# 第3回\n三英战吕布"],
+            ["P2〔设定〕方天画戟"],
+            "第2回《怒鞭督邮》",
+            ["第2回：弃官"],
+            ["刘备：在世"],
+            ["刘备：玄德"],
+            ["F-1：天书（第1章埋设）"],
+            3,
+            frozenset({"P1", "P2", "上章"}),
+        ),
     }
     if task.name == "models_check":
         return ProbeRequest(task.role)

@@ -1,6 +1,6 @@
 """One folder per LLM role: prompt template files + output schema + contract checks, as role tasks.
 
-Roles: writer, reviewer, editor, arbiter, extractor, normalizer, detector, judge (and `common`: the
+Roles: writer, reviewer, editor, arbiter, extractor, normalizer, detector, judge, outliner (and `common`: the
 models-check probe and the correction message every role's calls share). Each folder declares its tasks
 (`RoleTask`): a task renders a typed request into a `llm.TaskCall` — every message sent to a model is built
 here — and reports its `TaskRef` (role, task, version, prompt and schema sha256) without rendering. Template

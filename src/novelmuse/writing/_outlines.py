@@ -13,6 +13,7 @@ outline lacks and for a dead character listed without a declaration.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -178,6 +179,63 @@ def _entity_problems(outline: FineOutline, cards: CardSet, state: MemoryState, e
     return out
 
 
+def _own_problems(
+    outline: FineOutline,
+    cards: CardSet,
+    state: MemoryState,
+    introduced: set[str],
+    where: Callable[[tuple[int | str, ...]], str],
+) -> list[LintProblem]:
+    """The outline's own problems and its entities' problems against the cards as of the chapter before."""
+    found = [
+        LintProblem(severity=p.severity, code=p.code, message=p.message, where=where(p.loc))
+        for p in outline_problems(outline)
+    ]
+    found += [
+        LintProblem(severity=sev, code=code, message=msg, where=where(loc))
+        for sev, code, msg, loc in _entity_problems(outline, cards, state, introduced)
+    ]
+    return found
+
+
+def _at_line(outline: FineOutline, rel: str) -> Callable[[tuple[int | str, ...]], str]:
+    """Where a field of an outline file is written: ``outlines/0011.yaml:12``."""
+    return lambda loc: f"{rel}:{outline.line(loc)}"
+
+
+def _field(loc: tuple[int | str, ...]) -> str:
+    """``("hard_events", 2, "result")`` → ``hard_events[2].result``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def lint_draft(
+    book: Book,
+    draft: FineOutline,
+    *,
+    cards: CardSet,
+    outlines: dict[int, FineOutline],
+    chapter_shas: dict[int, str],
+) -> list[LintProblem]:
+    """Lint an outline that is not a file yet (a draft of chapter `draft.chapter`) exactly as `lint_outlines`
+    lints the chapter's file — its own problems, its entities against the cards, the ledger's rules — against
+    the outlines and the chapters (their fact cards) before it only. `where` is the field (``foreshadows[1]``)."""
+    n = draft.chapter
+    before = {c: o for c, o in outlines.items() if c < n}
+    shas = {c: sha for c, sha in chapter_shas.items() if c < n}
+    state = replay(book, cards=cards, upto=n, outlines={**before, n: draft}, chapter_shas=shas)
+    introduced = {name for o in before.values() for name in o.declared_entities()}
+    found = _own_problems(draft, cards, state, introduced, _field)
+    found += [
+        LintProblem(severity="error", code=p.code, message=p.detail, where="foreshadows")
+        for p in state.problems
+        if p.origin == "outline" and p.chapter == n
+    ]
+    return found
+
+
 def lint_outlines(book: Book, chapters: list[int] | None = None) -> OutlineLintDoc:
     """Lint the outlines of `chapters` (all when None) against the cards and the ledger as of each chapter."""
     paths = outline_paths(book)
@@ -211,14 +269,7 @@ def lint_outlines(book: Book, chapters: list[int] | None = None) -> OutlineLintD
                 docs.append(OutlineLint(chapter=n, path=rel, errors=1, problems=[problem]))
             continue
         outline = parsed[n]
-        found = [
-            LintProblem(severity=p.severity, code=p.code, message=p.message, where=f"{rel}:{outline.line(p.loc)}")
-            for p in outline_problems(outline)
-        ]
-        found += [
-            LintProblem(severity=sev, code=code, message=msg, where=f"{rel}:{outline.line(loc)}")
-            for sev, code, msg, loc in _entity_problems(outline, cards, state, introduced)
-        ]
+        found = _own_problems(outline, cards, state, introduced, _at_line(outline, rel))
         found += ledger_problems.get(n, [])
         introduced |= outline.declared_entities()
         if chapters is not None and n not in chapters:
