@@ -8,7 +8,9 @@ from typing import Any
 from novelmuse.book import Book, find_book, init_book
 from novelmuse.judging import SCENE_TYPES, load_rubric
 from novelmuse.replay import (
+    ArtefactRef,
     GateInput,
+    GateIssuer,
     ReceiptBindings,
     RubricBinding,
     default_key_path,
@@ -18,6 +20,7 @@ from novelmuse.replay import (
     load_gate_spec,
     rubric_ref,
     spec_ref,
+    writer_config_sha256,
 )
 from novelmuse.text import sha256_hex
 
@@ -133,3 +136,26 @@ def prepare_run(book: Book, doc: dict[str, Any], run: str = "RUN1") -> tuple[Gat
         run_config_sha256=sha(f"config of {run}"),
     )
     return gi, bindings
+
+
+class Store:
+    """What the replay orchestrator's store would rebuild: the gate inputs of the runs it recorded."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, GateInput] = {}
+
+    def rebuild(self, ref: ArtefactRef) -> GateInput | None:
+        return self.runs.get(ref.locator)
+
+
+def issue(
+    book: Book, gate: str, store: Store | None, *, doc: dict | None = None, run: str = "RUN1", config: str | None = None
+) -> None:
+    """Issue gate `gate` for a run bound to the book's writer configuration now (or `config`); the run is recorded
+    in `store` (None: a gate input no replay run produced — issued by someone holding the key)."""
+    gi, bindings = prepare_run(book, doc or clean_doc(), run)
+    bindings = bindings.model_copy(update={"run_config_sha256": config or writer_config_sha256(book)})
+    if store is not None:
+        store.runs[bindings.gate_input.locator] = gi
+    with GateIssuer.open(book) as issuer:
+        issuer.issue(gate, gi, bindings)  # type: ignore[arg-type]

@@ -17,8 +17,6 @@ from novelmuse.book import Book, find_book
 from novelmuse.errors import FailedClosed
 from novelmuse.replay import (
     EntryGuard,
-    GateInput,
-    GateIssuer,
     check_fine_outline_entry,
     load_gate_spec,
     require_fine_outline_entry,
@@ -30,33 +28,10 @@ from novelmuse.replay._keys import SigningKey
 from novelmuse.roles import _task
 from novelmuse.text import sha256_hex
 
-from ._helpers import clean_doc, prepare_run, sample
+from ._helpers import Store, clean_doc, issue, sample
 
 JOURNAL = Path(".muse/gates/journal.jsonl")
 ROLES_DIR = Path(_task.__file__).parent
-
-
-class Store:
-    """What the replay orchestrator's store would rebuild: the gate inputs of the runs it recorded."""
-
-    def __init__(self) -> None:
-        self.runs: dict[str, GateInput] = {}
-
-    def rebuild(self, ref: object) -> GateInput | None:
-        return self.runs.get(getattr(ref, "locator", ""))
-
-
-def issue(
-    book: Book, gate: str, store: Store | None, *, doc: dict | None = None, run: str = "RUN1", config: str | None = None
-) -> None:
-    """Issue gate `gate` for a run bound to the book's writer configuration now (or `config`); the run is recorded
-    in `store` (None: a gate input no replay run produced — issued by someone holding the key)."""
-    gi, bindings = prepare_run(book, doc or clean_doc(), run)
-    bindings = bindings.model_copy(update={"run_config_sha256": config or writer_config_sha256(book)})
-    if store is not None:
-        store.runs[bindings.gate_input.locator] = gi
-    with GateIssuer.open(book) as issuer:
-        issuer.issue(gate, gi, bindings)  # type: ignore[arg-type]
 
 
 def guard(book: Book, store: Store | None) -> EntryGuard:

@@ -50,6 +50,7 @@ _RANGE_EN = re.compile(r"\b(?:chapters?|ch\.?)\s*(?P<a>\d+)(?:\s*[-–—~]\s*(?
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_BLANKS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")  # a removed comment leaves blank lines: one is enough
 
 Scope = tuple[int, int]
 SectionRole = Literal["general", "current", "next"]
@@ -186,7 +187,7 @@ def _sections(file: PlanFile) -> list[PlanSection]:
         scope = own if own is not None else (stack[-1][1] if stack else None)
         if level:
             stack.append((level, scope))
-        text = "\n".join(lines[i:end]).strip()
+        text = _BLANKS.sub("\n\n", "\n".join(lines[i:end])).strip()
         if text:
             out.append(PlanSection(file.path, i + 1, max(end, i + 1), heading, scope, text))
     return out

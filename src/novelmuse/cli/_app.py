@@ -63,6 +63,7 @@ from . import (  # noqa: E402
     _cmd_memory,  # noqa: F401  muse cards show/lint, ledger, search, mentions, sync, facts extract
     _cmd_models,  # noqa: F401  muse calls, muse cost, muse vault recover
     _cmd_models_check,  # noqa: F401  muse models check
+    _cmd_outline_draft,  # noqa: F401  muse outline draft
     _cmd_report,  # noqa: F401  muse report, muse status, muse export
     _cmd_review,  # noqa: F401  muse review
     _cmd_rules,  # noqa: F401  muse rules lint, muse rules show

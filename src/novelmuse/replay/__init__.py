@@ -1,5 +1,6 @@
-"""Replay experiments and gates (seed 003): gate specs, the GateInput, Gate A / Gate B, order plans, and the one
-issuer of gate reports and signed receipts in the CAS journal ``.muse/gates/journal.jsonl``.
+"""Replay experiments and gates (seed 003): gate specs, the GateInput, Gate A / Gate B, order plans, the one
+issuer of gate reports and signed receipts in the CAS journal ``.muse/gates/journal.jsonl``, the writer
+configuration receipts bind, and the fine-outline stage behind its entry guard.
 
 The top service layer: it may use every layer below; nothing below imports it.
 """
@@ -46,6 +47,7 @@ from ._input import (
 from ._journal import EntryRef, GateIssuer, Issued, configured_signer, journal_location, sync_index
 from ._keys import PublicKey, SigningKey, default_key_path, generate_key, key_path, load_signing_key
 from ._order import ItemOrder, OrderPlan, make_order_plan, position_counts, verify_order_plan
+from ._outline_stage import OutlineStageDoc, draft_fine_outline, outline_draft_dry_run
 from ._receipt import (
     ArtefactKind,
     ArtefactReader,
@@ -88,6 +90,7 @@ __all__ = [
     "ModelPin",
     "OrderPlan",
     "Outcome",
+    "OutlineStageDoc",
     "PanelVerdict",
     "Problem",
     "PublicKey",
@@ -110,6 +113,7 @@ __all__ = [
     "check_fine_outline_entry",
     "configured_signer",
     "default_key_path",
+    "draft_fine_outline",
     "evaluate_gate",
     "evaluate_gate_a",
     "evaluate_gate_b",
@@ -126,6 +130,7 @@ __all__ = [
     "load_signing_key",
     "make_order_plan",
     "new_character_bucket",
+    "outline_draft_dry_run",
     "parse_gate_input",
     "position_counts",
     "rebuild_index",

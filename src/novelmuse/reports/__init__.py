@@ -51,6 +51,7 @@ from ._memory import (
     sync_outcome,
 )
 from ._models_check import render_models_check
+from ._outline_draft import outline_draft_error, outline_draft_outcome, render_outline_draft
 from ._review import (
     outcome_text,
     preflight_notes,
@@ -100,6 +101,8 @@ __all__ = [
     "mentions_doc",
     "normalize_outcome",
     "outcome_text",
+    "outline_draft_error",
+    "outline_draft_outcome",
     "plan_doc",
     "plan_line",
     "preflight_notes",
@@ -122,6 +125,7 @@ __all__ = [
     "render_mentions",
     "render_models_check",
     "render_normalize",
+    "render_outline_draft",
     "render_outline_lint",
     "render_outline_show",
     "render_report_written",

@@ -2,6 +2,7 @@
 WriterContext and its manifest, the A/B/C arms of replay.
 
 - `confirm_outline`, `require_confirmed`, `lint_outlines`, `show_outline`: 已确认细纲.
+- `prepare_draft`, `draft_outline`, `draft_dry_run`: the fine-outline agent's drafts (细纲智能体), never confirmed.
 - `build_context(book, N, arm=…)` → `ContextBuild` (WriterContext, Manifest, messages, plan); no model call.
 - `save_build` / `verify_context`: the content-addressed manifest under ``.muse/manifests/`` and in the store.
 - `ensure_same_frame`: arms A and C may differ only in their selected raw text (ARM_CONTEXT_DIVERGED).
@@ -22,6 +23,17 @@ from ._hardcheck import HardCheck
 from ._leak import check_writer_text, generated_text, writer_text_leaks
 from ._loop import repair_items, write_chapter
 from ._manifest import ARMS, MANIFEST_SCHEMA_VERSION, Arm, EvidenceRef, Manifest
+from ._outline_draft import (
+    Admission,
+    DraftInputs,
+    Material,
+    OutlineDraftDoc,
+    PreparedDraft,
+    draft_dry_run,
+    draft_outline,
+    draft_yaml,
+    prepare_draft,
+)
 from ._outlines import (
     Confirmation,
     ConfirmResult,
@@ -32,6 +44,7 @@ from ._outlines import (
     OutlineShowDoc,
     confirm_outline,
     confirmation,
+    lint_draft,
     lint_outlines,
     read_outline,
     require_confirmed,
@@ -62,6 +75,7 @@ __all__ = [
     "MAX_REQUESTS_PER_ROUND",
     "MIN_EXCERPT_CHARS",
     "WRITE_SCHEMA_VERSION",
+    "Admission",
     "Arm",
     "ChapterGate",
     "ConfirmResult",
@@ -74,6 +88,7 @@ __all__ = [
     "DetectorReport",
     "Difference",
     "DraftDoc",
+    "DraftInputs",
     "DraftOut",
     "EntityPlan",
     "EvidenceItem",
@@ -86,10 +101,13 @@ __all__ = [
     "LintProblem",
     "Manifest",
     "ManifestOut",
+    "Material",
+    "OutlineDraftDoc",
     "OutlineItemDoc",
     "OutlineLint",
     "OutlineLintDoc",
     "OutlineShowDoc",
+    "PreparedDraft",
     "PromptOut",
     "ReportOut",
     "RetrievalPlan",
@@ -112,6 +130,9 @@ __all__ = [
     "confirm_outline",
     "confirmation",
     "context_versions",
+    "draft_dry_run",
+    "draft_outline",
+    "draft_yaml",
     "drafts_dir",
     "ensure_same_frame",
     "evidence_budget",
@@ -125,10 +146,12 @@ __all__ = [
     "heading_for",
     "judge_files",
     "keep_suffix",
+    "lint_draft",
     "lint_outlines",
     "manifests_dir",
     "plan_chapter",
     "prefix_within",
+    "prepare_draft",
     "read_outline",
     "repair_items",
     "require_confirmed",

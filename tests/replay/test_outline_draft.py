@@ -1,0 +1,271 @@
+"""`muse outline draft N`: the fine-outline agent behind its entry guard, on the sample book (三国演义, chapters 1–10,
+outlines 1, 2 and 11, plan/), with the scripted provider.
+
+The guard runs first (refused → exit 3, no model call, nothing written; dry run exempt and model-free); the
+agent reads only what is known as of N−1; a draft that fails the book's lint is corrected or fails closed; the
+draft lands in outlines/NNNN.yaml only when the chapter has none, is never confirmed, and passes `muse outline
+confirm` as written."""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from novelmuse.book import Book, find_book
+from novelmuse.cli import _cmd_outline_draft
+from novelmuse.replay import default_key_path, draft_fine_outline, generate_key
+
+from ..conftest import SAMPLE_BOOK
+from ..editorial.helpers import requests_of
+from ._helpers import Store, issue
+
+GOOD: dict[str, Any] = {
+    "title": "陶恭祖三让徐州　曹孟德大战吕布",
+    "scene_type": "turning_point",
+    "goal": "陶谦临终让徐州，刘备受之；曹操用计破吕布",
+    "hard_events": [
+        {"text": "曹操中田氏诈降之计，濮阳城中火起", "result": "曹操火中脱身，诈称身死", "basis": ["P3"]},
+        {"text": "曹操以诈死之计引吕布来攻", "result": "吕布大败；蝗灾缺粮，两家罢兵", "basis": ["P3"]},
+        {"text": "陶谦病重，三让徐州", "result": "陶谦死后刘备领徐州牧", "basis": ["P3", "上章", "F-xuzhou"]},
+        {"text": "张飞在酒席间讥刺吕布", "result": "刘备喝止张飞，吕布怀恨", "basis": []},
+    ],
+    "beats": [{"text": "糜竺、陈登劝刘备受徐州"}, {"text": "曹操与荀彧议先取吕布"}],
+    "foreshadows": [
+        {"op": "resolve", "id": "F-xuzhou", "description": "", "payoff_chapter": None, "note": "刘备终受徐州"},
+        {"op": "advance", "id": "F-weapons", "description": "", "payoff_chapter": None, "note": ""},
+        {"op": "plant", "id": "F-zhangfei-lvbu", "description": "张飞不喜吕布", "payoff_chapter": 14, "note": ""},
+    ],
+    "hook": "吕布兵败，引残部来投徐州",
+    "new_settings": [
+        {"kind": "entity", "text": "陶谦：徐州牧，临终托付徐州", "entities": ["陶谦"]},
+        {"kind": "state", "text": "刘备领徐州牧", "entities": ["刘备"]},
+    ],
+    "time_anchors": [{"text": "蝗灾之年，陶谦病重之时", "marker": ""}, {"text": "次日陶谦亡", "marker": "次日"}],
+    "entities": ["刘备", "张飞", "曹操", "吕布", "陶谦"],
+    "notes": ["大纲未交代荀彧之谏在本回还是下回：本稿只作节拍", "“张飞讥刺吕布”为本稿补出，用来落实大纲的埋线要点"],
+}
+BAD: dict[str, Any] = {
+    **GOOD,
+    "hard_events": [*GOOD["hard_events"][:3], {"text": "诸葛亮献策", "result": "刘备得计", "basis": ["P9"]}],
+    "foreshadows": [
+        {"op": "resolve", "id": "F-nothing", "description": "", "payoff_chapter": None, "note": ""},
+        *[
+            {"op": "plant", "id": f"F-p{k}", "description": f"伏笔{k}", "payoff_chapter": 15, "note": ""}
+            for k in range(4)
+        ],
+    ],
+    "entities": [*GOOD["entities"], "诸葛亮"],
+}
+
+
+def _book(tmp_path: Path, *, outliner: bool = True) -> Book:
+    """The sample book with a gate signer (its key in the user config) and the scripted provider answering the
+    outliner from script.yaml (empty: any call would fail MODEL_SCRIPT_EXHAUSTED)."""
+    root = tmp_path / "sanguo"
+    shutil.copytree(SAMPLE_BOOK, root)
+    public = generate_key(default_key_path())
+    toml = (
+        f'\n[gate]\nsigner = "{public.text}"\n\n[providers.s]\nkind = "scripted"\nscript = "script.yaml"\n\n[roles]\n'
+    )
+    toml += 'outliner = "s:scripted-outliner-1"\n' if outliner else 'writer = "s:scripted-writer-1"\n'
+    with (root / "book.toml").open("a", encoding="utf-8") as fh:
+        fh.write(toml)
+    script(root, [])
+    return find_book(root)
+
+
+def script(root: Path, answers: list[dict[str, Any]]) -> None:
+    (root / "script.yaml").write_text(
+        yaml.safe_dump({"outliner": [{"output": a} for a in answers]}, allow_unicode=True), encoding="utf-8"
+    )
+
+
+def admit(book: Book, store: Store) -> None:
+    """Passed Gate A (seq 2) and Gate B (seq 4) receipts of the book's writer now, their runs in `store`."""
+    issue(book, "A", store)
+    issue(book, "B", store, run="RUN2")
+
+
+@pytest.fixture
+def book(tmp_path: Path, user_config: Path) -> Book:
+    return _book(tmp_path)
+
+
+@pytest.fixture
+def store() -> Store:
+    return Store()
+
+
+@pytest.fixture
+def cli(muse, user_config: Path, monkeypatch: pytest.MonkeyPatch, store: Store):  # type: ignore[no-untyped-def]
+    """`muse` in-process, whose fine-outline stage rebuilds gate inputs from `store` (the replay orchestrator's
+    store, which this version does not have)."""
+    monkeypatch.setenv("MUSE_CONFIG", str(user_config))
+    monkeypatch.setattr(
+        _cmd_outline_draft, "draft_fine_outline", functools.partial(draft_fine_outline, gate_inputs=store.rebuild)
+    )
+    return muse
+
+
+def receipts(book: Book) -> int:
+    conn = sqlite3.connect(book.root / ".muse" / "muse.db")
+    try:
+        return int(conn.execute("SELECT count(*) FROM receipts").fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        conn.close()
+
+
+def _doc(r: Any) -> dict[str, Any]:
+    return json.loads(r.stdout)
+
+
+def test_a_dry_run_is_exempt_calls_no_model_and_reads_nothing_of_chapter_n_or_later(cli, book: Book) -> None:  # type: ignore[no-untyped-def]
+    # a frozen replay: the book already has chapters 12 and 13, an outline of 13 and a card value sourced in 12
+    (book.root / "chapters" / "0012.md").write_text("# 第十二回\n\n未来之事：吕布投奔徐州。\n", encoding="utf-8")
+    (book.root / "chapters" / "0013.md").write_text("# 第十三回\n\n更远的未来。\n", encoding="utf-8")
+    (book.root / "outlines" / "0013.yaml").write_text(
+        "version: 2\nchapter: 13\nscene_type: battle\ngoal: 未来的目标\nhard_events:\n"
+        "  - {id: E1, text: 天子东归, result: 曹操迎驾}\nforeshadows:\n"
+        "  - {op: plant, id: F-future, description: 未来的伏笔, payoff_chapter: 20}\n"
+        "hook: 未来的钩子\nentities: [曹操]\n",
+        encoding="utf-8",
+    )
+    card = book.root / "cards" / "lv-bu.yaml"
+    card.write_text(
+        card.read_text(encoding="utf-8").replace(
+            "attributes:\n", "attributes:\n  ally:\n    - {value: 刘备, from: 12}\n"
+        ),
+        encoding="utf-8",
+    )
+    r = cli("outline", "draft", "12", "--dry-run", "--json", "--book", book.root)
+    assert r.exit_code == 0, r.stderr
+    doc = _doc(r)
+    assert doc["status"] == "dry_run" and doc["ok"] is True and not doc["guard"]["admitted"]
+    draft = doc["draft"]
+    assert draft["written_to"] is None and receipts(book) == 0
+    assert not (book.root / "outlines" / "0012.yaml").exists()
+    text = "\n".join(m["content"] for m in draft["messages"])
+    user = draft["messages"][-1]["content"]
+    assert "陶谦三让徐州" in text and "天子东归" in text  # the chapter's section, and what comes next (hook)
+    assert "宴桃园" not in user.split("【大纲】")[1].split("【设定】")[0]  # past arcs come from memory, not the plan
+    for future in ("未来之事", "更远的未来", "未来的目标", "F-future", "第12章起"):
+        assert future not in text
+    assert "作者备忘" not in text  # an HTML comment is the author's own
+    foreshadows = user.split("【尚未回收的伏笔】")[1]
+    assert foreshadows.index("F-dongzhuo") < foreshadows.index("F-xuzhou")  # overdue first
+    assert draft["inputs"]["overdue"] == ["F-dongzhuo", "F-weapons", "F-outer-troops"]
+    assert [m["label"] for m in draft["inputs"]["materials"]] == ["P1", "P2", "P3", "P4", "P5", "P6", "上章"]
+    assert "董卓的状态：已故" in text  # dead as of N−1: the agent is told
+    human = cli("outline", "draft", "12", "--dry-run", "--book", book.root)
+    assert human.exit_code == 0 and "would refuse a real run" in human.stdout and "── user ──" in human.stdout
+
+
+def test_a_real_run_without_receipts_is_refused_naming_what_is_missing(cli, book: Book) -> None:  # type: ignore[no-untyped-def]
+    r = cli("outline", "draft", "12", "--json", "--book", book.root)
+    assert r.exit_code == 3
+    doc = _doc(r)
+    assert doc["status"] == "refused" and doc["draft"] is None and doc["error"]["code"] == "FINE_OUTLINE_GUARD"
+    assert [(f["code"], f["gate"]) for f in doc["guard"]["findings"]] == [
+        ("GUARD_NO_RECEIPT", "A"),
+        ("GUARD_NO_RECEIPT", "B"),
+    ]
+    assert doc["guard"]["writer_config_sha256"] in doc["guard"]["findings"][1]["what"]
+    assert receipts(book) == 0 and not (book.root / "outlines" / "0012.yaml").exists()
+    human = cli("outline", "draft", "12", "--book", book.root)
+    assert human.exit_code == 3 and human.stderr.startswith("error[FINE_OUTLINE_GUARD]")
+    assert "Gate A" in human.stderr and "Gate B" in human.stderr
+
+
+def test_without_the_replay_orchestrator_the_shipped_command_refuses(  # type: ignore[no-untyped-def]
+    muse, book: Book, user_config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MUSE_CONFIG", str(user_config))
+    issue(book, "A", None)  # receipts issued from gate-input files with the key: nothing rebuilds them
+    issue(book, "B", None, run="RUN2")
+    r = muse("outline", "draft", "12", "--json", "--book", book.root)
+    assert r.exit_code == 3
+    codes = {(f["seq"], f["code"]) for f in _doc(r)["guard"]["findings"]}
+    assert (None, "GATE_INPUT_BUILDER_MISSING") in codes and (2, "GATE_ARTEFACT_CHANGED") in codes
+    assert receipts(book) == 0
+
+
+def test_a_tampered_journal_is_refused_naming_the_seq(cli, book: Book, store: Store) -> None:  # type: ignore[no-untyped-def]
+    admit(book, store)
+    journal = book.root / ".muse" / "gates" / "journal.jsonl"
+    lines = journal.read_bytes().splitlines(keepends=True)
+    journal.write_bytes(b"".join([lines[0], lines[1], lines[3]]))  # the Gate B report deleted
+    r = cli("outline", "draft", "12", "--json", "--book", book.root)
+    assert r.exit_code == 3
+    found = {(f["seq"], f["code"]) for f in _doc(r)["guard"]["findings"]}
+    assert {(3, "GATE_JOURNAL_REWRITTEN"), (4, "GATE_ENTRY_SEQ")} <= found  # seq 4 stands where 3 belongs
+    assert "seq 3" in _doc(r)["error"]["what"] and receipts(book) == 0
+
+
+def test_an_admitted_run_corrects_lint_errors_and_writes_an_unconfirmed_draft(cli, book: Book, store: Store) -> None:  # type: ignore[no-untyped-def]
+    admit(book, store)
+    script(book.root, [BAD, GOOD])
+    r = cli("outline", "draft", "12", "--json", "--book", book.root)
+    assert r.exit_code == 0, r.stderr
+    doc = _doc(r)
+    draft = doc["draft"]
+    assert doc["status"] == "drafted" and draft["attempts"] == 2 and draft["confirmed"] is False
+    assert draft["written_to"] == "outlines/0012.yaml" and draft["author_outline"] is None
+    assert draft["admission"]["receipts"] == {"A": 2, "B": 4}
+    # the correction named every lint error of the first answer
+    correction = requests_of(book.root, "outliner")[1][-1]["content"]
+    for code in ("OUTLINE_UNKNOWN_ENTITY", "FORESHADOW_UNKNOWN", "FORESHADOW_PLANT_CAP", "CONTRACT_UNKNOWN_BASIS"):
+        assert code in correction, code
+    path = book.root / "outlines" / "0012.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# 第 12 章细纲草稿") and "尚未确认" in text and "Gate B 回执 seq 4" in text
+    assert "# 依据：无（本稿补出，请核对）" in text and "# 依据：P3、上章、F-xuzhou" in text
+    assert "大纲未交代荀彧之谏" in text
+    show = json.loads(cli("outline", "show", "12", "--json", "--book", book.root).stdout)
+    assert show["confirmation"]["state"] == "unconfirmed" and show["version"] == 2
+    assert show["constraint_ids"][:4] == ["E1", "R1", "E2", "R2"] and "F-resolve:F-xuzhou" in show["constraint_ids"]
+    context = cli("context", "12", "--book", book.root)
+    assert context.exit_code == 2 and "OUTLINE_NOT_CONFIRMED" in context.stderr  # never used unconfirmed
+    confirm = cli("outline", "confirm", "12", "--json", "--book", book.root)
+    assert confirm.exit_code == 0, confirm.stderr  # the draft passes the book's own lint as written
+    assert json.loads(confirm.stdout)["confirmation"]["current_sha256"] == draft["file_sha256"]
+
+
+def test_an_authors_outline_is_never_overwritten(cli, book: Book, store: Store) -> None:  # type: ignore[no-untyped-def]
+    admit(book, store)
+    before = (book.root / "outlines" / "0011.yaml").read_bytes()
+    answer = {**GOOD, "foreshadows": [], "title": "刘皇叔北海救孔融", "hook": "吕布袭取兖州"}
+    answer["hard_events"] = [{"text": "太史慈突围求救", "result": "刘备发兵北海", "basis": ["P3"]}]
+    answer["new_settings"] = [{"kind": "entity", "text": "太史慈登场", "entities": ["太史慈"]}]
+    answer["entities"] = ["刘备", "太史慈"]
+    script(book.root, [answer])
+    r = cli("outline", "draft", "11", "--book", book.root)
+    assert r.exit_code == 0, r.stderr
+    assert (book.root / "outlines" / "0011.yaml").read_bytes() == before
+    drafts = list((book.root / ".muse" / "drafts" / "outlines").glob("0011-*.yaml"))
+    assert len(drafts) == 1 and "outlines/0011.yaml is the author's outline" in r.stdout.replace("\n", " ")
+
+
+def test_a_draft_that_stays_wrong_fails_closed_and_writes_nothing(cli, book: Book, store: Store) -> None:  # type: ignore[no-untyped-def]
+    admit(book, store)
+    script(book.root, [BAD, BAD, BAD])
+    r = cli("outline", "draft", "12", "--book", book.root)
+    assert r.exit_code == 3 and r.stderr.startswith("error[")
+    assert not (book.root / "outlines" / "0012.yaml").exists() and receipts(book) == 3
+
+
+def test_without_an_outliner_model_the_draft_is_skipped(cli, tmp_path: Path, user_config: Path, store: Store) -> None:  # type: ignore[no-untyped-def]
+    book = _book(tmp_path, outliner=False)
+    admit(book, store)
+    r = cli("outline", "draft", "12", "--json", "--book", book.root)
+    doc = _doc(r)
+    assert doc["status"] == "skipped" and doc["ok"] is False and "outliner" in doc["draft"]["reason"]
+    assert receipts(book) == 0 and not (book.root / "outlines" / "0012.yaml").exists()
