@@ -134,6 +134,11 @@ def sample_steps() -> list[Step]:
             frozenset({4}),
         ),
         Step(
+            "Fine-outline agent, dry run for chapter 12: its prompt from plan/ and the memory as of chapter 11 — the "
+            "entry guard would refuse a real run (no passed Gate A/B receipts for this writer); no model is called",
+            ("outline", "draft", "12", "--dry-run", *book),
+        ),
+        Step(
             "Where the book stands: every problem (forbidden phrase, stale fact cards, unparsed rule line …) with "
             "the next command to run",
             ("status", *book),

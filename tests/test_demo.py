@@ -57,7 +57,7 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     steps = _sections(proc.stdout)
-    assert sorted(steps) == list(range(1, 22))
+    assert sorted(steps) == list(range(1, 23))
     by_command = {s.splitlines()[1]: s for s in steps.values()}
 
     check_all = by_command["$ muse check --book examples/sanguo"]
@@ -71,6 +71,10 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     assert re.search(r"consistency_review\s+skipped\(no model configured\)", no_model)
     assert re.search(r"editor_review\s+skipped\(no model configured\)", no_model)
     assert "not_reviewed" in no_model.splitlines()[2]
+
+    outline = by_command["$ muse outline draft 12 --dry-run --book examples/sanguo"]
+    assert "would refuse a real run" in outline and "GUARD_NO_RECEIPT" in outline
+    assert "陶谦三让徐州" in outline and "no model call, nothing written" in outline
 
     status = by_command["$ muse status --book examples/sanguo"]
     assert "chapter 2 (chapters/0002.md): forbidden 后宫" in status and "→ muse review 2" in status
@@ -133,7 +137,7 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     assert new.startswith("# 第十一回　刘皇叔北海救孔融") and "却说曹操于黄昏时分引军至西寨" in new
     assert "0 error(s)" in by_command[f"$ muse check --chapter 11 {book}"]
     assert not (SAMPLE_BOOK / "chapters" / "0011.md").exists()
-    assert "demo finished: 21 steps" in proc.stdout
+    assert "demo finished: 22 steps" in proc.stdout
     assert _tree_digest(SAMPLE_BOOK) == before_tree
     assert _git_status() == before_git
 
