@@ -17,6 +17,8 @@ from novelmuse.book import Book, find_book
 from novelmuse.errors import FailedClosed
 from novelmuse.replay import (
     EntryGuard,
+    GateSpec,
+    _writer_config,
     check_fine_outline_entry,
     load_gate_spec,
     require_fine_outline_entry,
@@ -110,6 +112,11 @@ def test_the_writer_configuration_binds_prompts_models_arm_spec_and_budgets(gate
     budget = _with_toml(gate_book, "\n[writing]\nretrieval_chars = 5000\n")
     assert writer_config_sha256(budget) != base
 
+    assert writer_config(gate_book, spec=spec_v2(tmp_path)).sha256 != base
+
+
+def spec_v2(tmp_path: Path) -> GateSpec:
+    """A second registered version of the gate spec (a stricter agreement threshold), in a folder of its own."""
     spec_dir = tmp_path / "specs"
     shutil.copytree(Path(load_gate_spec.__code__.co_filename).parent / "specs", spec_dir)
     v2 = (spec_dir / "writer_gate.v1.yaml").read_text(encoding="utf-8").replace("version: 1", "version: 2", 1)
@@ -120,7 +127,23 @@ def test_the_writer_configuration_binds_prompts_models_arm_spec_and_budgets(gate
         {"id": "writer-gate-spec-v1", "version": 2, "file": "writer_gate.v2.yaml", "sha256": sha256_hex(v2.encode())}
     )
     (spec_dir / "registry.yaml").write_text(yaml.safe_dump(registry), encoding="utf-8")
-    assert writer_config(gate_book, spec=load_gate_spec(2, folder=spec_dir)).sha256 != base
+    return load_gate_spec(2, folder=spec_dir)
+
+
+def test_a_receipt_that_binds_another_spec_than_its_configuration_names_is_refused(
+    gate_book: Book, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broken (or lying) issuer claims the writer configuration of spec v2 for runs measured by spec v1."""
+    v2 = spec_v2(tmp_path)
+    monkeypatch.setattr(_writer_config, "load_gate_spec", lambda: v2)
+    issue(gate_book, "A", store)  # binds spec v1, claims the configuration under v2
+    issue(gate_book, "B", store, run="RUN2")
+    g = guard(gate_book, store)
+    assert not g.admitted and g.verified == "passed"
+    assert [(f.seq, f.code) for f in g.findings if f.seq] == [
+        (2, "GUARD_RECEIPT_INCONSISTENT"),
+        (4, "GUARD_RECEIPT_INCONSISTENT"),
+    ]
 
 
 @pytest.fixture

@@ -112,23 +112,34 @@ def store_reader(book: Book, rebuild: GateInputRebuilder | None) -> ArtefactRead
 
 
 def _receipt_findings(
-    gate: GateName, current: str, listing: list[EntrySummary], verified: bool
-) -> tuple[int | None, GuardFinding | None]:
+    gate: GateName, config: WriterConfig, listing: list[EntrySummary], verified: bool
+) -> tuple[int | None, list[GuardFinding]]:
+    """The newest receipt of `gate` that admits `config` (None when none does) and why the others do not."""
+    current = config.sha256
     receipts = [e for e in listing if e.kind == "receipt" and e.gate == gate]
-    mine = [e.seq for e in receipts if e.run_config_sha256 == current]
+    findings: list[GuardFinding] = []
+    mine: list[int] = []
+    for e in receipts:
+        if e.run_config_sha256 != current:
+            continue
+        if e.gate_spec_sha256 != config.gate_spec.sha256:  # the configuration names a spec the receipt does not bind
+            what = f"claims writer configuration {current[:12]}… but binds another gate spec than it names"
+            findings.append(GuardFinding(code="GUARD_RECEIPT_INCONSISTENT", what=what, seq=e.seq, gate=gate))
+        else:
+            mine.append(e.seq)
     if mine and verified:
-        return max(mine), None
+        return max(mine), findings
     what = f"no verified, passed Gate {gate} receipt for writer configuration {current}"
     others = sorted({(e.run_config_sha256 or "?")[:12] for e in receipts if e.run_config_sha256 != current})
     if mine:
         what += f" (receipt seq {max(mine)} is for it, but the journal does not verify)"
     elif others:
-        seqs = ", ".join(str(e.seq) for e in receipts)
+        seqs = ", ".join(str(e.seq) for e in receipts if e.run_config_sha256 != current)
         what += (
             f" (Gate {gate} receipt seq {seqs} was earned by writer configuration {', '.join(others)}…: the writer "
             "changed since — rerun the replay experiments for this one)"
         )
-    return None, GuardFinding(code="GUARD_NO_RECEIPT", what=what, gate=gate)
+    return None, [*findings, GuardFinding(code="GUARD_NO_RECEIPT", what=what, gate=gate)]
 
 
 def check_fine_outline_entry(book: Book, *, gate_inputs: GateInputRebuilder | None = None) -> EntryGuard:
@@ -157,9 +168,8 @@ def check_fine_outline_entry(book: Book, *, gate_inputs: GateInputRebuilder | No
         findings += [GuardFinding(code=p.code, what=p.what, seq=p.seq) for p in report.problems]
     receipts: dict[str, int | None] = {}
     for gate in _GATES:
-        receipts[gate], missing = _receipt_findings(gate, current, listing, verified == "passed")
-        if missing is not None:
-            findings.append(missing)
+        receipts[gate], why = _receipt_findings(gate, config, listing, verified == "passed")
+        findings += why
     return EntryGuard(
         admitted=not findings,
         writer_config_sha256=current,

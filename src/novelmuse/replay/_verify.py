@@ -75,6 +75,7 @@ class EntrySummary(BaseModel):
     receipt_seq: int | None
     issued_at: str
     run_config_sha256: str | None = None  # receipts: the writer configuration they were earned by
+    gate_spec_sha256: str | None = None  # receipts: the gate spec they bind
 
 
 class VerifyReport(BaseModel):
@@ -368,6 +369,7 @@ def _listing(
                     f"{len(b['bindings']['manifests'])} manifests",
                     report_seq=b["report_seq"], receipt_seq=None, issued_at=b["issued_at"],
                     run_config_sha256=b["bindings"]["run_config_sha256"],
+                    gate_spec_sha256=b["bindings"]["gate_spec"]["sha256"],
                 )  # fmt: skip
         except (KeyError, TypeError, ValidationError):
             continue  # named as GATE_ENTRY_BODY by the checks
