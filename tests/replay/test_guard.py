@@ -30,10 +30,10 @@ from novelmuse.replay._keys import SigningKey
 from novelmuse.roles import _task
 from novelmuse.text import sha256_hex
 
+from ..roles.test_tasks import bump, edit, prompts_copy  # noqa: F401  (prompts_copy: a fixture)
 from ._helpers import Store, clean_doc, issue, sample
 
 JOURNAL = Path(".muse/gates/journal.jsonl")
-ROLES_DIR = Path(_task.__file__).parent
 
 
 def guard(book: Book, store: Store | None) -> EntryGuard:
@@ -146,31 +146,21 @@ def test_a_receipt_that_binds_another_spec_than_its_configuration_names_is_refus
     ]
 
 
-@pytest.fixture
-def prompts_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    copy = tmp_path / "roles"
-    shutil.copytree(ROLES_DIR, copy, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    monkeypatch.setattr(_task, "_prompts_dir", lambda: copy)
-    return copy
-
-
 def bump_write_prompt(copy: Path, extra: str) -> None:
-    """Tune the writer's write prompt and register it as the next version of both write tasks."""
+    """Tune the writer's write prompt and register the next version of every task that renders it."""
     template = copy / "writer" / "write.txt"
-    template.write_text(template.read_text(encoding="utf-8") + extra, encoding="utf-8")
+    edit(template, template.read_text(encoding="utf-8") + extra)
     registry = yaml.safe_load((copy / "prompts.yaml").read_text(encoding="utf-8"))
-    for entry in [e for e in registry["tasks"] if e["role"] == "writer" and e["task"].startswith("write")]:
-        files = {f: sha256_hex((copy / f).read_bytes()) for f in entry["files"]}
-        registry["tasks"].append({**entry, "version": entry["version"] + 1, "files": files})
-    (copy / "prompts.yaml").write_text(yaml.safe_dump(registry, allow_unicode=True), encoding="utf-8")
-    _task._registry.cache_clear()  # the registry is read once per folder
+    latest = {(e["role"], e["task"]): e for e in sorted(registry["tasks"], key=lambda e: e["version"])}
+    for (role, task), entry in sorted(latest.items()):
+        if "writer/write.txt" in entry["files"]:
+            bump(copy, role, task, entry["files"])
 
 
-def test_after_the_writer_prompt_changes_old_receipts_no_longer_admit(
-    admitted: Book, store: Store, prompts_copy: Path
-) -> None:
+@pytest.mark.usefixtures("prompts_copy")  # the roles load an editable copy of their templates
+def test_after_the_writer_prompt_changes_old_receipts_no_longer_admit(admitted: Book, store: Store) -> None:
     before = writer_config_sha256(admitted)
-    bump_write_prompt(prompts_copy, "\n章末务必留下悬念。\n")
+    bump_write_prompt(_task._prompts_dir(), "\n章末务必留下悬念。\n")
     after = writer_config_sha256(admitted)
     assert after != before
     g = guard(admitted, store)
