@@ -28,6 +28,7 @@ from ._guard import (
     GuardFinding,
     check_fine_outline_entry,
     guard_refusal,
+    receipt_verdict,
     require_fine_outline_entry,
     store_reader,
 )
@@ -48,6 +49,7 @@ from ._journal import EntryRef, GateIssuer, Issued, configured_signer, journal_l
 from ._keys import PublicKey, SigningKey, default_key_path, generate_key, key_path, load_signing_key
 from ._order import ItemOrder, OrderPlan, make_order_plan, position_counts, verify_order_plan
 from ._outline_stage import OutlineStageDoc, draft_fine_outline, outline_draft_dry_run
+from ._promotion import ArmChoice, promoted_arm
 from ._receipt import (
     ArtefactKind,
     ArtefactReader,
@@ -69,6 +71,7 @@ from ._writer_config import ModelPin, TaskPin, WriterConfig, writer_config, writ
 __all__ = [
     "BUCKETS",
     "Anomaly",
+    "ArmChoice",
     "ArtefactKind",
     "ArtefactReader",
     "ArtefactRef",
@@ -133,7 +136,9 @@ __all__ = [
     "outline_draft_dry_run",
     "parse_gate_input",
     "position_counts",
+    "promoted_arm",
     "rebuild_index",
+    "receipt_verdict",
     "report_sha256",
     "require_fine_outline_entry",
     "rubric_ref",

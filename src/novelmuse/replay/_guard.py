@@ -62,7 +62,7 @@ class EntryGuard(BaseModel):
     """The guard's verdict for the fine-outline stage (`admitted` only with no finding)."""
 
     schema_version: int = GUARD_SCHEMA
-    stage: Literal["fine_outline"] = "fine_outline"
+    stage: Literal["fine_outline", "promotion"] = "fine_outline"
     admitted: bool
     writer_config_sha256: str
     writer_config: WriterConfig
@@ -75,10 +75,8 @@ class EntryGuard(BaseModel):
     def summary(self) -> str:
         """One line naming everything missing (or the receipts that admit the stage)."""
         if self.admitted:
-            return (
-                f"admitted by Gate A receipt seq {self.receipts['A']} and Gate B receipt seq {self.receipts['B']} "
-                f"for writer configuration {self.writer_config_sha256[:12]}…"
-            )
+            by = " and ".join(f"Gate {gate} receipt seq {seq}" for gate, seq in self.receipts.items())
+            return f"admitted by {by} for writer configuration {self.writer_config_sha256[:12]}…"
         return "; ".join(f.line() for f in self.findings)
 
 
@@ -145,6 +143,17 @@ def _receipt_findings(
 def check_fine_outline_entry(book: Book, *, gate_inputs: GateInputRebuilder | None = None) -> EntryGuard:
     """The guard's verdict (see the module doc): verify the whole journal through `store_reader(book,
     gate_inputs)` and look for passed Gate A and Gate B receipts of the current writer configuration."""
+    return receipt_verdict(book, "fine_outline", _GATES, gate_inputs)
+
+
+def receipt_verdict(
+    book: Book,
+    stage: Literal["fine_outline", "promotion"],
+    gates: tuple[GateName, ...],
+    gate_inputs: GateInputRebuilder | None,
+) -> EntryGuard:
+    """Whether the verified journal holds a passed receipt of every gate of `gates` for the current writer
+    configuration, with every finding when it does not (the guard's and promotion's one evaluation)."""
     config = writer_config(book)
     current = config.sha256
     findings: list[GuardFinding] = []
@@ -167,10 +176,11 @@ def check_fine_outline_entry(book: Book, *, gate_inputs: GateInputRebuilder | No
         verified, entries, listing = report.outcome, report.entries, report.listing or []
         findings += [GuardFinding(code=p.code, what=p.what, seq=p.seq) for p in report.problems]
     receipts: dict[str, int | None] = {}
-    for gate in _GATES:
+    for gate in gates:
         receipts[gate], why = _receipt_findings(gate, config, listing, verified == "passed")
         findings += why
     return EntryGuard(
+        stage=stage,
         admitted=not findings,
         writer_config_sha256=current,
         writer_config=config,

@@ -1,0 +1,52 @@
+"""Promotion (seed 003: A/C 核心比较): which context arm `muse write` writes with.
+
+Arm C (card-located readback) is the candidate and arm A (generic retrieval) the baseline of Gate B. Until the
+journal verifies and holds a passed Gate B receipt for the current writer configuration — whose arm is the
+gate spec's candidate — the writer uses the baseline, A, and says why; with one, it uses C and names the
+receipt. Gate inputs are re-hashed only as the store rebuilds them, as for the fine-outline entry guard (the
+same evaluation, `receipt_verdict`), so without the replay orchestrator nothing is promoted. `--arm A|C`
+forces either; the choice records that it was forced and what promotion would have chosen.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from ..book import Book
+from ..errors import InputError
+from ._guard import EntryGuard, GateInputRebuilder, receipt_verdict
+from ._spec import Arm
+
+WRITE_ARMS: tuple[Arm, ...] = ("A", "C")
+
+
+class ArmChoice(BaseModel):
+    """The arm `muse write` uses, whether it was forced, why, and the evidence (the Gate B verdict)."""
+
+    arm: Arm
+    forced: bool
+    promoted: Arm  # what promotion chose (equal to `arm` unless forced)
+    reason: str
+    receipt_seq: int | None  # the Gate B receipt that promoted the candidate arm
+    evidence: EntryGuard
+
+
+def promoted_arm(book: Book, *, force: str | None = None, gate_inputs: GateInputRebuilder | None = None) -> ArmChoice:
+    """The arm to write with (see the module doc); `force` (A or C) overrides promotion, recorded as forced."""
+    evidence = receipt_verdict(book, "promotion", ("B",), gate_inputs)
+    config = evidence.writer_config
+    seq = evidence.receipts.get("B")
+    if evidence.admitted and seq is not None:
+        promoted, why = config.arm, f"arm {config.arm} promoted by Gate B receipt seq {seq}"
+    else:
+        promoted = config.baseline_arm
+        missing = "; ".join(f.line() for f in evidence.findings)
+        why = f"arm {config.baseline_arm} (arm {config.arm} is not promoted: {missing})"
+    if force is None:
+        return ArmChoice(arm=promoted, forced=False, promoted=promoted, reason=why, receipt_seq=seq, evidence=evidence)
+    arm = force.strip().upper()
+    if arm not in WRITE_ARMS:
+        raise InputError("USAGE", f"--arm {force!r} is not an arm the writer writes with", "--arm", "use A or C")
+    forced: Arm = "A" if arm == "A" else "C"
+    reason = f"arm {forced} forced by --arm (promotion would use {promoted}: {why})"
+    return ArmChoice(arm=forced, forced=True, promoted=promoted, reason=reason, receipt_seq=seq, evidence=evidence)
