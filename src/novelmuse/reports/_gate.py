@@ -78,6 +78,8 @@ def render_show(console: Console, doc: VerifyReport) -> None:
         line.append(f"  run {e.run_id} ({e.mode})  {e.issued_at}\n       {e.summary}")
         if e.receipt_seq:
             line.append(f" → receipt {e.receipt_seq}")
+        if e.run_config_sha256:
+            line.append(f"\n       earned by writer configuration {e.run_config_sha256[:16]}…")
         console.print(line)
 
 
