@@ -12,6 +12,7 @@ from cryptography.hazmat.primitives import serialization
 
 from novelmuse.book import Book, find_book, init_book
 from novelmuse.replay import GateIssuer, default_key_path
+from novelmuse.text import sha256_hex
 
 from ..conftest import muse_subprocess
 from ._helpers import clean_doc, prepare_run, sample
@@ -69,8 +70,10 @@ def test_verify_show_and_reindex(cli, gate_book: Book) -> None:  # type: ignore[
         (4, "receipt", "passed"),
         (5, "report", "failed"),
     ]
+    assert doc["listing"][1]["run_config_sha256"] == sha256_hex("config of R1")
     r = cli("gate", "show", "--book", gate_book.root)
     assert "JUDGE_UNSTABLE" in r.stdout and "→ receipt 2" in r.stdout
+    assert f"earned by writer configuration {sha256_hex('config of R1')[:16]}…" in r.stdout
     gate_book.db.execute("DELETE FROM gate_entries")
     r = cli("gate", "reindex", "--json", "--book", gate_book.root)
     assert r.exit_code == 0 and json.loads(r.stdout)["indexed"] == 5
