@@ -8,6 +8,7 @@ confirm` as written."""
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import shutil
@@ -17,10 +18,13 @@ from typing import Any
 
 import pytest
 import yaml
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from novelmuse.book import Book, find_book
 from novelmuse.cli import _cmd_outline_draft
 from novelmuse.replay import default_key_path, draft_fine_outline, generate_key
+from novelmuse.replay._chain import SIGNATURE_DOMAIN
+from novelmuse.replay._keys import SigningKey
 
 from ..conftest import SAMPLE_BOOK
 from ..editorial.helpers import requests_of
@@ -198,16 +202,46 @@ def test_without_the_replay_orchestrator_the_shipped_command_refuses(  # type: i
     assert receipts(book) == 0
 
 
-def test_a_tampered_journal_is_refused_naming_the_seq(cli, book: Book, store: Store) -> None:  # type: ignore[no-untyped-def]
-    admit(book, store)
+def _flip(lines: list[bytes]) -> list[bytes]:
+    line = bytearray(lines[2])
+    at = line.index(b'"outcome":"') + 12
+    line[at] = ord("X")
+    return [lines[0], lines[1], bytes(line), lines[3]]
+
+
+def _forge(lines: list[bytes]) -> list[bytes]:
+    entry = json.loads(lines[3])
+    key = SigningKey(Ed25519PrivateKey.generate())
+    entry["signature"] = base64.b64encode(key.sign(SIGNATURE_DOMAIN + entry["sha256"].encode())).decode()
+    return [*lines[:3], json.dumps(entry, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode() + b"\n"]
+
+
+TAMPERING = {
+    "a flipped byte": (_flip, (3, "GATE_ENTRY_HASH")),
+    "a deleted entry": (lambda lines: [lines[0], lines[1], lines[3]], (4, "GATE_ENTRY_SEQ")),
+    "reordered entries": (lambda lines: [lines[0], lines[1], lines[3], lines[2]], (4, "GATE_ENTRY_SEQ")),
+    "a forged signature": (_forge, (4, "GATE_SIGNATURE")),
+    "a hand-written gate input": (None, (4, "GATE_ARTEFACT_CHANGED")),
+}
+
+
+@pytest.mark.parametrize("kind", list(TAMPERING))
+def test_tampering_is_refused_naming_the_seq_while_a_dry_run_still_works(  # type: ignore[no-untyped-def]
+    cli, book: Book, store: Store, kind: str
+) -> None:
+    tamper, expected = TAMPERING[kind]
+    issue(book, "A", store)
+    issue(book, "B", store if tamper is not None else None, run="RUN2")  # None: no replay run made this input
     journal = book.root / ".muse" / "gates" / "journal.jsonl"
-    lines = journal.read_bytes().splitlines(keepends=True)
-    journal.write_bytes(b"".join([lines[0], lines[1], lines[3]]))  # the Gate B report deleted
+    if tamper is not None:
+        journal.write_bytes(b"".join(tamper(journal.read_bytes().splitlines(keepends=True))))
     r = cli("outline", "draft", "12", "--json", "--book", book.root)
-    assert r.exit_code == 3
-    found = {(f["seq"], f["code"]) for f in _doc(r)["guard"]["findings"]}
-    assert {(3, "GATE_JOURNAL_REWRITTEN"), (4, "GATE_ENTRY_SEQ")} <= found  # seq 4 stands where 3 belongs
-    assert "seq 3" in _doc(r)["error"]["what"] and receipts(book) == 0
+    assert r.exit_code == 3, r.stdout
+    assert expected in {(f["seq"], f["code"]) for f in _doc(r)["guard"]["findings"]}
+    assert f"seq {expected[0]}" in _doc(r)["error"]["what"]
+    dry = cli("outline", "draft", "12", "--dry-run", "--json", "--book", book.root)
+    assert dry.exit_code == 0 and _doc(dry)["status"] == "dry_run" and not _doc(dry)["guard"]["admitted"]
+    assert receipts(book) == 0 and not (book.root / "outlines" / "0012.yaml").exists()  # no model was called
 
 
 def test_an_admitted_run_corrects_lint_errors_and_writes_an_unconfirmed_draft(cli, book: Book, store: Store) -> None:  # type: ignore[no-untyped-def]
