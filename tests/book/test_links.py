@@ -84,7 +84,7 @@ def test_a_card_linked_outside_is_never_read(muse, book: Path, outside: Path) ->
     _refused(muse("cards", "lint", "--book", book, "--json"), "cards/x.yaml")
 
 
-@pytest.mark.parametrize("name", ["chapters", "cards", "outlines", ".muse"])
+@pytest.mark.parametrize("name", ["chapters", "cards", "outlines", "plan", ".muse"])
 def test_a_book_directory_linked_outside_is_refused(muse, book: Path, outside: Path, name: str) -> None:  # type: ignore[no-untyped-def]
     """Whatever the command, before anything is read or written there."""
     target = outside / name

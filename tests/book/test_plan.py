@@ -120,9 +120,22 @@ def test_refusals(tmp_path: Path) -> None:
         load_plan(empty)
     assert exc.value.code == "PLAN_RANGE_INVALID" and exc.value.where == "plan/outline.md:1"
     secret = tmp_path / "secret.md"
-    secret.write_text("机密", encoding="utf-8")
+    secret.write_text("# 第1章\n机密", encoding="utf-8")
     (empty.root / "plan" / "outline.md").unlink()
     os.symlink(secret, empty.root / "plan" / "outline.md")
+    with pytest.raises(InputError) as exc:
+        load_plan(empty)
+    assert exc.value.code == "BOOK_LINK_OUTSIDE" and "机密" not in str(exc.value)
+    (empty.root / "plan" / "outline.md").unlink()
+    (empty.root / "notes.md").write_text("# 第1章\n书内的链接照读", encoding="utf-8")
+    os.symlink(empty.root / "notes.md", empty.root / "plan" / "outline.md")  # a link that stays in the book
+    assert "书内的链接照读" in load_plan(empty).sections[0].text
+    os.symlink(tmp_path, empty.root / "plan" / "settings")
+    with pytest.raises(InputError) as exc:
+        load_plan(empty)
+    assert exc.value.code == "BOOK_LINK_OUTSIDE"
+    (empty.root / "plan" / "settings").unlink()
+    (empty.root / "plan" / "settings").write_text("a file", encoding="utf-8")
     with pytest.raises(InputError) as exc:
         load_plan(empty)
     assert exc.value.code == "PLAN_READ"

@@ -21,15 +21,15 @@ whole. HTML comments (``<!-- … -->``) are the author's own notes and are never
 
 **The settings.** Every file is read whole, as written (YAML is not interpreted: the model reads the text).
 
-Files are read only when they are regular files inside the book (no symbolic link, at most
-`MAX_PLAN_FILE_BYTES`), as UTF-8; each keeps its sha256 so a draft can say exactly what it was made from.
+Files are read under the book's file policy (`read_user_file`: regular files only, no symbolic link that
+leaves the book — BOOK_LINK_OUTSIDE —, at most `MAX_PLAN_FILE_BYTES`: PLAN_READ / PLAN_TOO_LARGE), as UTF-8;
+each keeps its sha256 so a draft can say exactly what it was made from.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -37,6 +37,7 @@ from typing import Final, Literal
 from ..errors import InputError
 from ..text import CHINESE_NUMERAL_CHARS, parse_number, sha256_hex
 from ._project import Book
+from ._userfile import _inside, link_outside_error, read_user_file
 
 PLAN_DIR: Final = "plan"
 OUTLINE_NAMES: Final = ("outline.md", "大纲.md")
@@ -194,27 +195,10 @@ def _sections(file: PlanFile) -> list[PlanSection]:
 
 
 def _read(book: Book, path: Path) -> PlanFile:
+    """One plan file under the book's file policy (`read_user_file`: a regular file, no link out of the book,
+    capped), as UTF-8 text with its line endings normalised; a Markdown file loses its HTML comments."""
     rel = path.relative_to(book.root).as_posix()
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise InputError(
-            "PLAN_READ", f"cannot read ({exc.strerror})", rel, "the plan's files must be regular files, not links"
-        ) from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise InputError("PLAN_READ", "not a regular file", rel, "the plan's files must be regular files")
-        if st.st_size > MAX_PLAN_FILE_BYTES:
-            raise InputError(
-                "PLAN_TOO_LARGE",
-                f"{st.st_size:,} bytes (at most {MAX_PLAN_FILE_BYTES:,})",
-                rel,
-                "split the file or shorten it",
-            )
-        data = os.read(fd, MAX_PLAN_FILE_BYTES + 1)
-    finally:
-        os.close(fd)
+    data = read_user_file(path, what="plan file", kind="PLAN", max_bytes=MAX_PLAN_FILE_BYTES, book_root=book.root)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -236,19 +220,16 @@ def _one_of(folder: Path, names: tuple[str, ...]) -> Path | None:
 
 
 def _directory(book: Book, path: Path) -> None:
-    if path.is_symlink() or not path.is_dir():
-        raise InputError(
-            "PLAN_READ",
-            "a symbolic link or not a directory",
-            path.relative_to(book.root).as_posix(),
-            "make it a directory inside the book",
-        )
+    if not _inside(real := os.path.realpath(path), book.root):
+        raise link_outside_error(path, real, book.root, action="read")
+    if not path.is_dir():
+        raise InputError("PLAN_READ", "not a directory", path.relative_to(book.root).as_posix(), "make it a directory")
 
 
 def load_plan(book: Book) -> Plan:
     """Read the book's ``plan/`` (a book without one has an empty plan)."""
     folder = book.root / PLAN_DIR
-    if not folder.exists() and not folder.is_symlink():
+    if not os.path.lexists(folder):
         return Plan(None, (), ())
     _directory(book, folder)
     outline_path = _one_of(folder, OUTLINE_NAMES)

@@ -82,13 +82,13 @@ def link_outside_error(path: Path, real: str, root: Path, *, action: str) -> Inp
 
 #: The book's own directories: none may be a link that leaves the book (checked when a book is opened). The
 #: vault (.muse/vault) refuses any link at all itself, when it is used (VAULT_UNSAFE_PATH).
-BOOK_DIRS = (".muse", ".muse/revisions", "chapters", "outlines", "cards")
+BOOK_DIRS = (".muse", ".muse/revisions", "chapters", "outlines", "cards", "plan")
 STATE_DIR_MODE = 0o700
 
 
 def check_book_dirs(root: Path) -> None:
-    """Refuse (BOOK_LINK_OUTSIDE) a book whose ``.muse``, ``.muse/revisions``, ``chapters``, ``outlines`` or
-    ``cards`` is a link leading outside it — before anything is read or written there — and make
+    """Refuse (BOOK_LINK_OUTSIDE) a book whose ``.muse``, ``.muse/revisions``, ``chapters``, ``outlines``,
+    ``cards`` or ``plan`` is a link leading outside it — before anything is read or written there — and make
     ``.muse`` private again (0700) if someone loosened it."""
     for rel in BOOK_DIRS:
         p = root / rel
