@@ -212,10 +212,11 @@ def scripted_steps(copy: Path) -> list[Step]:
             ("outline", "confirm", "11", *book),
         ),
         Step(
-            "Write chapter 11 from its outline (SCRIPTED writer, detector, extractor): the manifest and its evidence "
+            "Write chapter 11 from its outline (SCRIPTED writer, detector, extractor) with arm C forced — no Gate B "
+            "receipt promotes it, so muse write alone would use arm A and say so: the manifest and its evidence "
             "round (a hash chain), a draft the detector gate blocks (黄昏 missing, 典韦 undeclared), its repair, "
             "then --apply",
-            ("write", "11", "--apply", *book),
+            ("write", "11", "--arm", "C", "--apply", *book),
         ),
         Step(
             "Hard rules on the new chapter 11: no error (the fatigue words only warn)",

@@ -126,7 +126,8 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
         "exported 10 chapter(s)"
         in by_command[f"$ muse export --format epub --out {tmp_path / 'sanguo.epub'} --force {book}"]
     )
-    written = by_command[f"$ muse write 11 --apply {book}"]
+    written = by_command[f"$ muse write 11 --arm C --apply {book}"]
+    assert "arm C: forced by --arm (promotion would use arm A, the baseline" in written
     assert "SCRIPTED" in written.splitlines()[0] and "write chapter 11 (arm C): passed" in written
     assert re.search(r"manifest round 1: [0-9a-f]{64} ← [0-9a-f]{64}", written)
     assert "evidence 1-1 style 「关羽」: served" in written

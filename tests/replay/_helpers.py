@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ from novelmuse.replay import (
     writer_config_sha256,
 )
 from novelmuse.text import sha256_hex
+
+from ..conftest import SAMPLE_BOOK
 
 RUBRIC = RubricBinding.of(load_rubric("writer_replay"))
 DIMS = [*RUBRIC.general_dimensions, RUBRIC.scene_dimension]
@@ -159,3 +162,19 @@ def issue(
         store.runs[bindings.gate_input.locator] = gi
     with GateIssuer.open(book) as issuer:
         issuer.issue(gate, gi, bindings)  # type: ignore[arg-type]
+
+
+def sample_gate_book(tmp_path: Path, *, outliner: bool = True) -> Book:
+    """The sample book with a gate signer (its key in the user config) and the scripted provider answering the
+    outliner from script.yaml (empty: any call would fail MODEL_SCRIPT_EXHAUSTED)."""
+    root = tmp_path / "sanguo"
+    shutil.copytree(SAMPLE_BOOK, root)
+    public = generate_key(default_key_path())
+    toml = (
+        f'\n[gate]\nsigner = "{public.text}"\n\n[providers.s]\nkind = "scripted"\nscript = "script.yaml"\n\n[roles]\n'
+    )
+    toml += 'outliner = "s:scripted-outliner-1"\n' if outliner else 'writer = "s:scripted-writer-1"\n'
+    with (root / "book.toml").open("a", encoding="utf-8") as fh:
+        fh.write(toml)
+    (root / "script.yaml").write_text("outliner: []\n", encoding="utf-8")
+    return find_book(root)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import functools
 import json
-import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -20,15 +19,14 @@ import pytest
 import yaml
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from novelmuse.book import Book, find_book
+from novelmuse.book import Book
 from novelmuse.cli import _cmd_outline_draft
-from novelmuse.replay import default_key_path, draft_fine_outline, generate_key
+from novelmuse.replay import draft_fine_outline
 from novelmuse.replay._chain import SIGNATURE_DOMAIN
 from novelmuse.replay._keys import SigningKey
 
-from ..conftest import SAMPLE_BOOK
 from ..editorial.helpers import requests_of
-from ._helpers import Store, issue
+from ._helpers import Store, issue, sample_gate_book
 
 GOOD: dict[str, Any] = {
     "title": "陶恭祖三让徐州　曹孟德大战吕布",
@@ -69,22 +67,6 @@ BAD: dict[str, Any] = {
 }
 
 
-def _book(tmp_path: Path, *, outliner: bool = True) -> Book:
-    """The sample book with a gate signer (its key in the user config) and the scripted provider answering the
-    outliner from script.yaml (empty: any call would fail MODEL_SCRIPT_EXHAUSTED)."""
-    root = tmp_path / "sanguo"
-    shutil.copytree(SAMPLE_BOOK, root)
-    public = generate_key(default_key_path())
-    toml = (
-        f'\n[gate]\nsigner = "{public.text}"\n\n[providers.s]\nkind = "scripted"\nscript = "script.yaml"\n\n[roles]\n'
-    )
-    toml += 'outliner = "s:scripted-outliner-1"\n' if outliner else 'writer = "s:scripted-writer-1"\n'
-    with (root / "book.toml").open("a", encoding="utf-8") as fh:
-        fh.write(toml)
-    script(root, [])
-    return find_book(root)
-
-
 def script(root: Path, answers: list[dict[str, Any]]) -> None:
     (root / "script.yaml").write_text(
         yaml.safe_dump({"outliner": [{"output": a} for a in answers]}, allow_unicode=True), encoding="utf-8"
@@ -99,7 +81,7 @@ def admit(book: Book, store: Store) -> None:
 
 @pytest.fixture
 def book(tmp_path: Path, user_config: Path) -> Book:
-    return _book(tmp_path)
+    return sample_gate_book(tmp_path)
 
 
 @pytest.fixture
@@ -297,7 +279,7 @@ def test_a_draft_that_stays_wrong_fails_closed_and_writes_nothing(cli, book: Boo
 
 
 def test_without_an_outliner_model_the_draft_is_skipped(cli, tmp_path: Path, user_config: Path, store: Store) -> None:  # type: ignore[no-untyped-def]
-    book = _book(tmp_path, outliner=False)
+    book = sample_gate_book(tmp_path, outliner=False)
     admit(book, store)
     r = cli("outline", "draft", "12", "--json", "--book", book.root)
     doc = _doc(r)

@@ -38,7 +38,7 @@ def test_a_draft_with_an_evidence_round_passes_and_is_applied(tmp_path: Path, mu
         "extractor": [facts()],
     }
     book = sample_book(tmp_path / "b", script)
-    r = muse("write", "11", "--apply", "--json", "--book", book.root)
+    r = muse("write", "11", "--arm", "C", "--apply", "--json", "--book", book.root)
     assert r.exit_code == 0, r.stderr
     doc = as_json(r.stdout)
     assert doc["status"] == "passed" and doc["ok"]
@@ -79,7 +79,7 @@ def test_evidence_rounds_are_capped_at_three_and_the_budget_refuses_whole_reques
         "extractor": [facts()],
     }
     book = sample_book(tmp_path / "b", script)
-    r = muse("write", "11", "--json", "--book", book.root)
+    r = muse("write", "11", "--arm", "C", "--json", "--book", book.root)
     assert r.exit_code == 0, r.stderr
     doc = as_json(r.stdout)
     assert [m["round"] for m in doc["manifests"]] == [0, 1, 2, 3]
@@ -109,7 +109,7 @@ def test_a_draft_the_detector_keeps_blocking_is_held_after_exactly_two_repairs(t
         "extractor": [facts()] * 4,
     }
     book = sample_book(tmp_path / "b", script)
-    r = muse("write", "11", "--apply", "--json", "--book", book.root)
+    r = muse("write", "11", "--arm", "C", "--apply", "--json", "--book", book.root)
     assert r.exit_code == 1, r.stderr
     doc = as_json(r.stdout)
     assert doc["status"] == "held_for_author" and not doc["ok"] and doc["applied"] is None
@@ -129,7 +129,7 @@ def test_a_missing_result_blocks_and_the_repair_that_writes_it_passes(tmp_path: 
         "extractor": [facts(), facts()],
     }
     book = sample_book(tmp_path / "b", script)
-    r = muse("write", "11", "--json", "--book", book.root)
+    r = muse("write", "11", "--arm", "C", "--json", "--book", book.root)
     assert r.exit_code == 0, r.stderr
     doc = as_json(r.stdout)
     first, second = (x["report"] for x in doc["reports"])
@@ -146,7 +146,7 @@ def test_a_report_missing_one_constraint_id_fails_closed(tmp_path: Path, muse: A
         "extractor": [facts()],
     }
     book = sample_book(tmp_path / "b", script)
-    r = muse("write", "11", "--json", "--book", book.root)
+    r = muse("write", "11", "--arm", "C", "--json", "--book", book.root)
     assert r.exit_code == 3, r.stderr
     doc = as_json(r.stdout)
     assert doc["status"] == "error" and doc["error_code"] == "DETECTOR_REPORT_INCOMPLETE"
@@ -162,7 +162,7 @@ def test_a_report_for_another_candidate_is_refused(tmp_path: Path, muse: Any) ->
         "extractor": [facts()],
     }
     book = sample_book(tmp_path / "b", script)
-    r = muse("write", "11", "--json", "--book", book.root)
+    r = muse("write", "11", "--arm", "C", "--json", "--book", book.root)
     assert r.exit_code == 3 and as_json(r.stdout)["error_code"] == "DETECTOR_REPORT_MISMATCH"
 
 
@@ -173,7 +173,7 @@ def test_a_claimed_coverage_of_one_with_a_failing_item_is_recomputed(tmp_path: P
         "extractor": [facts()],
     }
     book = sample_book(tmp_path / "b", script, writing="repair_rounds = 0\n")
-    r = muse("write", "11", "--json", "--book", book.root)
+    r = muse("write", "11", "--arm", "C", "--json", "--book", book.root)
     assert r.exit_code == 1
     (rep,) = as_json(r.stdout)["reports"]
     assert rep["report"]["claimed"]["coverage"] == 1.0
@@ -186,7 +186,7 @@ def test_no_writer_model_is_skipped_never_passed(tmp_path: Path, muse: Any) -> N
     script = {"detector": [detector()], "extractor": [facts()]}
     roles = 'detector = "s:scripted-model-1"\nextractor = "s:scripted-model-1"\n'
     book = sample_book(tmp_path / "b", script, roles=roles)
-    r = muse("write", "11", "--apply", "--json", "--book", book.root)
+    r = muse("write", "11", "--arm", "C", "--apply", "--json", "--book", book.root)
     doc = as_json(r.stdout)
     assert doc["status"] == "skipped" and not doc["ok"] and doc["drafts"] == [] and doc["applied"] is None
     assert [s["status"] for s in doc["steps"]] == ["passed", "skipped"] and doc["steps"][1]["reason"]
@@ -196,14 +196,14 @@ def test_no_writer_model_is_skipped_never_passed(tmp_path: Path, muse: Any) -> N
 
 def test_no_writer_model_exits_4(tmp_path: Path, muse: Any) -> None:
     book = sample_book(tmp_path / "b", {"detector": []}, roles='detector = "s:scripted-model-1"\n')
-    assert muse("write", "11", "--book", book.root).exit_code == 4
+    assert muse("write", "11", "--arm", "C", "--book", book.root).exit_code == 4
 
 
 def test_no_detector_model_leaves_the_draft_unchecked_and_unrepaired(tmp_path: Path, muse: Any) -> None:
     script = {"writer": [draft(requests=[])], "extractor": [facts()]}
     roles = 'writer = "s:scripted-model-1"\nextractor = "s:scripted-model-1"\n'
     book = sample_book(tmp_path / "b", script, roles=roles)
-    r = muse("write", "11", "--apply", "--json", "--book", book.root)
+    r = muse("write", "11", "--arm", "C", "--apply", "--json", "--book", book.root)
     doc = as_json(r.stdout)
     assert doc["status"] == "skipped" and "detector" in doc["reason"] and len(doc["drafts"]) == 1
     (rep,) = doc["reports"]
@@ -235,7 +235,7 @@ def test_apply_refuses_a_chapter_file_written_while_the_run_was_going_on(tmp_pat
 
     t = threading.Thread(target=author)
     t.start()
-    r = muse("write", "11", "--apply", "--book", book.root)
+    r = muse("write", "11", "--arm", "C", "--apply", "--book", book.root)
     t.join()
     assert r.exit_code == 2 and "error[FILE_CHANGED_ON_DISK]" in r.stderr
     assert theirs.read_text(encoding="utf-8") == "# 第十一回\n作者自己动笔写了。\n"
@@ -252,12 +252,12 @@ def test_usage_errors(tmp_path: Path, muse: Any) -> None:
 
 def test_dry_run_prints_the_prompt_and_calls_no_model(tmp_path: Path, muse: Any) -> None:
     book = sample_book(tmp_path / "b", {"writer": []})
-    r = muse("write", "11", "--dry-run", "--json", "--book", book.root)
+    r = muse("write", "11", "--arm", "C", "--dry-run", "--json", "--book", book.root)
     assert r.exit_code == 0, r.stderr
     doc = as_json(r.stdout)
     assert doc["status"] == "dry_run" and doc["run_id"] is None and len(doc["prompts"]) == 2
     assert book.db.execute("SELECT COUNT(*) FROM model_calls").fetchone()[0] == 0
-    human = muse("write", "11", "--dry-run", "--book", book.root)
+    human = muse("write", "11", "--arm", "C", "--dry-run", "--book", book.root)
     assert "E4" in human.stdout and "关羽" in human.stdout and "--- user ---" in human.stdout
 
 
@@ -271,7 +271,7 @@ def test_review_hands_the_applied_chapter_to_the_editorial_loop(tmp_path: Path, 
         "editor": [{"output": editor_output(text)}],
     }
     book = sample_book(tmp_path / "b", script)
-    r = muse("write", "11", "--apply", "--review", "--json", "--book", book.root)
+    r = muse("write", "11", "--arm", "C", "--apply", "--review", "--json", "--book", book.root)
     assert r.exit_code == 0, r.stderr
     doc = as_json(r.stdout)
     assert doc["status"] == "passed" and doc["applied"] == "chapters/0011.md"

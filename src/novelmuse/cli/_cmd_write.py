@@ -1,4 +1,5 @@
-"""`muse write N [--arm A|C] [--dry-run] [--apply] [--review]` and `muse write show N` (issue 11)."""
+"""`muse write N [--arm A|C] [--dry-run] [--apply] [--review]` and `muse write show N` (issue 11); the arm is
+the promoted one unless forced (issue 13 item 6, `replay.promoted_arm`)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ..errors import InputError
+from ..replay import promoted_arm
 from ..reports import render_write_run, render_write_show, write_note, write_outcome
 from ..text import MAX_CHAPTER_NUMBER
-from ..writing import Arm, write_chapter, write_dry_run, write_history
+from ..writing import write_chapter, write_dry_run, write_history
 from ._app import app
 from ._common import BookOpt, JsonOpt, chapter_target, console, emit_json, err_console, finish, in_session, open_book
 
@@ -23,8 +25,14 @@ def write(
         typer.Argument(help="With `show`: the chapter.", min=0, max=MAX_CHAPTER_NUMBER, show_default=False),
     ] = None,
     arm: Annotated[
-        str, typer.Option("--arm", help="C (card-located readback, default) or A (generic retrieval).")
-    ] = "C",
+        str | None,
+        typer.Option(
+            "--arm",
+            help="Force C (card-located readback) or A (generic retrieval). Default: C once a verified, passed Gate B "
+            "receipt of the current writer configuration promotes it, A until then.",
+            show_default=False,
+        ),
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Build the context and the prompt; call no model.")
     ] = False,
@@ -54,11 +62,12 @@ def write(
     if chapter is not None:
         raise InputError("USAGE", f"unexpected argument {chapter}", "command line", "muse write N [--arm A|C]")
     number = chapter_target(target, "show", "muse write N, or muse write show N")
-    picked = _arm(arm)
+    choice = promoted_arm(b, force=arm)
+    picked, record = choice.arm, choice.record()
     if dry_run:
         if apply or review:
             raise InputError("USAGE", "--dry-run calls no model: nothing to apply or review", "command line", "")
-        doc = write_dry_run(b, number, picked)
+        doc = write_dry_run(b, number, picked, arm_choice=record)
     else:
         with Progress(
             SpinnerColumn(),
@@ -76,7 +85,9 @@ def write(
             doc = in_session(
                 b,
                 "write",
-                lambda s: write_chapter(b, s, number, arm=picked, apply=apply, review=review, progress=progress),
+                lambda s: write_chapter(
+                    b, s, number, arm=picked, apply=apply, review=review, progress=progress, arm_choice=record
+                ),
             )
     if json_out:
         emit_json(doc)
@@ -86,17 +97,3 @@ def write(
     if note:
         err_console.print(note, markup=False)
     finish(write_outcome(doc))
-
-
-def _arm(value: str) -> Arm:
-    picked = value.strip().upper()
-    if picked == "A":
-        return "A"
-    if picked == "C":
-        return "C"
-    raise InputError(
-        "USAGE",
-        f"--arm {value!r} is not a writing arm",
-        "--arm",
-        "use C (card-located readback) or A (generic retrieval); arm B (card-only) is a diagnostic of `muse context`",
-    )

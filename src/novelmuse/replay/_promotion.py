@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from ..book import Book
 from ..errors import InputError
+from ..writing import ArmChoiceRef
 from ._guard import EntryGuard, GateInputRebuilder, receipt_verdict
 from ._spec import Arm
 
@@ -30,6 +31,16 @@ class ArmChoice(BaseModel):
     receipt_seq: int | None  # the Gate B receipt that promoted the candidate arm
     evidence: EntryGuard
 
+    def record(self) -> ArmChoiceRef:
+        """What the write run's manifest records of the choice."""
+        return ArmChoiceRef(
+            forced=self.forced,
+            promoted=self.promoted,
+            receipt_seq=self.receipt_seq,
+            writer_config_sha256=self.evidence.writer_config_sha256,
+            reason=self.reason,
+        )
+
 
 def promoted_arm(book: Book, *, force: str | None = None, gate_inputs: GateInputRebuilder | None = None) -> ArmChoice:
     """The arm to write with (see the module doc); `force` (A or C) overrides promotion, recorded as forced."""
@@ -37,16 +48,22 @@ def promoted_arm(book: Book, *, force: str | None = None, gate_inputs: GateInput
     config = evidence.writer_config
     seq = evidence.receipts.get("B")
     if evidence.admitted and seq is not None:
-        promoted, why = config.arm, f"arm {config.arm} promoted by Gate B receipt seq {seq}"
+        promoted, why = config.arm, f"promoted by Gate B receipt seq {seq}"
     else:
         promoted = config.baseline_arm
         missing = "; ".join(f.line() for f in evidence.findings)
-        why = f"arm {config.baseline_arm} (arm {config.arm} is not promoted: {missing})"
+        why = f"the baseline — arm {config.arm} is not promoted: {missing}"
     if force is None:
         return ArmChoice(arm=promoted, forced=False, promoted=promoted, reason=why, receipt_seq=seq, evidence=evidence)
     arm = force.strip().upper()
     if arm not in WRITE_ARMS:
-        raise InputError("USAGE", f"--arm {force!r} is not an arm the writer writes with", "--arm", "use A or C")
+        raise InputError(
+            "USAGE",
+            f"--arm {force!r} is not a writing arm",
+            "--arm",
+            "use C (card-located readback) or A (generic retrieval); arm B (card-only) is a diagnostic of "
+            "`muse context`",
+        )
     forced: Arm = "A" if arm == "A" else "C"
-    reason = f"arm {forced} forced by --arm (promotion would use {promoted}: {why})"
+    reason = f"forced by --arm (promotion would use arm {promoted}, {why})"
     return ArmChoice(arm=forced, forced=True, promoted=promoted, reason=reason, receipt_seq=seq, evidence=evidence)

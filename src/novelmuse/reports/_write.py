@@ -47,6 +47,8 @@ def render_write_run(console: Console, doc: WriteDoc, book: Book | None = None) 
     if doc.error_code:
         head += f" [red]error[{doc.error_code}][/red]"
     console.print(head)
+    if doc.arm_choice is not None:
+        console.print(f"  arm {doc.arm}: {escape(doc.arm_choice.reason)}")
     console.print(f"  write id {doc.write_id}" + (f", model run {doc.run_id}" if doc.run_id else ""))
     steps = Table(title="steps", show_header=True, header_style="bold")
     for col in ("step", "outcome", "detail"):

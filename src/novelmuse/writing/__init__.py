@@ -22,7 +22,7 @@ from ._gate_evidence import EVIDENCE_SCHEMA_VERSION, EvidenceItem, EvidencePack,
 from ._hardcheck import HardCheck
 from ._leak import check_writer_text, generated_text, writer_text_leaks
 from ._loop import repair_items, write_chapter
-from ._manifest import ARMS, MANIFEST_SCHEMA_VERSION, Arm, EvidenceRef, Manifest
+from ._manifest import ARMS, MANIFEST_SCHEMA_VERSION, Arm, ArmChoiceRef, EvidenceRef, Manifest
 from ._outline_draft import (
     Admission,
     DraftInputs,
@@ -77,6 +77,7 @@ __all__ = [
     "WRITE_SCHEMA_VERSION",
     "Admission",
     "Arm",
+    "ArmChoiceRef",
     "ChapterGate",
     "ConfirmResult",
     "Confirmation",

@@ -52,6 +52,7 @@ from ._leak import check_writer_text
 from ._manifest import (
     MANIFEST_SCHEMA_VERSION,
     Arm,
+    ArmChoiceRef,
     Block,
     CardRef,
     ChapterRef,
@@ -338,10 +339,12 @@ def build_context(
     arm: Arm = "C",
     search: SearchIndex | None = None,
     progress: Callable[[int, int], None] | None = None,
+    arm_choice: ArmChoiceRef | None = None,
 ) -> ContextBuild:
     """Build chapter `chapter`'s WriterContext and manifest for `arm` (C: card-located readback, the default;
     A: generic retrieval; B: card-only, diagnostic). `search` reuses an open index for arm A; `progress(done,
-    total)` reports indexing when chapters before N changed since the index was built."""
+    total)` reports indexing when chapters before N changed since the index was built; `arm_choice` (`muse
+    write`) records in the manifest how the arm was chosen."""
     cfg = book.config.writing
     outline = require_confirmed(book, chapter)
     cards: CardSet = load_cards(book)
@@ -427,6 +430,7 @@ def build_context(
     manifest = Manifest(
         chapter=chapter,
         arm=arm,
+        arm_choice=arm_choice,
         outline=OutlineRef(
             path=outline_path,
             sha256=outline.sha256,

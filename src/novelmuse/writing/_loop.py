@@ -41,7 +41,7 @@ from ._detector import DetectorReport
 from ._drafts import DraftDoc, DraftPurpose, apply_draft, begin_write, end_write, store_draft, store_report
 from ._evidence import answer_requests
 from ._gate import DetectorGate
-from ._manifest import Arm, EvidenceRef
+from ._manifest import Arm, ArmChoiceRef, EvidenceRef
 from ._store import store_manifest
 from ._write_doc import DraftOut, ManifestOut, ReportOut, UsageOut, WriteDoc, WriteStatus
 from ._writer import draft_out, gate_for, manifest_out
@@ -251,6 +251,7 @@ async def write_chapter(
     review: bool = False,
     progress: Progress | None = None,
     build: ContextBuild | None = None,
+    arm_choice: ArmChoiceRef | None = None,
 ) -> WriteDoc:
     """Write chapter `chapter` from its confirmed outline with arm `arm` (see the module docstring).
 
@@ -259,7 +260,8 @@ async def write_chapter(
     With `review` (which needs `apply`: the editorial loop reviews chapter files), the applied chapter then goes
     through the editorial loop in the same session (its revision is kept, not applied: `muse review N
     --apply`). `build` is the chapter's context when the caller built it already (replay builds both arms
-    first to check they share one frame); it must be a first build (round 0) of this chapter and arm."""
+    first to check they share one frame); it must be a first build (round 0) of this chapter and arm.
+    `arm_choice` is how `muse write` chose the arm (promoted, baseline or forced), recorded in the manifest."""
     if review and not apply:
         raise InputError(
             "USAGE_WRITE_REVIEW",
@@ -269,7 +271,7 @@ async def write_chapter(
         )
     require_tool_less(book)
     if build is None:
-        build = build_context(book, chapter, arm=arm)
+        build = build_context(book, chapter, arm=arm, arm_choice=arm_choice)
     elif (build.chapter, build.arm, build.manifest.round) != (chapter, arm, 0):
         raise ValueError(f"a build of chapter {build.chapter} arm {build.arm} round {build.manifest.round} was given")
     write_id, began = begin_write(book, build)
@@ -289,6 +291,7 @@ async def write_chapter(
         run_id=session.run_id if session.started else None,
         chapter=chapter,
         arm=arm,
+        arm_choice=build.manifest.arm_choice,
         status=status,
         reason=reason,
         error_code=error_code,

@@ -10,9 +10,9 @@ exactly the manifest a book ending at N−1 gives.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from ..memory import Source
 from ..text import canonical_json, sha256_hex
@@ -224,6 +224,17 @@ class EvidenceRef(_M):
     text_sha256: str | None = None  # of the text added
 
 
+class ArmChoiceRef(_M):
+    """How `muse write` chose the context arm: promoted by a Gate B receipt of the writer configuration, the
+    baseline because none promotes the candidate, or forced by ``--arm`` (recorded in the manifest, seed 003)."""
+
+    forced: bool
+    promoted: Arm  # what promotion chose (equal to the arm unless forced)
+    receipt_seq: int | None  # the Gate B receipt that promoted the candidate arm
+    writer_config_sha256: str
+    reason: str
+
+
 class Manifest(_M):
     """The manifest of one chapter's context for one arm (the hashed body; see `manifest_sha256`).
 
@@ -257,6 +268,16 @@ class Manifest(_M):
     round: int = 0  # 0: as built; k: after evidence round k
     previous_sha256: str | None = None  # the manifest of round k − 1
     evidence: list[EvidenceRef] = []
+    arm_choice: ArmChoiceRef | None = None  # `muse write` only: why this arm (absent from the body when None)
+
+    @model_serializer(mode="wrap")
+    def _without_absent_choice(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A build that chose no arm (every context but `muse write`'s) has no `arm_choice` key at all, so its
+        body and sha256 are what they always were."""
+        body: dict[str, Any] = handler(self)
+        if body.get("arm_choice") is None:
+            body.pop("arm_choice", None)
+        return body
 
     def canonical(self) -> str:
         """The hashed body: canonical JSON (sorted keys, no whitespace, UTF-8)."""

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from ..editorial import ReviewRun, StepOutcome
 from ..roles.writer import EvidenceRequest
 from ._detector import DetectorReport
-from ._manifest import Arm, EvidenceRef
+from ._manifest import Arm, ArmChoiceRef, EvidenceRef
 
 WRITE_SCHEMA_VERSION = 1
 
@@ -94,6 +94,7 @@ class WriteDoc(_Doc):
     run_id: str | None
     chapter: int
     arm: Arm
+    arm_choice: ArmChoiceRef | None = None  # how `muse write` chose the arm (promoted, baseline, forced)
     status: WriteStatus
     reason: str | None = None
     error_code: str | None = None

@@ -20,7 +20,7 @@ from ._build import ContextBuild, build_context
 from ._drafts import DraftDoc, begin_write, end_write
 from ._evidence import evidence_budget, evidence_used
 from ._gate import DetectorGate
-from ._manifest import Arm
+from ._manifest import Arm, ArmChoiceRef
 from ._store import manifests_dir
 from ._write_doc import ConstraintOut, DraftOut, ManifestOut, PromptOut, WriteDoc, WriteRunRow, WriteShowDoc
 
@@ -78,9 +78,10 @@ def describe_gate(gate: DetectorGate) -> tuple[list[ConstraintOut], list[str]]:
     return constraints, unavailable
 
 
-def write_dry_run(book: Book, chapter: int, arm: Arm = "C") -> WriteDoc:
-    """Build chapter `chapter`'s context and the writer's prompt, record the run (status dry_run), call no model."""
-    build = build_context(book, chapter, arm=arm)
+def write_dry_run(book: Book, chapter: int, arm: Arm = "C", *, arm_choice: ArmChoiceRef | None = None) -> WriteDoc:
+    """Build chapter `chapter`'s context and the writer's prompt, record the run (status dry_run), call no model;
+    `arm_choice` (how `muse write` chose the arm) is recorded in the manifest."""
+    build = build_context(book, chapter, arm=arm, arm_choice=arm_choice)
     write_id, _ = begin_write(book, build, status="dry_run")
     constraints, unavailable = describe_gate(gate_for(build))
     doc = WriteDoc(
@@ -89,6 +90,7 @@ def write_dry_run(book: Book, chapter: int, arm: Arm = "C") -> WriteDoc:
         run_id=None,
         chapter=chapter,
         arm=arm,
+        arm_choice=arm_choice,
         status="dry_run",
         reason=DRY_RUN,
         steps=[
