@@ -55,7 +55,7 @@ from ..roles.outliner import DRAFT, DraftRequest, OutlineDraft
 from ..text import count_chars, sha256_hex, sha256_json
 from ._build import _check_fact_cards
 from ._outlines import LintProblem, lint_draft
-from ._plan import _facts
+from ._plan import card_facts
 
 DRAFT_SCHEMA_VERSION = 1
 RECENT_OUTLINES = 3
@@ -172,7 +172,7 @@ def _card_lines(ids: list[str], cards: CardSet, state: MemoryState, chapter: int
     lines = []
     for cid in ids:
         card = cards.cards[cid]
-        facts, _withheld = _facts(card, state, cards, chapter)  # as of N−1, nothing sourced in N or later
+        facts, _withheld = card_facts(card, state, cards, chapter)  # as of N−1, nothing sourced in N or later
         known = "；".join(f.text for f in facts) or "（无记录）"
         about = f"：{card.description}" if card.description else ""
         lines.append(f"{card.name}〔{_TYPE_WORDS.get(card.type, card.type)}〕{about}\n  {known}")
