@@ -63,7 +63,7 @@ class _Issue:
 
 def _writer_context() -> WriterContext:
     return WriterContext(
-        chapter=2, title="第二回", scene="转折", goal="张飞怒鞭督邮", min_chars=3000, max_chars=6000,
+        chapter=2, label="第2回", title="第二回", scene="转折", goal="张飞怒鞭督邮", min_chars=3000, max_chars=6000,
         constraints=[OutlineLine(id="E1", text="硬事件：督邮索贿")], beats=[OutlineLine(id="B1", text="县尉受辱")],
         entities=["刘备", "张飞"], facts=[FactLine(text="刘备：在世", basis="作者设定")],
         prior_chapters=[PriorChapter(chapter=1, title="第一回", text="话说……", omitted_before=True)],

@@ -20,6 +20,7 @@ from novelmuse.roles.writer import (
 def _ctx(**over: object) -> WriterContext:
     base: dict[str, object] = {
         "chapter": 12,
+        "label": "第12回",
         "title": "陶恭祖三让徐州",
         "scene": "转折",
         "goal": "陶谦让徐州",

@@ -217,7 +217,7 @@ def test_a_card_value_sourced_in_the_future_is_withheld(small: Book) -> None:
     assert not any("丈八蛇矛" in f.text for f in built.context.facts)
     _outline(small, 6)
     later = build_context(small, 6)
-    assert any(f.text == "张飞的兵器：丈八蛇矛（自第1章起）" for f in later.context.facts)
+    assert any(f.text == "张飞的兵器：丈八蛇矛（自第1回起）" for f in later.context.facts)
 
 
 @st.composite

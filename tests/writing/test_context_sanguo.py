@@ -43,14 +43,14 @@ def builds(sanguo_full: Book) -> dict[str, ContextBuild]:
 def test_guan_yu_is_dead_as_of_80_with_his_source_pointer(sanguo_full: Book, builds: dict[str, ContextBuild]) -> None:
     c = builds["C"]
     dead = [f for f in c.context.facts if f.text.startswith("关羽的状态")]
-    assert [(f.text, f.basis) for f in dead] == [("关羽的状态：已故（自第77章起）", "第77章")]
-    ref = next(r for r in c.manifest.facts if r.basis == "第77章" and r.pointer.file == "cards/guan-yu.yaml")
+    assert [(f.text, f.basis) for f in dead] == [("关羽的状态：已故（自第77回起）", "第77回")]
+    ref = next(r for r in c.manifest.facts if r.basis == "第77回" and r.pointer.file == "cards/guan-yu.yaml")
     body = sanguo_full.read_chapter(77).body
     assert ref.pointer.chapter == 77 and body[ref.pointer.start : ref.pointer.end] == "于是关公父子皆遇害"
     assert next(e for e in c.manifest.entities if e.name == "关羽").dead
     # 曹操 (dead 78) is not in the outline; 张飞 (dies 81) is alive as of 79: the future is not visible
     zhang = [f.text for f in c.context.facts if f.text.startswith("张飞的状态")]
-    assert zhang == ["张飞的状态：在世（自第1章起）"]
+    assert zhang == ["张飞的状态：在世（自第1回起）"]
     # where his death is written lies in the continuous window (76–79): the writer has that raw text already,
     # so readback spends nothing on it (the slot counts it as in the window)
     ch77 = next(p for p in c.context.prior_chapters if p.chapter == 77)

@@ -82,9 +82,9 @@ def test_review_ends_with_the_gate_judged_against_the_chapter_evidence(
     (request, _) = requests_of(root, "judge")
     blind = json.loads(next(m["content"] for m in request if m["role"] == "user").split("\n", 1)[1])
     context = {c["id"]: c["text"] for c in blind["context"]}
-    assert "曹操的状态：在世（自第1章起）〔作者设定〕" in context.values()
+    assert "曹操的状态：在世（自第1回起）〔作者设定〕" in context.values()
     assert any("F-outer-troops" in t and "已0章" in t for t in context.values())
-    assert context["prior_chapter-2"].startswith("第2章 第二回")
+    assert context["prior_chapter-2"].startswith("第2回 第二回")
     assert "context" in blind["policy"]["evidenceTypes"]
     # the decision is stored and listed, with its gate lesson
     summary = json.loads(muse("judge-summary", "--book", root, "--json").stdout)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import sqlite3
 import stat
-from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..limits import MAX_CHAPTER_NUMBER
 from ..store import ChapterRecord, connect, registered_chapters, utc_now
-from ..text import HeadingUnit, LineIndex, chapter_label, count_chars, parse_heading, sha256_hex, split_paragraphs
+from ..text import HeadingUnit, LineIndex, chapter_label, count_chars, heading_unit, sha256_hex, split_paragraphs
 from ._config import BookConfig, load_config
 from ._userfile import BOOK_FILE, check_book_dirs, os_error, read_user_file
 
@@ -211,7 +210,7 @@ class Book:
     def heading_unit(self) -> HeadingUnit | None:
         """The unit the book's chapter headings use (章, 回, 节 or Chapter): the most common among the heading
         lines of the first UNIT_SAMPLE chapter files; None when none of them has a numbered heading."""
-        counts: Counter[HeadingUnit] = Counter()
+        lines: list[str] = []
         for number, path in list(self.chapter_paths().items())[:UNIT_SAMPLE]:
             if number == 0:
                 continue
@@ -220,10 +219,9 @@ class Book:
             except InputError:
                 continue  # reading it for real reports the problem
             line = first.split(b"\n", 1)[0].decode("utf-8", "replace")
-            heading = parse_heading(line[2:]) if line.startswith("# ") else None
-            if heading is not None and not heading.is_volume:
-                counts[heading.unit] += 1
-        return counts.most_common(1)[0][0] if counts else None
+            if line.startswith("# "):
+                lines.append(line[2:])
+        return heading_unit(lines)
 
     def chapter_label(self, number: int) -> str:
         """How this book names chapter `number` in messages, from its own headings: 第23回 in a book of 回,

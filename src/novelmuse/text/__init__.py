@@ -7,7 +7,7 @@ from ..limits import MAX_CHAPTER_NUMBER  # re-exported: the cap lives in novelmu
 from ._count import count_chars
 from ._decode import DecodedText, decode_text
 from ._hash import canonical_json, sha256_hex, sha256_json
-from ._headings import Heading, HeadingLine, HeadingUnit, chapter_label, find_headings, parse_heading
+from ._headings import Heading, HeadingLine, HeadingUnit, chapter_label, find_headings, heading_unit, parse_heading
 from ._lines import LineIndex
 from ._normalize import NormalizedText, normalize_for_match, normalize_quote
 from ._numerals import CHINESE_NUMERAL_CHARS, parse_chinese_numeral, parse_number
@@ -35,6 +35,7 @@ __all__ = [
     "count_chars",
     "decode_text",
     "find_headings",
+    "heading_unit",
     "locate_quote",
     "normalize_for_match",
     "normalize_quote",

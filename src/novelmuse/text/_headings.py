@@ -26,6 +26,8 @@ unit (e.g. 第一节 inside chapters) stay in the body and are listed too.
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -135,6 +137,17 @@ def chapter_label(unit: str | None, number: int) -> str:
     if unit == "Chapter":
         return f"Chapter {number}"
     return f"第{number}{unit if unit in ('回', '节') else '章'}"
+
+
+def heading_unit(headings: Iterable[str]) -> HeadingUnit | None:
+    """The unit most of these chapter headings use (章, 回, 节 or Chapter; volumes do not count), or None when
+    none is a numbered chapter heading — what `chapter_label` needs to name chapters the book's way."""
+    counts: Counter[HeadingUnit] = Counter()
+    for line in headings:
+        heading = parse_heading(line)
+        if heading is not None and not heading.is_volume:
+            counts[heading.unit] += 1
+    return counts.most_common(1)[0][0] if counts else None
 
 
 def find_headings(text: str) -> list[HeadingLine]:

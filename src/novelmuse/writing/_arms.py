@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ..book import Chapter, FineOutline
 from ..memory import CardSet, MemoryState, MentionMatcher, SearchIndex, mention_names
-from ..text import Paragraph, count_chars, split_paragraphs
+from ..text import Paragraph, chapter_label, count_chars, split_paragraphs
 from ._plan import EntityPlan, RetrievalPlan, Slot, basis, value_word
 from ._vocab import vocabulary
 
@@ -308,7 +308,10 @@ def card_only_lines(plan: RetrievalPlan, state: MemoryState) -> list[tuple[str, 
             for v in values:
                 if v.source.chapter is not None and v.source.chapter >= plan.chapter:
                     continue
-                lines.append(f"{label}：{value_word(v.value, attr, state.cards)}（第{v.since}章起，{basis(v.source)}）")
+                since = chapter_label(plan.unit, v.since)
+                lines.append(
+                    f"{label}：{value_word(v.value, attr, state.cards)}（{since}起，{basis(v.source, plan.unit)}）"
+                )
         lines += [f.text for f in e.facts if f.key.startswith("rel:")]
         out.append((f"{e.name}的资料", "\n".join(lines)))
     return out

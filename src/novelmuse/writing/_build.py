@@ -45,7 +45,7 @@ from ..roles.writer import (
     write_schema_sha256,
 )
 from ..rules import EffectiveRuleSet, load_book_rules
-from ..text import count_chars, sha256_hex, sha256_json
+from ..text import chapter_label, count_chars, heading_unit, sha256_hex, sha256_json
 from ._arms import Candidate, CardLocator, ChapterCache, SearchLocator, SlotCandidates, card_only_lines
 from ._budget import fit_excerpts, keep_suffix
 from ._leak import check_writer_text
@@ -142,8 +142,9 @@ def _check_fact_cards(state: MemoryState, chapter: int, fact_cards: str) -> list
     return missing
 
 
-def _outline_lines(outline: FineOutline) -> tuple[list[OutlineLine], list[OutlineLine]]:
-    """The hard constraints (labelled) and the adjustable beats, with their constraint ids."""
+def _outline_lines(outline: FineOutline, unit: str | None) -> tuple[list[OutlineLine], list[OutlineLine]]:
+    """The hard constraints (labelled) and the adjustable beats, with their constraint ids; chapters named the
+    book's way (`unit`)."""
     hard: list[OutlineLine] = []
     beats: list[OutlineLine] = []
     for item in outline.items():
@@ -155,7 +156,7 @@ def _outline_lines(outline: FineOutline) -> tuple[list[OutlineLine], list[Outlin
             hard.append(OutlineLine(id=item.id, text=f"{item.ref} 的结果（不可更改）：{item.text}"))
         elif item.kind == "plant":
             f = outline.foreshadows[int(item.loc[1])]
-            due = f"（应于第{f.payoff_chapter}章前回收）" if f.payoff_chapter is not None else ""
+            due = f"（应于{chapter_label(unit, f.payoff_chapter)}前回收）" if f.payoff_chapter is not None else ""
             hard.append(OutlineLine(id=item.id, text=f"埋设伏笔「{f.id}」：{item.text}{due}"))
         elif item.kind in ("advance", "resolve"):
             hard.append(OutlineLine(id=item.id, text=item.text))
@@ -174,6 +175,7 @@ def _outline_lines(outline: FineOutline) -> tuple[list[OutlineLine], list[Outlin
 
 def _fact_lines(plan: RetrievalPlan, outline: FineOutline, path: str) -> tuple[list[FactLine], list[FactRef]]:
     """The neutral fact lines (写得对) shared by every arm, each with its writer-visible basis and its pointer."""
+    unit = plan.unit
     lines: list[tuple[str, str, Pointer]] = []
     declared_at = {
         name: outline.line(("new_settings", i))
@@ -187,16 +189,14 @@ def _fact_lines(plan: RetrievalPlan, outline: FineOutline, path: str) -> tuple[l
                 where = Pointer(kind="outline", file=path, line=declared_at.get(e.name))
                 lines.append((f"{e.name}：本章新登场", "本章细纲", where))
             continue
-        lines += [(f.text, basis(f.source), Pointer.of(f.source)) for f in e.facts]
+        lines += [(f.text, basis(f.source, unit), Pointer.of(f.source)) for f in e.facts]
         if e.last_seen is not None:
-            seen = e.last_seen
-            lines.append(
-                (f"{e.name}此前最后一次出场：第{seen}章", f"第{seen}章", Pointer(kind="chapter", chapter=seen))
-            )
+            seen = chapter_label(unit, e.last_seen)
+            lines.append((f"{e.name}此前最后一次出场：{seen}", seen, Pointer(kind="chapter", chapter=e.last_seen)))
     for f in plan.foreshadows:
-        due = f"，应于第{f.payoff_chapter}章前回收" if f.payoff_chapter is not None else ""
-        text = f"伏笔「{f.id}」：{f.description}（第{f.planted_chapter}章埋设{due}）"
-        lines.append((text, basis(f.source), Pointer.of(f.source)))
+        due = f"，应于{chapter_label(unit, f.payoff_chapter)}前回收" if f.payoff_chapter is not None else ""
+        text = f"伏笔「{f.id}」：{f.description}（{chapter_label(unit, f.planted_chapter)}埋设{due}）"
+        lines.append((text, basis(f.source, unit), Pointer.of(f.source)))
     facts = [FactLine(text=t, basis=b) for t, b, _ in lines]
     refs = [FactRef(text_sha256=sha256_hex(t), basis=b, pointer=p) for t, b, p in lines]
     return facts, refs
@@ -360,16 +360,19 @@ def build_context(
     outlines = load_outlines(book, before=chapter)
     state = replay(book, cards=cards, upto=chapter - 1, outlines=outlines, chapter_shas=shas)
     missing = _check_fact_cards(state, chapter, cfg.fact_cards)
-    plan = plan_chapter(book, outline, state)
+    # chapters are named the way the chapters before N name themselves (第N回 in a book of 回): never from N or later
+    unit = heading_unit(ch.heading for n, ch in chapters.items() if n > 0)
+    plan = plan_chapter(book, outline, state, unit)
     rules = load_book_rules(book).effective
 
-    constraints, beats = _outline_lines(outline)
+    constraints, beats = _outline_lines(outline, unit)
     outline_path = _relative(book, outline.path)
     facts, fact_refs = _fact_lines(plan, outline, outline_path)
     forbidden = sorted(r.phrase for r in rules.rules if r.kind == "forbidden")
     preferences = [p.text for p in rules.preferences]
     shared = WriterContext(
         chapter=chapter,
+        label=chapter_label(unit, chapter),
         title=outline.title,
         scene=SCENE_WORDS.get(outline.scene_type or "", ""),
         goal=outline.goal,

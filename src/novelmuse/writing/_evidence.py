@@ -98,7 +98,7 @@ class _Answerer:
     def _entity(self, card: Card) -> EntityPlan:
         inputs = self.build.inputs
         known = next((e for e in self.build.plan.entities if e.card is not None and e.card.id == card.id), None)
-        return known or entity_plan(inputs.book, card, inputs.state, self.build.chapter)
+        return known or entity_plan(inputs.book, card, inputs.state, self.build.chapter, self.build.plan.unit)
 
     def _pick(self, candidates: list[Candidate]) -> Candidate | None:
         return next((c for c in candidates if not _overlaps(c, self.taken)), None)
@@ -128,7 +128,7 @@ class _Answerer:
         # arm B: the card's own lines, unless its context already holds them
         if any(e.card is not None and e.card.id == card.id for e in self.build.plan.entities):
             return "", [], card, f"the context already holds {card.name}'s card"
-        plan = RetrievalPlan(self.build.chapter, [entity], [], [])
+        plan = RetrievalPlan(self.build.chapter, [entity], [], [], self.build.plan.unit)
         lines = card_only_lines(plan, inputs.state)
         text = f"{lines[0][0]}：\n{lines[0][1]}" if lines and lines[0][1] else ""
         return text, [], card, "" if text else f"{card.name}'s card has nothing as of the chapter before"

@@ -28,7 +28,7 @@ from ..judging import ContextItem
 from ..memory import CardSet, MemoryState, MentionMatcher, load_cards, mention_names, replay
 from ..roles.writer import PriorChapter
 from ..rules import load_book_rules
-from ..text import count_chars, sha256_json
+from ..text import chapter_label, count_chars, sha256_json
 from ._arms import ChapterCache
 from ._build import build_context, continuous_window
 from ._outlines import require_confirmed
@@ -107,15 +107,17 @@ def _numbered(kind: EvidenceKind, texts: Sequence[str]) -> list[EvidenceItem]:
     return [EvidenceItem(id=f"{kind}-{i}", kind=kind, text=t) for i, t in enumerate(texts, 1) if t.strip()]
 
 
-def _ledger_lines(state: MemoryState | None, chapter: int) -> list[str]:
-    """The active foreshadow ledger at the end of N−1, each with its age and expected payoff (seed 004's 账龄)."""
+def _ledger_lines(state: MemoryState | None, chapter: int, unit: str | None) -> list[str]:
+    """The active foreshadow ledger at the end of N−1, each with its age and expected payoff (seed 004's 账龄);
+    chapters named the book's way (`unit`)."""
     if state is None or chapter < 2:
         return []
     lines = []
     for f in state.active_foreshadows(chapter - 1).items:
-        due = f"，应于第{f.payoff_chapter}章前回收" if f.payoff_chapter is not None else ""
+        due = f"，应于{chapter_label(unit, f.payoff_chapter)}前回收" if f.payoff_chapter is not None else ""
         late = "，已逾期" if f.overdue else ""
-        lines.append(f"伏笔「{f.id}」：{f.description}（第{f.planted_chapter}章埋设，已{f.age}章{due}{late}）")
+        planted = chapter_label(unit, f.planted_chapter)
+        lines.append(f"伏笔「{f.id}」：{f.description}（{planted}埋设，已{f.age}章{due}{late}）")
     return lines
 
 
@@ -128,13 +130,13 @@ def _memory(book: Book, chapter: int) -> tuple[CardSet | None, MemoryState | Non
         return None, None, f"; the story memory could not be loaded ({exc.code})"
 
 
-def _prior_items(prior: Sequence[PriorChapter]) -> list[EvidenceItem]:
+def _prior_items(prior: Sequence[PriorChapter], unit: str | None) -> list[EvidenceItem]:
     """The continuous window's chapters, each one item (its beginning marked when the budget cut it)."""
     return [
         EvidenceItem(
             id=f"prior_chapter-{p.chapter}",
             kind="prior_chapter",
-            text=f"第{p.chapter}章 {p.title}\n" + ("（前略）" if p.omitted_before else "") + p.text,
+            text=f"{chapter_label(unit, p.chapter)} {p.title}\n" + ("（前略）" if p.omitted_before else "") + p.text,
         )
         for p in prior
     ]
@@ -151,8 +153,8 @@ def evidence_pack(book: Book, chapter: int, candidates: Sequence[str]) -> tuple[
     ctx = built.context
     _, state, failed = _memory(book, chapter)
     items = _numbered("fact", [f"{f.text}〔{f.basis}〕" for f in ctx.facts])
-    items += _numbered("foreshadow", _ledger_lines(state, chapter))
-    items += _prior_items(ctx.prior_chapters)
+    items += _numbered("foreshadow", _ledger_lines(state, chapter, book.heading_unit))
+    items += _prior_items(ctx.prior_chapters, book.heading_unit)
     items += _numbered("readback", [f"{e.purpose}：{e.text}" for e in ctx.readback if e.text])
     items += _numbered("style", [f"{e.purpose}：{e.text}" for e in ctx.style if e.text])
     items += _numbered("preference", ctx.preferences)
@@ -169,15 +171,15 @@ def _memory_pack(book: Book, chapter: int, candidates: Sequence[str], why: str) 
         matcher = MentionMatcher(mention_names(cards))
         named = dict.fromkeys(m.card_id for text in candidates for m in matcher.find(text))
         for card_id in named:
-            got, _ = card_facts(cards.cards[card_id], state, cards, chapter)  # withheld: sources in N or later
-            facts += [f"{f.text}〔{basis(f.source)}〕" for f in got]
-    ledger = _ledger_lines(state, chapter)
+            got, _ = card_facts(cards.cards[card_id], state, cards, chapter, book.heading_unit)  # not N or later
+            facts += [f"{f.text}〔{basis(f.source, book.heading_unit)}〕" for f in got]
+    ledger = _ledger_lines(state, chapter, book.heading_unit)
     chapters = {n: read_chapter_file(n, p) for n, p in book.chapter_paths().items() if n < chapter}
     numbers = sorted(chapters)
     window = numbers[len(numbers) - cfg.prior_chapters :] if cfg.prior_chapters else []
     budget = max(cfg.context_chars - sum(count_chars(t) for t in (*facts, *ledger)), 0)
     prior, _, _, _ = continuous_window(ChapterCache(chapters, window[0] if window else chapter), window, budget)
-    items = _numbered("fact", facts) + _numbered("foreshadow", ledger) + _prior_items(prior)
+    items = _numbered("fact", facts) + _numbered("foreshadow", ledger) + _prior_items(prior, book.heading_unit)
     items += _numbered("preference", [p.text for p in load_book_rules(book).effective.preferences])
     note = f"the memory as of chapter {chapter - 1} (the cards the candidates name, the ledger, prior chapters) — {why}"
     return _pack(chapter, "memory", note + failed, items, [p.text for p in prior])

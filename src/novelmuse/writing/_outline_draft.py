@@ -52,7 +52,7 @@ from ..errors import FailedClosed, InputError
 from ..llm import ModelSession
 from ..memory import Card, CardSet, MemoryState, MentionMatcher, load_cards, mention_names, previous_ending, replay
 from ..roles.outliner import DRAFT, DraftRequest, OutlineDraft
-from ..text import count_chars, sha256_hex, sha256_json
+from ..text import chapter_label, count_chars, heading_unit, sha256_hex, sha256_json
 from ._build import _check_fact_cards
 from ._outlines import LintProblem, lint_draft
 from ._plan import card_facts
@@ -168,37 +168,40 @@ def _selected_cards(cards: CardSet, texts: list[str], names: list[str]) -> list[
     return ids
 
 
-def _card_lines(ids: list[str], cards: CardSet, state: MemoryState, chapter: int) -> list[str]:
+def _card_lines(ids: list[str], cards: CardSet, state: MemoryState, chapter: int, unit: str | None) -> list[str]:
     lines = []
     for cid in ids:
         card = cards.cards[cid]
-        facts, _withheld = card_facts(card, state, cards, chapter)  # as of N−1, nothing sourced in N or later
+        facts, _withheld = card_facts(card, state, cards, chapter, unit)  # as of N−1, nothing sourced in N or later
         known = "；".join(f.text for f in facts) or "（无记录）"
         about = f"：{card.description}" if card.description else ""
         lines.append(f"{card.name}〔{_TYPE_WORDS.get(card.type, card.type)}〕{about}\n  {known}")
     return lines
 
 
-def _foreshadow_lines(state: MemoryState, as_of: int) -> tuple[list[str], list[str], list[str]]:
+def _foreshadow_lines(state: MemoryState, as_of: int, unit: str | None) -> tuple[list[str], list[str], list[str]]:
     active = sorted(state.active_foreshadows(as_of).items, key=lambda f: (not f.overdue, f.planted_chapter, f.id))
     lines = []
     for f in active:
-        parts = [f"第{f.planted_chapter}章埋设"]
+        parts = [f"{chapter_label(unit, f.planted_chapter)}埋设"]
         if f.last_advanced_chapter is not None:
-            parts.append(f"最近推进：第{f.last_advanced_chapter}章")
+            parts.append(f"最近推进：{chapter_label(unit, f.last_advanced_chapter)}")
         if f.payoff_chapter is not None:
-            parts.append(f"应于第{f.payoff_chapter}章前回收")
+            parts.append(f"应于{chapter_label(unit, f.payoff_chapter)}前回收")
         if f.overdue:
             parts.append("已逾期")
         lines.append(f"{f.id}：{f.description}（{'，'.join(parts)}）")
     return lines, [f.id for f in active], [f.id for f in active if f.overdue]
 
 
-def _previous(book: Book, prev: Chapter, outlines: dict[int, FineOutline], chapter: int) -> tuple[str, Material]:
+def _previous(
+    book: Book, prev: Chapter, outlines: dict[int, FineOutline], chapter: int, unit: str | None
+) -> tuple[str, Material]:
     """The previous chapter as the model reads it (title, its outline's goal and hook, its ending; label 上章)."""
-    lines = [f"第{prev.number}章《{prev.title}》"]
+    lines = [f"{chapter_label(unit, prev.number)}《{prev.title}》"]
     if prev.number < chapter - 1:
-        gap = f"第{prev.number + 1}章" if prev.number + 1 == chapter - 1 else f"第{prev.number + 1}–{chapter - 1}章"
+        first, last = chapter_label(unit, prev.number + 1), chapter_label(unit, chapter - 1)
+        gap = first if prev.number + 1 == chapter - 1 else f"{first}至{last}"
         lines.append(f"（{gap}尚未成稿：以【近几章细纲】为准）")
     if prev.number in outlines:
         o = outlines[prev.number]
@@ -230,19 +233,21 @@ def prepare_draft(book: Book, chapter: int) -> PreparedDraft:
     plan_lines, setting_lines, materials = _plan_lines(parts, plan)
 
     recent_numbers = sorted(outlines)[-RECENT_OUTLINES:]
+    unit = heading_unit(ch.heading for n, ch in chapters.items() if n > 0)  # the chapters before N name chapters
     recent = [
-        f"第{n}章《{outlines[n].title}》目标：{outlines[n].goal}；钩子：{outlines[n].hook}" for n in recent_numbers
+        f"{chapter_label(unit, n)}《{outlines[n].title}》目标：{outlines[n].goal}；钩子：{outlines[n].hook}"
+        for n in recent_numbers
     ]
     previous = ""
     if chapters:
-        previous, material = _previous(book, chapters[max(chapters)], outlines, chapter)
+        previous, material = _previous(book, chapters[max(chapters)], outlines, chapter, unit)
         materials.append(material)
 
     named = [e for n in recent_numbers for e in outlines[n].entities]
     ids = _selected_cards(cards, [p.section.text for p in parts] + [previous], named)
-    card_lines = _card_lines(ids, cards, state, chapter)
+    card_lines = _card_lines(ids, cards, state, chapter, unit)
     names = [f"{c.name}：{'、'.join(c.aliases) or '（无别名）'}" for c in sorted(cards.cards.values(), key=_by_id)]
-    foreshadow_lines, shown, overdue = _foreshadow_lines(state, as_of)
+    foreshadow_lines, shown, overdue = _foreshadow_lines(state, as_of, unit)
     labels = {m.label for m in materials} | set(shown)
 
     blocks = {
@@ -283,6 +288,7 @@ def prepare_draft(book: Book, chapter: int) -> PreparedDraft:
         max_plants=book.config.memory.max_plants_per_chapter,
         labels=frozenset(labels),
         check=check,
+        unit=unit,
     )
     inputs = DraftInputs(
         as_of=as_of,

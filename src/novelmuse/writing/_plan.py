@@ -33,6 +33,7 @@ from ..memory import (
     card_mentions,
     mention_names,
 )
+from ..text import chapter_label
 from ._vocab import vocabulary
 
 SlotKind = Literal["foreshadow", "state", "last", "voice", "action", "ability", "hook"]
@@ -117,6 +118,7 @@ class RetrievalPlan:
     entities: list[EntityPlan]
     foreshadows: list[ForeshadowPlan]
     slots: list[Slot]
+    unit: str | None = None  # the book's heading unit: how the writer's context names chapters (第N回, 第N章)
 
     @property
     def withheld(self) -> list[Withheld]:
@@ -124,14 +126,10 @@ class RetrievalPlan:
         return [w for e in self.entities for w in e.withheld]
 
 
-def _chapter_word(n: int) -> str:
-    return f"第{n}章"
-
-
-def basis(source: Source) -> str:
-    """The writer-visible pointer of a source: its chapter (``第77章``), or ``作者设定`` for an author's card
-    value with no chapter span. Never a file name or a card id."""
-    return _chapter_word(source.chapter) if source.chapter is not None else "作者设定"
+def basis(source: Source, unit: str | None = None) -> str:
+    """The writer-visible pointer of a source: its chapter named the book's way (``第77回`` in a book of 回,
+    ``第77章``), or ``作者设定`` for an author's card value with no chapter span. Never a file name or a card id."""
+    return chapter_label(unit, source.chapter) if source.chapter is not None else "作者设定"
 
 
 def value_word(value: object, attribute: str, cards: CardSet) -> str:
@@ -145,7 +143,11 @@ def value_word(value: object, attribute: str, cards: CardSet) -> str:
     return vocab.value_words.get(text, text)
 
 
-def card_facts(card: Card, state: MemoryState, cards: CardSet, chapter: int) -> tuple[list[Fact], list[Withheld]]:
+def card_facts(
+    card: Card, state: MemoryState, cards: CardSet, chapter: int, unit: str | None = None
+) -> tuple[list[Fact], list[Withheld]]:
+    """A card's values and relations as of `chapter` − 1 as writer-visible facts (chapters named by `unit`, the
+    book's heading unit), and what was withheld because its source lies in `chapter` or later."""
     vocab = vocabulary()
     cs = state.index.card_as_of(card.id, chapter - 1)
     facts: list[Fact] = []
@@ -156,7 +158,7 @@ def card_facts(card: Card, state: MemoryState, cards: CardSet, chapter: int) -> 
             withheld.append(Withheld(card.id, key, v.since, v.source.chapter))
             continue
         label = vocab.attribute_words.get(attr, attr)
-        text = f"{card.name}的{label}：{value_word(v.value, attr, cards)}（自第{v.since}章起）"
+        text = f"{card.name}的{label}：{value_word(v.value, attr, cards)}（自{chapter_label(unit, v.since)}起）"
         facts.append(Fact(key, text, v.since, v.source, str(v.value)))
     for r in sorted(cs.relations, key=lambda r: (r.type, r.target)):
         key = f"rel:{r.type}:{r.target}"
@@ -164,7 +166,9 @@ def card_facts(card: Card, state: MemoryState, cards: CardSet, chapter: int) -> 
             withheld.append(Withheld(card.id, key, r.since, r.source.chapter))
             continue
         other = cards.cards[r.target].name if r.target in cards.cards else r.target
-        facts.append(Fact(key, f"{card.name}与{other}：{r.type}（自第{r.since}章起）", r.since, r.source, ""))
+        facts.append(
+            Fact(key, f"{card.name}与{other}：{r.type}（自{chapter_label(unit, r.since)}起）", r.since, r.source, "")
+        )
     return facts, withheld
 
 
@@ -211,15 +215,17 @@ def _is_dead(facts: list[Fact]) -> bool:
     return any(f.key == "attr:status" and is_dead_value(f.raw_value) for f in facts)
 
 
-def entity_plan(book: Book, card: Card, state: MemoryState, chapter: int) -> EntityPlan:
-    """One carded entity as of `chapter` − 1: its values and relations with sources, its mentions before."""
-    facts, withheld = card_facts(card, state, state.cards, chapter)
+def entity_plan(book: Book, card: Card, state: MemoryState, chapter: int, unit: str | None) -> EntityPlan:
+    """One carded entity as of `chapter` − 1: its values and relations with sources (chapters named by `unit`),
+    its mentions before."""
+    facts, withheld = card_facts(card, state, state.cards, chapter, unit)
     mentions = card_mentions(book.db, card, before=chapter).chapters
     return EntityPlan(card.name, card, facts, withheld, mentions, _is_dead(facts))
 
 
-def plan_chapter(book: Book, outline: FineOutline, state: MemoryState) -> RetrievalPlan:
-    """The retrieval plan of the outline's chapter from the memory replayed through the chapter before."""
+def plan_chapter(book: Book, outline: FineOutline, state: MemoryState, unit: str | None) -> RetrievalPlan:
+    """The retrieval plan of the outline's chapter from the memory replayed through the chapter before; `unit` is
+    the heading unit of the chapters before it (how the writer's context names chapters: 第N回 in a book of 回)."""
     cards = state.cards
     n = outline.chapter
     declared = outline.declared_entities()
@@ -234,9 +240,9 @@ def plan_chapter(book: Book, outline: FineOutline, state: MemoryState) -> Retrie
         if card is None:
             entities.append(EntityPlan(name, None, declared=name in declared))
             continue
-        entities.append(entity_plan(book, card, state, n))
+        entities.append(entity_plan(book, card, state, n, unit))
     foreshadows = _foreshadows(outline, state)
-    return RetrievalPlan(n, entities, foreshadows, _slots(entities, foreshadows))
+    return RetrievalPlan(n, entities, foreshadows, _slots(entities, foreshadows), unit)
 
 
 def _slots(entities: list[EntityPlan], foreshadows: list[ForeshadowPlan]) -> list[Slot]:

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from ...book import FineOutline
 from ...llm import Contract, Violation
+from ...text import chapter_label
 from .._task import RoleTask
 from .schema import OutlineDraft
 
@@ -53,6 +54,7 @@ class DraftRequest:
     max_plants: int
     labels: frozenset[str]
     check: DraftCheck | None = field(default=None, compare=False)
+    unit: str | None = None  # the heading unit of the chapters before it: how the prompt names chapters (回, 章)
 
 
 def _lines(items: Sequence[str], sep: str = "\n") -> str:
@@ -61,8 +63,8 @@ def _lines(items: Sequence[str], sep: str = "\n") -> str:
 
 def _fields(r: DraftRequest) -> Mapping[str, object]:
     return {
-        "chapter": r.chapter,
-        "as_of": r.as_of,
+        "chapter_label": chapter_label(r.unit, r.chapter),
+        "as_of_label": chapter_label(r.unit, r.as_of),
         "plan": _lines(r.plan, "\n\n"),
         "settings": _lines(r.settings, "\n\n"),
         "previous": r.previous or _NONE,

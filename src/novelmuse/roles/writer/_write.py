@@ -95,7 +95,7 @@ def write_fields(ctx: WriterContext, *, allow_requests: bool = True) -> dict[str
         head = f"—— {p.title or f'第 {p.chapter} 章'} ——"
         prior.append(head + ("\n（本章前面部分从略）" if p.omitted_before else "") + "\n" + p.text)
     return {
-        "chapter": ctx.chapter,
+        "chapter_label": ctx.label,
         "title": ctx.title,
         "scene": ctx.scene or "未指定",
         "goal": ctx.goal or _NONE,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-CONTEXT_SCHEMA_VERSION = "writer-context-v1"
+CONTEXT_SCHEMA_VERSION = "writer-context-v2"  # v2: `label`, the chapter named the book's way
 
 
 class _Frozen(BaseModel):
@@ -52,6 +52,7 @@ class WriterContext(_Frozen):
 
     schema_version: str = CONTEXT_SCHEMA_VERSION
     chapter: int
+    label: str  # how the chapters before it name a chapter: 第11回 in a book of 回, else 第11章
     title: str
     scene: str  # the outline's scene type in words ("" when none)
     goal: str
