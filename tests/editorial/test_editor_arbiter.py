@@ -341,3 +341,25 @@ def test_polish_paragraph_bound_comes_from_config(tmp_path: Path, muse) -> None:
     assert ch["usage"]["by_role"]["writer"]["attempts"] == 2  # two paragraphs broke the bound of 1: corrected
     first, _ = requests_of(book, "writer")
     assert "最多 1 段" in first[1]["content"]
+
+
+def test_a_crlf_chapter_stays_crlf_after_a_rewrite_is_applied(tmp_path: Path, muse) -> None:
+    """A chapter saved on Windows (BOM, CRLF) keeps its BOM and one line-ending style when the writer's
+    whole-chapter rewrite (which arrives with LF) is applied — never a file of mixed endings (issue 15.7)."""
+    body = body_of(tmp_path)
+    book = make_book(
+        tmp_path / "b",
+        script={
+            "reviewer": [CLEAN, CLEAN],
+            "editor": [_editor_on(body, 59, "polish"), _editor_on(body, 85)],
+            "writer": [{"output": _rewritten(body, "甲")}],
+        },
+    )
+    path = book / "chapters" / "0001.md"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))
+    r = muse("review", "1", "--book", book, "--json", "--apply")
+    assert r.exit_code == 0, r.stderr + r.stdout[-2000:]
+    assert as_json(r.stdout)["chapters"][0]["revision"]["applied"] is True
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf" + "# 第一回".encode()) and "甲".encode() in data
+    assert data.count(b"\n") == data.count(b"\r\n") > 10  # every line break is CRLF

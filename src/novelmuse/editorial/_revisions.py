@@ -15,12 +15,26 @@ from ..book import Book, Chapter, atomic_write_bytes
 
 
 def revision_bytes(chapter: Chapter, raw: bytes, new_body: str) -> bytes:
-    """The whole file for a new body: the original heading line's bytes (`raw`) kept exactly, then the body."""
-    head = b""
+    """The whole file for a new body: the original heading line's bytes (`raw`, a BOM included) kept exactly, then
+    the body — with the file's own line endings: a chapter saved with CRLF stays all CRLF, never a mix of the
+    author's CRLF and the models' LF."""
+    bom = b"\xef\xbb\xbf" if raw.startswith(b"\xef\xbb\xbf") else b""
+    head = bom
     if chapter.heading:
         nl = raw.find(b"\n")
         head = raw[: nl + 1] if nl >= 0 else raw + b"\n"
-    return head + new_body.encode("utf-8")
+    body = new_body.replace("\r\n", "\n")
+    if _uses_crlf(raw):
+        body = body.replace("\n", "\r\n")
+        if head.endswith(b"\n") and not head.endswith(b"\r\n"):
+            head = head[:-1] + b"\r\n"
+    return head + body.encode("utf-8")
+
+
+def _uses_crlf(raw: bytes) -> bool:
+    """Whether most of the file's line breaks are CRLF."""
+    breaks = raw.count(b"\n")
+    return breaks > 0 and raw.count(b"\r\n") * 2 > breaks
 
 
 def apply_revision(chapter: Chapter, data: bytes) -> None:
