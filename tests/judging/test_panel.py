@@ -454,3 +454,76 @@ def test_a_nan_score_gets_a_correction_not_a_traceback(make_panel: Callable[...,
     assert doc.outcome == "stable" and doc.report is not None
     assert [j.attempts for j in doc.report.judges] == [2, 1]
     assert "CONTRACT_SCORE_OUT_OF_RANGE" in panel.requests()[1]["messages"][-1]["content"]
+
+
+def _verdicts(value: str) -> Callable[[BlindInput], dict[str, Any]]:
+    """A judge whose every verdict is `value` (scores all 4)."""
+
+    def make(blind: BlindInput) -> dict[str, Any]:
+        report = good_report(blind)
+        for v in report["verdicts"]:  # type: ignore[attr-defined]
+            v["verdict"] = value
+        return report
+
+    return make
+
+
+ORACLE = [Target("a1", "孙坚仍然在世")]
+
+
+def test_an_oracle_panel_takes_unknown_without_a_correction_and_never_as_a_pass(
+    make_panel: Callable[..., Panel],
+) -> None:
+    """Seed 003: pass / fail / unknown per assertion id; unknown is an answer (no correction), not a pass."""
+    cands = corpus_candidates(2)
+    panel = make_panel(
+        cands,
+        [[output(_verdicts("unknown"))], [output(_verdicts("pass"))]],
+        profile="writer_replay",
+        scene_type="battle",
+        outline=_outline(),
+        assertions=ORACLE,
+        unknown_verdicts=True,
+    )
+    doc = run(panel, scene_type="battle", assertions=ORACLE, unknown_verdicts=True, outline=_outline())
+    assert doc.outcome == "stable" and doc.report is not None
+    assert [j.attempts for j in doc.report.judges] == [1, 1]  # no correction call
+    assert {v.verdict for v in doc.report.verdicts} == {"unknown"}
+    assert all(v.judge_verdicts == ["unknown", "pass"] for v in doc.report.verdicts)
+    assert json.loads(panel.requests()[0]["messages"][-1]["content"].split("\n", 1)[1])["policy"]["verdictValues"] == [
+        "pass",
+        "fail",
+        "unknown",
+    ]
+
+
+def test_outside_an_oracle_panel_unknown_is_corrected(make_panel: Callable[..., Panel]) -> None:
+    cands = corpus_candidates(2)
+    panel = make_panel(
+        cands,
+        [[output(_verdicts("unknown")), output(_verdicts("pass"))], [output(_verdicts("pass"))]],
+        profile="writer_replay",
+        scene_type="battle",
+        outline=_outline(),
+        assertions=ORACLE,
+    )
+    doc = run(panel, scene_type="battle", assertions=ORACLE, outline=_outline())
+    assert doc.outcome == "stable" and doc.report is not None
+    assert [j.attempts for j in doc.report.judges] == [2, 1]
+    assert "CONTRACT_VERDICT_VALUE" in panel.requests()[1]["messages"][-1]["content"]
+
+
+def test_a_given_order_is_what_judge_one_sees(make_panel: Callable[..., Panel]) -> None:
+    """A replay's balanced order plan decides the first judge's order (the second sees it reversed)."""
+    cands = corpus_candidates(3)
+    for order in (cands, cands[::-1], [cands[1], cands[2], cands[0]]):
+        panel = make_panel(order, None, given_order=True)
+        seen = [panel.item.blind.text_of(c) for c in panel.item.blind.candidate_ids]
+        assert seen == [c.text for c in order]
+
+
+def _outline() -> Any:
+    from novelmuse.book import FineOutline
+
+    event = {"id": "E1", "text": "张飞鞭督邮", "result": "督邮受辱"}
+    return FineOutline.model_validate({"version": 2, "chapter": 2, "scene_type": "battle", "hard_events": [event]})

@@ -31,6 +31,10 @@ SCHEMA_VERSION = "judge-input-v1"
 QUOTE_MIN_CHARS = 8
 QUOTE_HINTS_PER_CANDIDATE = 3
 _HINT_MAX_CHARS = 40  # longer sentences are cut to a window of this many characters
+#: The verdicts a judge may give on an assertion or constraint: pass / fail, and for an oracle panel also
+#: `unknown` (the candidate does not let the judge decide; a failure of that sample's oracle, not a pass).
+VERDICTS = ("pass", "fail")
+VERDICTS_ORACLE = ("pass", "fail", "unknown")
 _SENTENCE = re.compile(r"[^。！？!?…\n]+[。！？!?…」”』]*")
 
 
@@ -287,9 +291,16 @@ def build_blind_item(
     constraints: Sequence[Target] = (),
     context: Sequence[ContextItem] = (),
     max_calls_per_judge: int = 3,
+    given_order: bool = False,
+    unknown_verdicts: bool = False,
 ) -> BlindItem:
     """Build the blind input for one item (candidates in blind order) and seal its arm map. `context` is the
-    evidence pack every candidate is judged against (the same for all: 同证独立)."""
+    evidence pack every candidate is judged against (the same for all: 同证独立).
+
+    `given_order`: judge 1 sees the candidates in the order given (a replay's sealed, position-balanced order
+    plan decides it) instead of the order drawn from `item_id:seed`. `unknown_verdicts`: an oracle panel (seed
+    003: 逐 assertionId/constraintId 输出 pass/fail/unknown) — `unknown` is an allowed verdict, never sent back for
+    correction, and it is never a pass."""
     if not candidates:
         raise InputError("JUDGE_NO_CANDIDATES", "no candidate to judge", "item " + item_id, "pass candidate files")
     arms = [c.arm for c in candidates]
@@ -340,7 +351,7 @@ def build_blind_item(
     key = f"{item_id}:{seed}"
     ids = candidate_ids(item_id, seed, len(candidates))
     by_id = dict(zip(ids, candidates, strict=True))
-    order = blind_order(item_id, seed, ids)
+    order = list(ids) if given_order else blind_order(item_id, seed, ids)
     blind_candidates = [
         CandidateIn(candidateId=i, text=by_id[i].text, quoteHints=quote_hints(by_id[i].text, f"{key}:{i}"))
         for i in order
@@ -372,7 +383,7 @@ def build_blind_item(
         sceneType=scene_type,
         quoteMinChars=QUOTE_MIN_CHARS,
         evidenceTypes=[*EVIDENCE_TYPES, CONTEXT_EVIDENCE] if context else list(EVIDENCE_TYPES),
-        verdictValues=["pass", "fail"],
+        verdictValues=list(VERDICTS_ORACLE if unknown_verdicts else VERDICTS),
         rankingRule="per dimension, every candidateId exactly once, best first",
         maxCallsPerJudge=max_calls_per_judge,
         aggregation={"general": rubric.aggregation.general, "scene": rubric.aggregation.scene},

@@ -253,6 +253,7 @@ def check_report(
         if (c, t) not in present_v:
             findings.append(Finding("CONTRACT_VERDICT_MISSING", f"no verdict for candidate {c} on {t}"))
     bad_value = 0
+    allowed_verdicts = blind.policy.verdictValues  # an oracle panel allows unknown (no correction for it)
     expected_v_set = set(expected_verdicts)
     for i, v in enumerate(report.verdicts):
         where = f"verdict for candidate {v.candidateId} on {v.targetId}"
@@ -260,9 +261,11 @@ def check_report(
             findings.append(Finding("CONTRACT_VERDICT_UNKNOWN_ID", f"{where}: unknown candidate or target id"))
         elif i not in v_firsts:
             findings.append(Finding("CONTRACT_VERDICT_DUPLICATE", f"{where}: given more than once"))
-        elif v.verdict not in ("pass", "fail"):
+        elif v.verdict not in allowed_verdicts:
             bad_value += 1
-            findings.append(Finding("CONTRACT_VERDICT_VALUE", f"{where}: verdict must be pass or fail"))
+            findings.append(
+                Finding("CONTRACT_VERDICT_VALUE", f"{where}: verdict must be one of {', '.join(allowed_verdicts)}")
+            )
         if guard is not None and guard.findings(v.reason):
             findings.append(Finding("CONTRACT_REPORT_LEAK", f"{where}: {_LEAK_DETAIL}"))
 

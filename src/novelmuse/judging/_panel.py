@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
 from ..llm import ModelCallFailed, ModelSession, Receipt, Violation
 from ..roles.judge import JudgeReport
@@ -134,6 +134,15 @@ def check_item_leaks(item: BlindItem, guard: LeakGuard) -> None:
         [m.content for m in judge_call(item.blind.outside_candidates()).messages],
         f"{where} (outside the candidate texts)",
     )
+
+
+def panel_verdict(given: Sequence[str]) -> Literal["pass", "fail", "unknown", "split"]:
+    """The panel's verdict from its judges': unanimous pass or fail; any unknown → unknown; otherwise split."""
+    if all(v == "pass" for v in given):
+        return "pass"
+    if all(v == "fail" for v in given):
+        return "fail"
+    return "unknown" if "unknown" in given else "split"
 
 
 def panel_orders(order: Sequence[str]) -> dict[int, list[str]]:
@@ -291,10 +300,9 @@ async def run_panel(
     for c in blind.candidate_ids:
         for t in blind.target_ids:
             given = [r.verdicts()[(c, t)] for r in judged]
-            value = (
-                "pass" if all(v == "pass" for v in given) else "fail" if all(v == "fail" for v in given) else "split"
+            verdicts.append(
+                CellVerdict(candidate_id=c, target_id=t, verdict=panel_verdict(given), judge_verdicts=given)
             )
-            verdicts.append(CellVerdict(candidate_id=c, target_id=t, verdict=value, judge_verdicts=given))  # type: ignore[arg-type]
     return finish(
         status="stable",
         error_code=None,

@@ -102,11 +102,12 @@ class DimensionRanking(JudgeDoc):
 
 
 class CellVerdict(JudgeDoc):
-    """pass only if every judge said pass; fail if every judge said fail; split otherwise (not a pass)."""
+    """pass only if every judge said pass; fail if every judge said fail; unknown if a judge said unknown (an
+    oracle panel); split otherwise. Only pass is a pass."""
 
     candidate_id: str
     target_id: str
-    verdict: Literal["pass", "fail", "split"]
+    verdict: Literal["pass", "fail", "unknown", "split"]
     judge_verdicts: list[str]
 
 

@@ -66,6 +66,10 @@ class JudgeRequest:
     record_key: str | None = None
     #: the text of the target chapter N and later: no judge-visible field may quote it (fine_outline_replay)
     future_texts: Sequence[str] = ()
+    #: judge 1 sees the candidates in the given order (replay's balanced order plan), not the seeded one
+    given_order: bool = False
+    #: an oracle panel (replay): `unknown` is an allowed verdict, never corrected, never a pass
+    unknown_verdicts: bool = False
 
 
 @dataclass(frozen=True)

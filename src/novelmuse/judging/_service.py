@@ -231,6 +231,8 @@ async def judge_item(
         constraints=request.constraints,
         context=request.context,
         max_calls_per_judge=book.config.calls.max_attempts,
+        given_order=request.given_order,
+        unknown_verdicts=request.unknown_verdicts,
     )
     check_item_leaks(item, request.guard)
     check_future_text(item.blind, request.future_texts, f"blind input of {item.blind.itemRef}")
