@@ -21,7 +21,7 @@ from ._gate import DetectorGate
 from ._gate_evidence import EVIDENCE_SCHEMA_VERSION, EvidenceItem, EvidencePack, evidence_pack
 from ._hardcheck import HardCheck
 from ._leak import check_writer_text, generated_text, writer_text_leaks
-from ._loop import repair_items, write_chapter
+from ._loop import repair_items, require_tool_less, write_chapter
 from ._manifest import ARMS, MANIFEST_SCHEMA_VERSION, Arm, ArmChoiceRef, EvidenceRef, Manifest
 from ._outline_draft import (
     Admission,
@@ -53,6 +53,7 @@ from ._outlines import (
 from ._plan import EntityPlan, ForeshadowPlan, RetrievalPlan, Slot, plan_chapter
 from ._quality_gate import ChapterGate, ReviewGateRun, final_text, gate_chapter, judge_files, review_and_gate
 from ._store import ContextDoc, Difference, VerifyDoc, build_and_save, manifests_dir, save_build, verify_context
+from ._vocab import Vocabulary, vocabulary
 from ._write_doc import (
     WRITE_SCHEMA_VERSION,
     ConstraintOut,
@@ -116,6 +117,7 @@ __all__ = [
     "Slot",
     "UsageOut",
     "VerifyDoc",
+    "Vocabulary",
     "WriteDoc",
     "WriteRunRow",
     "WriteShowDoc",
@@ -156,10 +158,12 @@ __all__ = [
     "read_outline",
     "repair_items",
     "require_confirmed",
+    "require_tool_less",
     "review_and_gate",
     "save_build",
     "show_outline",
     "verify_context",
+    "vocabulary",
     "write_chapter",
     "write_dry_run",
     "write_history",

@@ -119,15 +119,16 @@ async def _write(run: _Run, purpose: DraftPurpose, call: TaskCall[Any], repair_r
     return draft_id, draft
 
 
-async def _optional(run: _Run, role: str, task: TaskCall[Any]) -> tuple[Any, StepOutcome]:
-    """A gate call a book may leave unconfigured: (value, passed), or (None, skipped(no model configured))."""
+async def _optional(run: _Run, role: str, task: TaskCall[Any]) -> tuple[Any, StepOutcome, str | None]:
+    """A gate call a book may leave unconfigured: (value, passed, call id), or (None, skipped(no model
+    configured), None)."""
     if not run.session.is_configured(role):
-        return None, StepOutcome.skipped(role, NO_MODEL)
+        return None, StepOutcome.skipped(role, NO_MODEL), None
     try:
         result = await run.call(task)
     except NotConfigured:
-        return None, StepOutcome.skipped(role, NO_MODEL)
-    return result.value, StepOutcome.passed(role)
+        return None, StepOutcome.skipped(role, NO_MODEL), None
+    return result.value, StepOutcome.passed(role), result.call_id
 
 
 def _extract_call(run: _Run, text: str) -> TaskCall[Any]:
@@ -165,10 +166,11 @@ async def _detect(run: _Run, draft_id: str, draft: Draft) -> DetectorReport:
     for outcome in got:
         if isinstance(outcome, BaseException):
             raise outcome  # both calls have ended: nothing is left running
-    (semantic, semantic_step), (facts, facts_step) = got  # type: ignore[misc]
+    (semantic, semantic_step, semantic_call), (facts, facts_step, facts_call) = got  # type: ignore[misc]
     report = run.gate.report(text, draft.declared_facts, semantic, semantic_step, facts, facts_step)
     report_id, sha = store_report(run.book, run.write_id, draft_id, report)
-    run.reports.append(ReportOut(id=report_id, draft_id=draft_id, sha256=sha, report=report))
+    calls = [c for c in (semantic_call, facts_call) if c is not None]
+    run.reports.append(ReportOut(id=report_id, draft_id=draft_id, sha256=sha, report=report, call_ids=calls))
     out, figures = report.outcome, report.computed
     detail = f"coverage {figures.coverage:.2f}, {figures.high_severity} blocking, {figures.warnings} warning(s)"
     run.step(out.model_copy(update={"detail": detail}))

@@ -60,6 +60,7 @@ class ReportOut(_Doc):
     draft_id: str
     sha256: str
     report: DetectorReport
+    call_ids: list[str] = []  # the detector's and the extractor's calls on the draft (their receipts)
 
 
 class UsageOut(_Doc):
