@@ -4,7 +4,8 @@
   `Message` (the providers only translate the messages they are handed into their wire format) and none builds
   a `TaskCall` or a `Correction` (only `llm`, which defines them, and `roles`, which renders them).
 - The caller owns the run: `ModelSession.open` (or the constructor) is called only by the entry points — the CLI
-  (`cli/`) — so one budget and one deadline cover everything a command does.
+  (`cli/`) and replay's trusted orchestrator (`replay/_orchestrator.py`, which alone holds a replay run's session)
+  — so one budget and one deadline cover everything a command does.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "novelmuse"
-#: Where a model session may be opened: the CLI's commands (and, with issue 12, replay's orchestrator).
-ENTRY_POINTS = ("cli/",)
+#: Where a model session may be opened: the CLI's commands and replay's orchestrator (issue 12) — exactly it.
+ENTRY_POINTS = ("cli/", "replay/_orchestrator.py")
 _BUILDERS = {"Message", "TaskCall", "Correction"}
 
 
@@ -68,3 +69,4 @@ def test_the_checks_see_what_they_look_for() -> None:
     names = {rel: {n for n, _ in _calls(tree)} for rel, tree in _modules()}
     assert "Message" in names["roles/_task.py"] and "TaskCall" in names["roles/_task.py"]
     assert any("ModelSession.open" in n for rel, ns in names.items() if rel.startswith("cli/") for n in ns)
+    assert "ModelSession.open" in names["replay/_orchestrator.py"]

@@ -58,12 +58,13 @@ def version() -> None:
 from . import (  # noqa: E402
     _cmd_book,  # noqa: F401  muse init, muse import
     _cmd_check,  # noqa: F401  muse check
-    _cmd_gate,  # noqa: F401  muse gate keygen/verify/show/reindex
+    _cmd_gate,  # noqa: F401  muse gate keygen/verify/show/reindex/input/evaluate
     _cmd_judge,  # noqa: F401  muse judge, muse rubrics
     _cmd_memory,  # noqa: F401  muse cards show/lint, ledger, search, mentions, sync, facts extract
     _cmd_models,  # noqa: F401  muse calls, muse cost, muse vault recover
     _cmd_models_check,  # noqa: F401  muse models check
     _cmd_outline_draft,  # noqa: F401  muse outline draft
+    _cmd_replay,  # noqa: F401  muse replay register/run/status/report
     _cmd_report,  # noqa: F401  muse report, muse status, muse export
     _cmd_review,  # noqa: F401  muse review
     _cmd_rules,  # noqa: F401  muse rules lint, muse rules show

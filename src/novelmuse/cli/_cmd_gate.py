@@ -1,7 +1,9 @@
-"""`muse gate keygen / verify / show / reindex`: the signing key, and the journal of gate reports and receipts.
+"""`muse gate keygen / verify / show / reindex / input / evaluate`: the signing key, the journal of gate reports
+and receipts, and the gates of a replay run.
 
-Gates are evaluated only by the replay orchestrator from the store (issue 12): there is deliberately no
-command that evaluates a gate from a JSON file a user hands in (拒绝自算 JSON).
+Gates are evaluated only on a replay run, from the store (issue 12: `input` and `evaluate` take a run id and
+rebuild its gate input): there is deliberately no command that evaluates a gate from a JSON file a user hands
+in (拒绝自算 JSON).
 """
 
 from __future__ import annotations
@@ -15,7 +17,17 @@ from rich.console import Console
 
 from ..book import Book, load_user_config
 from ..errors import InputError
-from ..replay import VerifyReport, generate_key, journal_location, key_path, rebuild_index, verify_journal
+from ..replay import (
+    VerifyReport,
+    evaluate_run,
+    gate_input_doc,
+    generate_key,
+    journal_location,
+    key_path,
+    rebuild_index,
+    verify_journal,
+)
+from ..reports import gate_outcome, render_gate, render_gate_input
 from ..reports._gate import (
     KeygenResult,
     ReindexResult,
@@ -122,3 +134,38 @@ def _finish(doc: VerifyReport, json_out: bool, render: Callable[[Console, Verify
                 markup=False,
             )
         finish("failed_closed")
+
+
+@gate_app.command("input")
+def input_cmd(
+    run_id: Annotated[str, typer.Argument(help="The replay run id (RR…).", metavar="RUN")],
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Build the run's gate-input.json from the store (manifests, receipts, strict reports — every artefact
+    re-hashed) and write it beside the run; rebuilding gives the same bytes."""
+    doc = gate_input_doc(open_book(book), run_id)
+    if json_out:
+        emit_json(doc)
+    else:
+        render_gate_input(console, doc)
+
+
+@gate_app.command("evaluate")
+def evaluate_cmd(
+    run_id: Annotated[str, typer.Argument(help="The replay run id (RR…).", metavar="RUN")],
+    gate: Annotated[str, typer.Option("--gate", help="A (is the detector trustworthy?) or B (is C better than A?).")],
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Evaluate Gate A or B on a replay run through the one issuer: the report is journaled, and a signed receipt
+    only when it passed. Exit 0 passed, 1 failed, 4 insufficient (the set is too small to decide)."""
+    picked = gate.strip().upper()
+    if picked not in ("A", "B"):
+        raise InputError("USAGE", f"--gate {gate!r} is not a gate", "--gate", "use A or B")
+    doc = evaluate_run(open_book(book), run_id, "A" if picked == "A" else "B")
+    if json_out:
+        emit_json(doc)
+    else:
+        render_gate(console, doc)
+    finish(gate_outcome(doc))

@@ -5,6 +5,8 @@ configuration receipts bind, and the fine-outline stage behind its entry guard.
 The top service layer: it may use every layer below; nothing below imports it.
 """
 
+from ._builder import build_gate_input, gate_input_locator, gate_input_rebuilder
+from ._evaluate import GateDoc, GateInputDoc, evaluate_run, gate_input_doc
 from ._gates import (
     BUCKETS,
     Check,
@@ -47,6 +49,7 @@ from ._input import (
 )
 from ._journal import EntryRef, GateIssuer, Issued, configured_signer, journal_location, sync_index
 from ._keys import PublicKey, SigningKey, default_key_path, generate_key, key_path, load_signing_key
+from ._orchestrator import DryRunDoc, Event, Progress, RunDoc, replay_dry_run, run_doc, run_replay
 from ._order import ItemOrder, OrderPlan, make_order_plan, position_counts, verify_order_plan
 from ._outline_stage import OutlineStageDoc, draft_fine_outline, outline_draft_dry_run
 from ._promotion import ArmChoice, promoted_arm
@@ -64,6 +67,8 @@ from ._receipt import (
     rubric_ref,
     spec_ref,
 )
+from ._runs import PanelOut, SampleOut, load_run
+from ._sets import RegisterDoc, RegisteredSet, register_set, resolve_set
 from ._spec import GateSpec, gate_spec_bytes, load_gate_spec
 from ._verify import EntrySummary, Problem, VerifyReport, rebuild_index, verify_journal
 from ._writer_config import ModelPin, TaskPin, WriterConfig, writer_config, writer_config_sha256
@@ -77,10 +82,14 @@ __all__ = [
     "ArtefactRef",
     "Check",
     "DetectorItem",
+    "DryRunDoc",
     "EntryGuard",
     "EntryRef",
     "EntrySummary",
+    "Event",
+    "GateDoc",
     "GateInput",
+    "GateInputDoc",
     "GateInputRebuilder",
     "GateIssuer",
     "GateName",
@@ -94,16 +103,22 @@ __all__ = [
     "OrderPlan",
     "Outcome",
     "OutlineStageDoc",
+    "PanelOut",
     "PanelVerdict",
     "Problem",
+    "Progress",
     "PublicKey",
     "ReceiptBindings",
     "ReceiptBody",
+    "RegisterDoc",
+    "RegisteredSet",
     "Rehasher",
     "ReportAnomaly",
     "ReportBody",
     "RubricBinding",
+    "RunDoc",
     "Sample",
+    "SampleOut",
     "SetSize",
     "SigningKey",
     "Stratum",
@@ -113,6 +128,7 @@ __all__ = [
     "WriterConfig",
     "binding_problems",
     "book_artefacts",
+    "build_gate_input",
     "check_fine_outline_entry",
     "configured_signer",
     "default_key_path",
@@ -120,9 +136,13 @@ __all__ = [
     "evaluate_gate",
     "evaluate_gate_a",
     "evaluate_gate_b",
+    "evaluate_run",
     "file_ref",
     "find_anomalies",
     "gate_input_bytes",
+    "gate_input_doc",
+    "gate_input_locator",
+    "gate_input_rebuilder",
     "gate_input_sha256",
     "gate_spec_bytes",
     "generate_key",
@@ -130,6 +150,7 @@ __all__ = [
     "journal_location",
     "key_path",
     "load_gate_spec",
+    "load_run",
     "load_signing_key",
     "make_order_plan",
     "new_character_bucket",
@@ -139,9 +160,14 @@ __all__ = [
     "promoted_arm",
     "rebuild_index",
     "receipt_verdict",
+    "register_set",
+    "replay_dry_run",
     "report_sha256",
     "require_fine_outline_entry",
+    "resolve_set",
     "rubric_ref",
+    "run_doc",
+    "run_replay",
     "set_size",
     "spec_ref",
     "store_reader",

@@ -52,6 +52,15 @@ from ._memory import (
 )
 from ._models_check import render_models_check
 from ._outline_draft import outline_draft_error, outline_draft_outcome, render_outline_draft
+from ._replay import (
+    gate_outcome,
+    render_dry_run,
+    render_gate,
+    render_gate_input,
+    render_register,
+    render_run,
+    run_outcome,
+)
 from ._review import (
     outcome_text,
     preflight_notes,
@@ -94,6 +103,7 @@ __all__ = [
     "facts_doc",
     "facts_show_doc",
     "findings_outcome",
+    "gate_outcome",
     "judge_error",
     "judge_outcome",
     "ledger_doc",
@@ -114,8 +124,11 @@ __all__ = [
     "render_confirm",
     "render_context",
     "render_cost",
+    "render_dry_run",
     "render_export",
     "render_facts",
+    "render_gate",
+    "render_gate_input",
     "render_import",
     "render_init",
     "render_judge",
@@ -128,10 +141,12 @@ __all__ = [
     "render_outline_draft",
     "render_outline_lint",
     "render_outline_show",
+    "render_register",
     "render_report_written",
     "render_review_run",
     "render_revision_diffs",
     "render_rubrics",
+    "render_run",
     "render_search",
     "render_show",
     "render_status",
@@ -143,6 +158,7 @@ __all__ = [
     "review_error",
     "review_outcome",
     "rubrics_doc",
+    "run_outcome",
     "search_doc",
     "show_notes",
     "sync_doc",

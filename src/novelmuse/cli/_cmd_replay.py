@@ -1,0 +1,119 @@
+"""`muse replay register / run / status` (issue 12): pre-registered evaluation sets and replay runs.
+
+The CLI only parses and renders: the run itself — its one model session included — belongs to replay's trusted
+orchestrator (`replay.run_replay`), the one non-CLI entry point allowed to open a session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..errors import InputError
+from ..replay import Event, load_run, register_set, replay_dry_run, resolve_set, run_doc, run_replay
+from ..replay._spec import Arm
+from ..reports import render_dry_run, render_register, render_run, run_outcome
+from ._app import app
+from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, open_book
+
+replay_app = typer.Typer(
+    help="Replay experiments: pre-registered sets, A/B/C arms, blind oracle panels (then `muse gate evaluate`).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(replay_app, name="replay")
+
+
+@replay_app.command("register")
+def register_cmd(
+    set_file: Annotated[Path, typer.Argument(help="The set file (YAML; see README: replay).", metavar="SET.yaml")],
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Freeze a set of items (chapter N, its confirmed outline sha256, scene type, oracle assertions) and pin it by
+    sha256. Registering the same content again is a no-op; an edited file is a new set."""
+    doc = register_set(open_book(book), set_file)
+    if json_out:
+        emit_json(doc)
+    else:
+        render_register(console, doc)
+
+
+def _arms(value: str) -> list[Arm]:
+    out: list[Arm] = []
+    for part in value.split(","):
+        arm = part.strip().upper()
+        if arm not in ("A", "B", "C") or arm in out:
+            raise InputError("USAGE", f"--arms {value!r}: {part!r} is not A, B or C, or is named twice", "--arms", "")
+        out.append("A" if arm == "A" else "B" if arm == "B" else "C")
+    return out
+
+
+@replay_app.command("run")
+def run_cmd(
+    set_ref: Annotated[str, typer.Argument(help="A registered set: its sha256 (prefix), name or file.", metavar="SET")],
+    arms: Annotated[str, typer.Option("--arms", help="Arms to run (A, C gated; B diagnostic).")] = "A,C,B",
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Samples in flight at once (1–64).")] = 4,
+    seed: Annotated[str | None, typer.Option("--seed", help="Order plan seed (default: set sha256).")] = None,
+    new: Annotated[bool, typer.Option("--new", help="Start a new run instead of resuming the unfinished one.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Build contexts and the plan; no model.")] = False,
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Run (or resume) a replay of a registered set: per item and arm, context → writer → detector, then one blind
+    oracle panel per item. Exit 0 when every sample and panel is ok, 3 when any failed closed (named)."""
+    b = open_book(book)
+    doc = resolve_set(b, set_ref)
+    picked = _arms(arms)
+    if dry_run:
+        dry = replay_dry_run(b, doc, picked, seed)
+        if json_out:
+            emit_json(dry)
+        else:
+            render_dry_run(console, dry)
+        return
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    ) as bar:
+        tasks: dict[tuple[str, str | None], object] = {}
+
+        def progress(event: Event) -> None:
+            key = (event.item_id, event.arm)
+            if key not in tasks:
+                tasks[key] = bar.add_task(f"{event.item_id} {event.arm or 'panel'}", total=1)
+            task = tasks[key]
+            bar.update(task, description=f"{event.item_id} {event.arm or 'panel'} · {event.stage}")  # type: ignore[arg-type]
+            if event.done:
+                bar.update(task, completed=1)  # type: ignore[arg-type]
+
+        out = asyncio.run(run_replay(b, doc, picked, concurrency=concurrency, seed=seed, new=new, progress=progress))
+    if json_out:
+        emit_json(out)
+    else:
+        render_run(console, out)
+    finish(run_outcome(out))
+
+
+@replay_app.command("status")
+def status_cmd(
+    run_id: Annotated[str, typer.Argument(help="The replay run id (RR…).", metavar="RUN")],
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """A run as stored: its configuration hashes, every sample (pending ones too) and panel."""
+    b = open_book(book)
+    out = run_doc(b, load_run(b, run_id).id)
+    if json_out:
+        emit_json(out)
+    else:
+        render_run(console, out)

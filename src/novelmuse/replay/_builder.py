@@ -1,0 +1,255 @@
+"""The one GateInputBuilder (唯一 GateInputBuilder, issue 12 item 4): `gate-input.json` of a replay run, built only
+from what the store holds — the registered set, the run's sample and panel rows, the writer's manifests, final
+drafts and strict detector reports, the judges' sealed panel reports and arm maps, and the model-call receipts.
+
+Every artefact is re-hashed on the way (a draft, manifest, detector report or panel report that no longer
+hashes to its sha256 makes its sample not ok, with a `hash` anomaly naming it — the gate then fails); a
+detector verdict and a panel verdict are only ever compared for the same kind and the same id (the kind of
+an id comes from the registered item's targets, never from the text); no verdict is derived from a score;
+and the result is canonical, so a rebuild gives byte-identical bytes. Nothing here writes anything.
+
+`gate_input_rebuilder(book)` is the `GateInputRebuilder` the issuer, `verify_journal`, the fine-outline guard
+and promotion use for artefacts of kind ``gate_input``: a bound gate input counts only when a recorded run
+rebuilds exactly it (its locator names the run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from ..book import Book
+from ..errors import InputError
+from ..judging import PanelReport, SealedArmMap, load_rubric
+from ..writing import DetectorReport
+from ._guard import GateInputRebuilder
+from ._input import Anomaly, AnomalyCategory, DetectorItem, GateInput, Item, PanelVerdict, RubricBinding, Sample
+from ._input import Target as GateTarget
+from ._receipt import ArtefactRef
+from ._runs import PanelRow, RunRow, SampleRow, load_run, panels_of, samples_of
+from ._sets import RegisteredSet, SetItem, load_set
+from ._spec import Arm
+from ._stored import ArtefactProblem, detector_report_of, final_candidate, manifest_of, write_doc
+
+GATE_INPUT_KIND: Final = "gate_input"
+_CATEGORY_WORDS: Final[tuple[tuple[AnomalyCategory, tuple[str, ...]], ...]] = (
+    ("leak", ("LEAK",)),
+    ("hash", ("CHANGED", "HASH", "TAMPERED", "CANDIDATE_", "MANIFEST_", "_MISSING")),
+    ("schema", ("SCHEMA", "CONTRACT", "INVALID_JSON", "TRUNCATED")),
+    ("judge", ("JUDGE", "PANEL", "INVALID", "UNSTABLE")),
+)
+
+
+def anomaly_category(code: str) -> AnomalyCategory:
+    """The gate's anomaly category of a failure code (a model or budget failure, a timeout or a non-zero exit is
+    `system`)."""
+    if code == "MODEL_MISMATCH":
+        return "system"
+    for category, words in _CATEGORY_WORDS:
+        if any(w in code for w in words):
+            return category
+    return "system"
+
+
+_LOCATOR_HEAD: Final = ".muse/replay/runs/"
+_LOCATOR_TAIL: Final = "/gate-input.json"
+
+
+def gate_input_locator(run_id: str) -> str:
+    """Where the gate input of run `run_id` is written, relative to the book — the locator a receipt binds and the
+    rebuilder resolves to the run (the file itself is never read back: it is for people)."""
+    return f"{_LOCATOR_HEAD}{run_id}{_LOCATOR_TAIL}"
+
+
+def run_of_locator(locator: str) -> str | None:
+    """The run id a gate-input locator names (None for any other locator)."""
+    if not (locator.startswith(_LOCATOR_HEAD) and locator.endswith(_LOCATOR_TAIL)):
+        return None
+    run_id = locator[len(_LOCATOR_HEAD) : -len(_LOCATOR_TAIL)]
+    return run_id if run_id and "/" not in run_id else None
+
+
+def gate_item(item: SetItem) -> Item:
+    """The pre-registered item as the gates see it: its targets (hard constraints by outline kind, then the oracle
+    assertions) and new-character counts, all frozen in the registered set."""
+    if item.scene_type is None or item.outline_sha256 is None:
+        raise ValueError(f"item {item.item_id} is not a writer item")
+    targets = [GateTarget(kind=t.kind, id=t.id) for t in item.targets]
+    targets += [GateTarget(kind="assertion", id=a.id) for a in item.assertions]
+    return Item(
+        item_id=item.item_id,
+        chapter=item.chapter,
+        scene_type=item.scene_type,
+        outline_sha256=item.outline_sha256,
+        targets=targets,
+        new_characters=item.new_characters,
+        outline_entities=item.outline_entities,
+    )
+
+
+def _not_ok(item_id: str, arm: Arm, code: str, detail: str = "") -> Sample:
+    anomaly = Anomaly(category=anomaly_category(code), code=code, detail=detail[:500])
+    return Sample(item_id=item_id, arm=arm, ok=False, anomaly=anomaly)
+
+
+def _receipts(book: Book, call_ids: Iterable[str]) -> list[str]:
+    ids = sorted({c for c in call_ids if c})
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    rows = book.db.execute(f"SELECT id FROM receipts WHERE outcome = 'ok' AND call_id IN ({marks})", ids).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+class _Panels:
+    """The run's panel reports, read once each: re-hashed, unblinded read-only (the sealed arm map checked
+    against the hash sealed into the report)."""
+
+    def __init__(self, book: Book, rows: dict[str, PanelRow]):
+        self.book = book
+        self.rows = rows
+        self.cache: dict[str, tuple[PanelReport, dict[str, str]] | ArtefactProblem] = {}
+
+    def of(self, item_id: str) -> tuple[PanelReport, dict[str, str]]:
+        if item_id not in self.cache:
+            try:
+                self.cache[item_id] = self._load(item_id)
+            except ArtefactProblem as exc:
+                self.cache[item_id] = exc
+        got = self.cache[item_id]
+        if isinstance(got, ArtefactProblem):
+            raise got
+        return got
+
+    def _load(self, item_id: str) -> tuple[PanelReport, dict[str, str]]:
+        row = self.rows.get(item_id)
+        if row is None:
+            raise ArtefactProblem("PANEL_NOT_RUN", "the item's panel has not run")
+        if row.code is not None or row.status != "done" or row.panel_id is None:
+            raise ArtefactProblem(row.code or "PANEL_NOT_RUN", row.detail or f"panel {row.status}")
+        got = self.book.db.execute(
+            "SELECT p.report_json, p.report_sha256, m.payload, m.sha256 FROM judge_panels p"
+            " JOIN judge_arm_maps m ON m.panel_id = p.id WHERE p.id = ?",
+            (row.panel_id,),
+        ).fetchone()
+        if got is None or got[0] is None:
+            raise ArtefactProblem("PANEL_REPORT_MISSING", f"the panel report {row.panel_id} is gone")
+        report = PanelReport.model_validate_json(str(got[0]))
+        if not report.verify() or report.report_sha256 != got[1]:
+            raise ArtefactProblem(
+                "PANEL_REPORT_CHANGED", f"the panel report {row.panel_id} no longer hashes to its sha256"
+            )
+        try:
+            arms = SealedArmMap(str(got[2]), str(got[3])).open(report.arm_map_sha256)
+        except Exception as exc:  # the sealed map was edited: FailedClosed from judging
+            raise ArtefactProblem("PANEL_ARM_MAP_CHANGED", f"the arm map of panel {row.panel_id}: {exc}") from exc
+        return report, arms
+
+
+def _sample(book: Book, item: Item, set_item: SetItem, row: SampleRow, panels: _Panels) -> Sample:
+    """One sample from the store (see the module doc)."""
+    if row.status == "running":
+        return _not_ok(item.item_id, row.arm, "SAMPLE_UNFINISHED", "the sample never ended (resume the run)")
+    if row.code is not None:
+        return _not_ok(item.item_id, row.arm, row.code, row.detail or "")
+    try:
+        doc = write_doc(book, row.write_id or "")
+        draft, _ = final_candidate(book, doc)
+        manifest = manifest_of(book, draft.manifest_sha256)
+        if (
+            manifest.chapter != item.chapter
+            or manifest.arm != row.arm
+            or manifest.outline.sha256 != item.outline_sha256
+        ):
+            raise ArtefactProblem("MANIFEST_FOREIGN", "the manifest is not of this item's chapter, arm and outline")
+        report = detector_report_of(book, doc, doc.final_draft_id or "")
+        if report.candidate_sha256 != draft.text_sha256:
+            raise ArtefactProblem("DETECTOR_CANDIDATE_MISMATCH", "the detector report is on another candidate")
+        panel, arms = panels.of(item.item_id)
+    except ArtefactProblem as exc:
+        return _not_ok(item.item_id, row.arm, exc.code, exc.what)
+    cids = [cid for cid, arm in arms.items() if arm == row.arm]
+    ref = next((c for c in panel.candidates if cids and c.candidate_id == cids[0]), None)
+    if ref is None or ref.sha256 != draft.text_sha256:
+        return _not_ok(item.item_id, row.arm, "PANEL_CANDIDATE_MISMATCH", "the panel judged another candidate text")
+    cid = ref.candidate_id
+    kinds = {t.id: t.kind for t in item.targets}
+    call_ids = [
+        str(r[0]) for r in book.db.execute("SELECT call_id FROM write_drafts WHERE write_id = ?", (doc.write_id,))
+    ]
+    call_ids += [c for r in doc.reports if r.draft_id == doc.final_draft_id for c in r.call_ids]
+    call_ids += [j.call_id for j in panel.judges if j.call_id]
+    return Sample(
+        item_id=item.item_id,
+        arm=row.arm,
+        ok=True,
+        candidate_sha256=draft.text_sha256,
+        manifest_sha256=draft.manifest_sha256,
+        detector=_detector_items(report, kinds, set_item),
+        panel=[
+            PanelVerdict(
+                kind=kinds[v.target_id], id=v.target_id, verdict="unknown" if v.verdict == "split" else v.verdict
+            )
+            for v in panel.verdicts
+            if v.candidate_id == cid and v.target_id in kinds
+        ],
+        scores={s.dimension_id: s.score for s in panel.scores if s.candidate_id == cid},
+        receipts=_receipts(book, call_ids),
+    )
+
+
+def _detector_items(report: DetectorReport, kinds: dict[str, str], item: SetItem) -> list[DetectorItem]:
+    """The detector's constraint verdicts, each under the kind its id has in the item (same kind, same id: an
+    id the item does not list is not compared; the detector never sees an oracle assertion). The detector's
+    severities are high (blocks) and warning (never blocks): a warning is the gate's `low`."""
+    hard = {t.id for t in item.targets}
+    return [
+        DetectorItem(kind=kinds[i.id], id=i.id, verdict=i.verdict, severity="high" if i.severity == "high" else "low")
+        for i in report.items
+        if i.check == "constraint" and i.id in hard
+    ]
+
+
+def build_gate_input(book: Book, run_id: str) -> GateInput:
+    """The gate input of replay run `run_id`, rebuilt from the store (see the module doc)."""
+    row: RunRow = load_run(book, run_id)
+    doc: RegisteredSet = load_set(book, row.set_sha256)
+    if doc.kind != "writer":
+        raise InputError(
+            "REPLAY_NOT_GATED",
+            f"run {row.id} is a {doc.kind} replay: Gate A and Gate B judge the writer's replays only",
+            "muse gate",
+            "run the gates on a writer set's run",
+        )
+    row.plan()  # the sealed order plan still verifies (ORDER_PLAN_TAMPERED …, exit 3)
+    rubric = load_rubric("writer_replay")
+    items = {i.item_id: gate_item(i) for i in doc.items}
+    panels = _Panels(book, panels_of(book.db, row.id))
+    samples = [
+        _sample(book, items[item_id], doc.item(item_id), s, panels)
+        for (item_id, _arm), s in sorted(samples_of(book.db, row.id).items())
+    ]
+    return GateInput(
+        run_id=row.id,
+        mode=row.mode,
+        set_sha256=row.set_sha256,
+        rubric=RubricBinding.of(rubric),
+        arms=list(row.arms),
+        items=list(items.values()),
+        samples=samples,
+    )
+
+
+def gate_input_rebuilder(book: Book) -> GateInputRebuilder:
+    """The GateInputRebuilder over this book's store: a `gate_input` ref whose locator names a recorded run is
+    rebuilt from it (None for any other locator or an unknown run)."""
+
+    def rebuild(ref: ArtefactRef) -> GateInput | None:
+        run_id = run_of_locator(ref.locator)
+        if run_id is None:
+            return None
+        if book.db.execute("SELECT 1 FROM replay_runs WHERE id = ?", (run_id,)).fetchone() is None:
+            return None
+        return build_gate_input(book, run_id)
+
+    return rebuild
