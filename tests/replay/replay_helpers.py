@@ -128,3 +128,15 @@ def run(book: Book, doc: RegisteredSet, fake: RoleFake, arms: tuple[str, ...] = 
 
 def yaml_dump(data: Any) -> str:
     return yaml.safe_dump(data, allow_unicode=True)
+
+
+def with_signer(book: Book, user_config: Path) -> Book:
+    """Make the gate signing key in the user config's directory (MUSE_CONFIG must name `user_config`) and name its
+    public key in book.toml [gate] signer."""
+    from novelmuse.replay import default_key_path, generate_key
+
+    user_config.parent.mkdir(parents=True, exist_ok=True)
+    public = generate_key(default_key_path())
+    with (book.root / "book.toml").open("a", encoding="utf-8") as fh:
+        fh.write(f'\n[gate]\nsigner = "{public.text}"\n')
+    return find_book(book.root)

@@ -87,8 +87,8 @@ def gate_item(item: SetItem) -> Item:
     )
 
 
-def _not_ok(item_id: str, arm: Arm, code: str, detail: str = "") -> Sample:
-    anomaly = Anomaly(category=anomaly_category(code), code=code, detail=detail[:500])
+def _not_ok(item_id: str, arm: Arm, code: str, detail: str = "", category: AnomalyCategory | None = None) -> Sample:
+    anomaly = Anomaly(category=category or anomaly_category(code), code=code, detail=detail[:500])
     return Sample(item_id=item_id, arm=arm, ok=False, anomaly=anomaly)
 
 
@@ -165,9 +165,13 @@ def _sample(book: Book, item: Item, set_item: SetItem, row: SampleRow, panels: _
         report = detector_report_of(book, doc, doc.final_draft_id or "")
         if report.candidate_sha256 != draft.text_sha256:
             raise ArtefactProblem("DETECTOR_CANDIDATE_MISMATCH", "the detector report is on another candidate")
-        panel, arms = panels.of(item.item_id)
     except ArtefactProblem as exc:
         return _not_ok(item.item_id, row.arm, exc.code, exc.what)
+    try:
+        panel, arms = panels.of(item.item_id)
+    except ArtefactProblem as exc:  # an invalid or unstable panel, or one that never ran: a judge anomaly
+        category = anomaly_category(exc.code)
+        return _not_ok(item.item_id, row.arm, exc.code, exc.what, "hash" if category == "hash" else "judge")
     cids = [cid for cid, arm in arms.items() if arm == row.arm]
     ref = next((c for c in panel.candidates if cids and c.candidate_id == cids[0]), None)
     if ref is None or ref.sha256 != draft.text_sha256:
