@@ -91,9 +91,10 @@ class RoleFake:
         return None
 
 
-def replay_book(root: Path, *, extra_toml: str = "") -> Book:
-    """The sample book with outline 11 confirmed, the scripted provider `s` for every role, and `extra_toml`."""
-    book = sample_book(root, {"default": []})
+def replay_book(root: Path, *, extra_toml: str = "", **kw: Any) -> Book:
+    """The sample book with outline 11 confirmed, the scripted provider `s` for every role (or as `roles` and
+    `providers` say: see `sample_book`), and `extra_toml`."""
+    book = sample_book(root, {"default": []}, **kw)
     if extra_toml:
         with (root / "book.toml").open("a", encoding="utf-8") as fh:
             fh.write(extra_toml)
