@@ -44,6 +44,15 @@ def test_register_dry_run_status_and_the_gates_from_the_command_line(recorded: t
     calls = book.db.execute("SELECT COUNT(*) FROM model_calls").fetchone()[0]
     r = muse("replay", "status", run_id, "--json", "--book", book.root)
     assert r.exit_code == 0 and json.loads(r.stdout)["ok"]
+    r = muse("replay", "report", run_id, "--json", "--book", book.root)
+    assert r.exit_code == 0, r.stderr
+    rep = json.loads(r.stdout)
+    deltas = {(d["arm"], d["dimension"], d["scene_type"]): d for d in rep["deltas"]}
+    assert {a for a, _, _ in deltas} == {"B", "C"} and all(d["mean_delta"] == 0 for d in deltas.values())
+    assert rep["agreement"] and all(a["pairs"] == 2 and a["agreed"] == 2 for a in rep["agreement"])
+    assert [b["bucket"] for b in rep["diagnostic_b"]] == ["0", "<=1/3", ">1/3"]
+    assert rep["reliability"]["items"] == 1
+    assert "mean Δ" in muse("replay", "report", run_id, "--book", book.root).stdout
     r = muse("gate", "input", run_id, "--json", "--book", book.root)
     assert r.exit_code == 0, r.stderr
     gi = json.loads(r.stdout)

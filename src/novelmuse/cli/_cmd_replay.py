@@ -1,4 +1,4 @@
-"""`muse replay register / run / status` (issue 12): pre-registered evaluation sets and replay runs.
+"""`muse replay register / run / status / report` (issue 12): pre-registered evaluation sets and replay runs.
 
 The CLI only parses and renders: the run itself — its one model session included — belongs to replay's trusted
 orchestrator (`replay.run_replay`), the one non-CLI entry point allowed to open a session.
@@ -14,9 +14,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import InputError
-from ..replay import Event, load_run, register_set, replay_dry_run, resolve_set, run_doc, run_replay
+from ..replay import Event, load_run, register_set, replay_dry_run, replay_report, resolve_set, run_doc, run_replay
 from ..replay._spec import Arm
-from ..reports import render_dry_run, render_register, render_run, run_outcome
+from ..reports import render_dry_run, render_register, render_replay_report, render_run, run_outcome
 from ._app import app
 from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, open_book
 
@@ -117,3 +117,18 @@ def status_cmd(
         emit_json(out)
     else:
         render_run(console, out)
+
+
+@replay_app.command("report")
+def report_cmd(
+    run_id: Annotated[str, typer.Argument(help="The replay run id (RR…).", metavar="RUN")],
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Per dimension and scene type C−A and B−A, per-id detector/panel agreement, arm B by new-character share,
+    and the judges' reliability figures (the gates decide: `muse gate evaluate`)."""
+    out = replay_report(open_book(book), run_id)
+    if json_out:
+        emit_json(out)
+    else:
+        render_replay_report(console, out)

@@ -67,6 +67,7 @@ from ._receipt import (
     rubric_ref,
     spec_ref,
 )
+from ._report import ReplayReport, replay_report
 from ._runs import PanelOut, SampleOut, load_run
 from ._sets import RegisterDoc, RegisteredSet, register_set, resolve_set
 from ._spec import GateSpec, gate_spec_bytes, load_gate_spec
@@ -113,6 +114,7 @@ __all__ = [
     "RegisterDoc",
     "RegisteredSet",
     "Rehasher",
+    "ReplayReport",
     "ReportAnomaly",
     "ReportBody",
     "RubricBinding",
@@ -162,6 +164,7 @@ __all__ = [
     "receipt_verdict",
     "register_set",
     "replay_dry_run",
+    "replay_report",
     "report_sha256",
     "require_fine_outline_entry",
     "resolve_set",

@@ -58,6 +58,7 @@ from ._replay import (
     render_gate,
     render_gate_input,
     render_register,
+    render_replay_report,
     render_run,
     run_outcome,
 )
@@ -142,6 +143,7 @@ __all__ = [
     "render_outline_lint",
     "render_outline_show",
     "render_register",
+    "render_replay_report",
     "render_report_written",
     "render_review_run",
     "render_revision_diffs",

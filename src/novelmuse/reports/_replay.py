@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import Outcome
-from ..replay import DryRunDoc, GateDoc, GateInputDoc, RegisterDoc, RunDoc
+from ..replay import DryRunDoc, GateDoc, GateInputDoc, RegisterDoc, ReplayReport, RunDoc
 
 _STYLE = {"passed": "green", "failed": "red", "insufficient": "yellow"}
 
@@ -112,3 +112,33 @@ def gate_outcome(doc: GateDoc) -> Outcome:
     if doc.outcome == "passed":
         return "ok"
     return "findings" if doc.outcome == "failed" else "not_evaluated"
+
+
+def _f(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.2f}"
+
+
+def render_replay_report(console: Console, doc: ReplayReport) -> None:
+    """Per dimension and scene type C−A and B−A, per-id agreement, B by new-character share, judge reliability."""
+    console.print(
+        f"replay run {doc.run_id} ({doc.mode}): {doc.samples} samples, {len(doc.not_ok)} not ok", markup=False
+    )
+    for line in doc.not_ok:
+        console.print(f"  not ok: {line}", markup=False)
+    table = Table("arm − A", "dimension", "scene type", "items", "mean Δ")
+    for d in doc.deltas:
+        table.add_row(d.arm, d.dimension, d.scene_type or "all", str(d.items), _f(d.mean_delta))
+    console.print(table)
+    agree = Table("kind", "id", "pairs", "detector = panel")
+    for a in doc.agreement:
+        agree.add_row(a.kind, a.id, str(a.pairs), str(a.agreed))
+    console.print(agree)
+    for b in doc.diagnostic_b:
+        means = ", ".join(f"{k} {_f(v)}" for k, v in b.mean_delta.items())
+        console.print(f"  B − A, new characters {b.bucket} ({b.items} items): {means}", markup=False)
+    r = doc.reliability
+    console.print(
+        f"  judges: {r.items} panels, third-judge rate {r.third_judge_rate}, invalid rate {r.invalid_rate}, "
+        f"mean |judge1 − judge2| {r.mean_abs_diff}, alpha {r.alpha_interval}",
+        markup=False,
+    )
