@@ -29,6 +29,7 @@ A run, in order:
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -79,6 +80,7 @@ MODE: Final = "offline_replay"
 #: The roles a writer replay asks; a fine-outline replay asks only the judge.
 WRITER_ROLES: Final = ("writer", "detector", "extractor", "judge")
 MAX_CONCURRENCY: Final = 64
+_SENTENCE_END = re.compile(r"[。！？；\n]+")
 _PROFILE = {"writer": "writer_replay", "fine_outline": "fine_outline_replay"}
 
 
@@ -549,7 +551,8 @@ async def _panel(
 
 async def _fine_outline_item(run: _Run, item: SetItem, _: dict[Arm, ContextBuild]) -> None:
     """A fine-outline item: each arm's pinned draft is its candidate (re-hashed), judged blind against the
-    reference scaffold and the oracle assertions — never the target chapter, whose text the leak guard refuses."""
+    reference scaffold and the oracle assertions — never the target chapter: every sentence of chapter N (when
+    the book has it) is a hidden token the leak guard refuses in anything a judge would be sent."""
     conn = run.book.db
     done = samples_of(conn, run.row.id)
     order = run.order[item.item_id]
@@ -581,12 +584,9 @@ async def _fine_outline_item(run: _Run, item: SetItem, _: dict[Arm, ContextBuild
         what = f"the reference scaffold {item.reference.path} no longer has the sha256 the set pins"
         end_panel(conn, run.row.id, item.item_id, "failed", code="REPLAY_REFERENCE_CHANGED", detail=what)
         return
-    target = [
-        line
-        for n, path in run.book.chapter_paths().items()
-        if n >= item.chapter
-        for line in read_chapter_file(n, path).body.splitlines()
-    ]
+    path = run.book.chapter_paths().get(item.chapter)
+    body = read_chapter_file(item.chapter, path).body if path is not None else ""
+    target = [s for s in _SENTENCE_END.split(body) if s.strip()]  # each sentence of chapter N is a hidden token
     candidates = [Candidate(arm, texts[arm]) for arm in order]
     await _panel(run, item, candidates, reference, [], None, target)
 
