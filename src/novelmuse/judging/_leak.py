@@ -41,6 +41,7 @@ class LeakGuard:
     secrets: Sequence[str] = ()
     _kinds: tuple[tuple[str, tuple[str, ...]], ...] = field(init=False, repr=False, compare=False)
     _clean: set[str] = field(init=False, repr=False, compare=False, default_factory=set)
+    _normalized: dict[str, str] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         manifest_lines = [
@@ -57,6 +58,9 @@ class LeakGuard:
             ("secret", _clean(self.secrets)),
         )
         object.__setattr__(self, "_kinds", kinds)
+        # each non-word token normalised once, not once per text it is looked for in
+        normalized = {t: normalize_quote(t) for _, tokens in kinds for t in tokens if not _WORDISH.match(t)}
+        object.__setattr__(self, "_normalized", normalized)
 
     def findings(self, text: str) -> dict[str, int]:
         """Kind → number of distinct registered tokens of that kind found in `text` (empty: no leak)."""
@@ -71,7 +75,7 @@ class LeakGuard:
                     continue
                 if normalized is None:
                     normalized = normalize_quote(text)
-                if normalize_quote(token) in normalized:
+                if self._normalized[token] in normalized:
                     hits += 1
             if hits:
                 found[kind] = hits
