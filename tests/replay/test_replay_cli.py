@@ -69,6 +69,10 @@ def test_register_dry_run_status_and_the_gates_from_the_command_line(recorded: t
     assert muse("replay", "status", "RRnope", "--book", book.root).exit_code == 2
     report = verify_journal(book, reader=store_reader(book, gate_input_rebuilder(book)))
     assert report.ok and report.reports == 1
+    r = muse("report", "--book", book.root)
+    assert r.exit_code == 0, r.stderr
+    page = (book.root / ".muse" / "report" / "replay.html").read_text(encoding="utf-8")
+    assert run_id in page and "insufficient" in page and "Gate journal" in page
 
 
 def test_scores_never_change_a_verdict_and_tampering_fails_the_gate_naming_it(

@@ -68,7 +68,7 @@ from ._receipt import (
     spec_ref,
 )
 from ._report import ReplayReport, replay_report
-from ._runs import PanelOut, SampleOut, load_run
+from ._runs import PanelOut, SampleOut, load_run, runs_of
 from ._sets import RegisterDoc, RegisteredSet, register_set, resolve_set
 from ._spec import GateSpec, gate_spec_bytes, load_gate_spec
 from ._verify import EntrySummary, Problem, VerifyReport, rebuild_index, verify_journal
@@ -171,6 +171,7 @@ __all__ = [
     "rubric_ref",
     "run_doc",
     "run_replay",
+    "runs_of",
     "set_size",
     "spec_ref",
     "store_reader",

@@ -1,8 +1,7 @@
 """`muse report`: load everything once, render every page from the Jinja2 templates, write the folder.
 
 A section is a loader plus a template (`SECTIONS`); the chapter pages are the one section with many pages.
-Replay runs and gate receipts (issues 12, 13) will be one more `Section` each: a loader that reads their
-records and a template file.
+Replay runs with the gate journal's report/receipt chain are the `replay` section (issue 12).
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from ...errors import InputError, MuseError
 from ...judging import PanelReport, gate_rows
 from ...llm import CostSummary, cost_summary
 from ...memory import MemoryState, current_fact_cards, replay
+from ...replay import gate_input_rebuilder, replay_report, run_doc, runs_of, store_reader, verify_journal
 from ...rules import CheckReport, check_book
 from ...text import sha256_hex
 from ._chapters import (
@@ -216,10 +216,32 @@ def _judging(data: ReportData) -> dict[str, Any]:
     return {"runs": build_judging(data.book.db, data.panels, data.candidates)}
 
 
+def _replay(data: ReportData) -> dict[str, Any]:
+    """Every replay run (samples, panels, and for a writer run its report) and the gate journal's chain."""
+    book = data.book
+    runs: list[dict[str, Any]] = []
+    for row in runs_of(book.db):
+        entry: dict[str, Any] = {"id": row.id, "error": "", "run": None, "report": None}
+        try:
+            entry["run"] = run_doc(book, row.id)
+            if row.kind == "writer":
+                entry["report"] = replay_report(book, row.id)
+        except MuseError as exc:  # a tampered run is shown as such, the rest of the report still renders
+            entry["error"] = f"{exc.code}: {exc.what}"
+        runs.append(entry)
+    try:
+        chain = verify_journal(book, reader=store_reader(book, gate_input_rebuilder(book)), listing=True)
+        chain_error = ""
+    except MuseError as exc:
+        chain, chain_error = None, f"{exc.code}: {exc.what}"
+    return {"runs": runs, "chain": chain, "chain_error": chain_error}
+
+
 SECTIONS: tuple[Section, ...] = (
     Section("overview", "Overview", "index.html", "overview.html", _overview),
     Section("memory", "Story memory", "memory.html", "memory.html", _memory),
     Section("judging", "Judging", "judging.html", "judging.html", _judging),
+    Section("replay", "Replay & gates", "replay.html", "replay.html", _replay),
 )
 
 
