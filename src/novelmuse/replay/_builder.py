@@ -31,7 +31,6 @@ from ._sets import RegisteredSet, SetItem, load_set
 from ._spec import Arm
 from ._stored import ArtefactProblem, detector_report_of, final_candidate, manifest_of, write_doc
 
-GATE_INPUT_KIND: Final = "gate_input"
 _CATEGORY_WORDS: Final[tuple[tuple[AnomalyCategory, tuple[str, ...]], ...]] = (
     ("leak", ("LEAK",)),
     ("hash", ("CHANGED", "HASH", "TAMPERED", "CANDIDATE_", "MANIFEST_", "_MISSING")),

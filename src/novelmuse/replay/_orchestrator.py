@@ -120,11 +120,6 @@ class RunDoc(BaseModel):
     panels: list[PanelOut]
     notes: list[str] = []
 
-    @property
-    def failed(self) -> list[SampleOut]:
-        """The samples that are not ok."""
-        return [s for s in self.samples if s.code is not None]
-
 
 # ── configuration and preflight ───────────────────────────────────────────────────────────────────────────
 
@@ -326,6 +321,7 @@ class _Run:
     limit: asyncio.Semaphore
     progress: Progress
     guard_secrets: list[str]
+    card_ids: list[str]  # the book's card ids, hidden from every judge
 
     def tell(self, item_id: str, arm: Arm | None, stage: str, done: bool = False) -> None:
         self.progress(Event(item_id, arm, stage, done))
@@ -407,7 +403,8 @@ async def run_replay(
     secrets += [b.manifest_sha256 for per in builds.values() for b in per.values()]
     async with ModelSession.open(book, run_kind="replay", run_id=row.model_run_id, providers=providers) as session:
         session.start()
-        run = _Run(book, doc, row, order, session, asyncio.Semaphore(concurrency), progress or _quiet, secrets)
+        limit = asyncio.Semaphore(concurrency)
+        run = _Run(book, doc, row, order, session, limit, progress or _quiet, secrets, hidden_card_ids(book))
         work = _writer_item if doc.kind == "writer" else _fine_outline_item
         await asyncio.gather(*(work(run, item, builds.get(item.item_id, {})) for item in doc.items))
     set_run_status(book.db, row.id, "finished")
@@ -469,7 +466,7 @@ async def _writer_item(run: _Run, item: SetItem, builds: dict[Arm, ContextBuild]
         candidates.append(Candidate(arm, text))
     outline = builds[order[0]].inputs.outline
     constraints = [Target(i.id, i.text) for i in outline.items() if i.hard]
-    await _panel(run, item, candidates, outline, constraints, builds[order[0]])
+    await _panel(run, item, candidates, outline, constraints)
 
 
 def _panel_not_run(run: _Run, item: SetItem, failed: list[Arm]) -> None:
@@ -489,13 +486,13 @@ def strategy_words() -> list[str]:
     return [w for w in vocabulary().strategy_words if w not in own]
 
 
-def _guard(run: _Run, build: ContextBuild | None, texts: Sequence[str] = ()) -> LeakGuard:
+def _guard(run: _Run, texts: Sequence[str] = ()) -> LeakGuard:
     """Everything a judge of this run may not see: the arm letters, the strategy words, the book's card ids, this
     run's hashes and seed (secrets), and `texts` (lines of the target chapter, for a fine-outline item)."""
     return LeakGuard(
         arm_names=["A", "B", "C"],
         strategy_names=strategy_words(),
-        card_ids=hidden_card_ids(run.book),
+        card_ids=run.card_ids,
         manifest=list(texts),
         secrets=run.guard_secrets,
     )
@@ -507,7 +504,6 @@ async def _panel(
     candidates: list[Candidate],
     outline: FineOutline,
     constraints: list[Target],
-    build: ContextBuild | None,
     texts: Sequence[str] = (),
 ) -> None:
     """One blind oracle panel over all the item's candidates (judge 1 in the plan's order)."""
@@ -524,7 +520,7 @@ async def _panel(
             outline=outline,
             assertions=[Target(a.id, a.text) for a in item.assertions],
             constraints=constraints,
-            guard=_guard(run, build, texts),
+            guard=_guard(run, texts),
             given_order=True,
             unknown_verdicts=True,
             sources={c.arm: f"{item.item_id}/{c.arm}" for c in candidates},
@@ -588,7 +584,7 @@ async def _fine_outline_item(run: _Run, item: SetItem, _: dict[Arm, ContextBuild
     body = read_chapter_file(item.chapter, path).body if path is not None else ""
     target = [s for s in _SENTENCE_END.split(body) if s.strip()]  # each sentence of chapter N is a hidden token
     candidates = [Candidate(arm, texts[arm]) for arm in order]
-    await _panel(run, item, candidates, reference, [], None, target)
+    await _panel(run, item, candidates, reference, [], target)
 
 
 # ── the run as a document ──────────────────────────────────────────────────────────────────────────────────

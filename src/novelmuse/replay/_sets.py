@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ..book import (
     SCENE_TYPES,
     Book,
+    FineOutline,
     SceneType,
     atomic_write_bytes,
     load_yaml_lines,
@@ -253,6 +254,20 @@ def _pinned(book: Book, pinned: PinnedFile, what: str, where: str) -> bytes:
     return data
 
 
+def _distinct_ids(item: ItemIn, outline: FineOutline, what: str, where: str) -> None:
+    """REPLAY_SET_ASSERTION_ID when an oracle assertion shares an id with an item of `outline` (verdicts are keyed
+    by id: the two would be one target)."""
+    ids = {i.id for i in outline.items()}
+    clash = sorted(a.id for a in item.assertions if a.id in ids)
+    if clash:
+        raise _refuse(
+            "REPLAY_SET_ASSERTION_ID",
+            f"item {item.id}: assertion id(s) {', '.join(clash)} are also ids of {what}",
+            where,
+            "give the oracle assertions their own ids (e.g. a1, a2)",
+        )
+
+
 def _writer_item(book: Book, item: ItemIn, where: str) -> SetItem:
     outline = read_outline(book, item.chapter)
     state = confirmation(book, outline)
@@ -272,15 +287,7 @@ def _writer_item(book: Book, item: ItemIn, where: str) -> SetItem:
             where,
             "pre-register the outline's own scene type (the panel scores narrative_tension by it)",
         )
-    ids = {i.id for i in outline.items()}
-    clash = sorted(a.id for a in item.assertions if a.id in ids)
-    if clash:
-        raise _refuse(
-            "REPLAY_SET_ASSERTION_ID",
-            f"item {item.id}: assertion id(s) {', '.join(clash)} are also ids of the outline",
-            where,
-            "give the oracle assertions their own ids (e.g. a1, a2)",
-        )
+    _distinct_ids(item, outline, "the outline", where)
     if not outline.constraint_ids() and not item.assertions:
         raise _refuse(
             "REPLAY_SET_NO_TARGETS",
@@ -317,15 +324,7 @@ def _fine_outline_item(book: Book, item: ItemIn, where: str) -> SetItem:
         )
     for arm, draft in item.drafts.items():
         _pinned(book, draft, f"arm {arm} draft", where)
-    ids = {i.id for i in reference.items()}
-    clash = sorted(a.id for a in item.assertions if a.id in ids)
-    if clash:
-        raise _refuse(
-            "REPLAY_SET_ASSERTION_ID",
-            f"item {item.id}: assertion id(s) {', '.join(clash)} are also ids of the reference scaffold",
-            where,
-            "give the oracle assertions their own ids (e.g. a1, a2)",
-        )
+    _distinct_ids(item, reference, "the reference scaffold", where)
     snapshot, before = snapshot_of(book, item.chapter)
     return SetItem(
         item_id=item.id,
