@@ -400,7 +400,6 @@ async def run_replay(
     redone = forget_unfinished(book.db, row.id)
     order = arm_orders(plan)
     secrets = [row.plan_sha256, row.config_sha256, row.set_sha256, row.seed]
-    secrets += [b.manifest_sha256 for per in builds.values() for b in per.values()]
     async with ModelSession.open(book, run_kind="replay", run_id=row.model_run_id, providers=providers) as session:
         session.start()
         limit = asyncio.Semaphore(concurrency)
@@ -466,7 +465,8 @@ async def _writer_item(run: _Run, item: SetItem, builds: dict[Arm, ContextBuild]
         candidates.append(Candidate(arm, text))
     outline = builds[order[0]].inputs.outline
     constraints = [Target(i.id, i.text) for i in outline.items() if i.hard]
-    await _panel(run, item, candidates, outline, constraints)
+    manifests = [b.manifest_sha256 for b in builds.values()]
+    await _panel(run, item, candidates, outline, constraints, secrets=manifests)
 
 
 def _panel_not_run(run: _Run, item: SetItem, failed: list[Arm]) -> None:
@@ -486,15 +486,16 @@ def strategy_words() -> list[str]:
     return [w for w in vocabulary().strategy_words if w not in own]
 
 
-def _guard(run: _Run, texts: Sequence[str] = ()) -> LeakGuard:
+def _guard(run: _Run, texts: Sequence[str], secrets: Sequence[str]) -> LeakGuard:
     """Everything a judge of this run may not see: the arm letters, the strategy words, the book's card ids, this
-    run's hashes and seed (secrets), and `texts` (lines of the target chapter, for a fine-outline item)."""
+    run's hashes and seed, the item's own manifest hashes (`secrets`), and `texts` (the target chapter's
+    sentences, for a fine-outline item)."""
     return LeakGuard(
         arm_names=["A", "B", "C"],
         strategy_names=strategy_words(),
         card_ids=run.card_ids,
         manifest=list(texts),
-        secrets=run.guard_secrets,
+        secrets=[*run.guard_secrets, *secrets],
     )
 
 
@@ -505,6 +506,7 @@ async def _panel(
     outline: FineOutline,
     constraints: list[Target],
     texts: Sequence[str] = (),
+    secrets: Sequence[str] = (),
 ) -> None:
     """One blind oracle panel over all the item's candidates (judge 1 in the plan's order)."""
     conn = run.book.db
@@ -520,7 +522,7 @@ async def _panel(
             outline=outline,
             assertions=[Target(a.id, a.text) for a in item.assertions],
             constraints=constraints,
-            guard=_guard(run, texts),
+            guard=_guard(run, texts, secrets),
             given_order=True,
             unknown_verdicts=True,
             sources={c.arm: f"{item.item_id}/{c.arm}" for c in candidates},
