@@ -34,6 +34,11 @@ def judge_output(request: ProviderRequest, verdict: str = "pass") -> dict[str, A
     report = good_report(blind)
     for v in report["verdicts"]:  # type: ignore[union-attr]
         v["verdict"] = verdict
+    if blind.policy.profile == "fine_outline_replay" and blind.fineOutline:  # a structured evidence summary
+        ref = blind.fineOutline[0].id
+        for cell in report["scores"]:  # type: ignore[union-attr]
+            cell["evidenceRefs"].append({"type": "fine_outline", "id": ref})
+            cell["reason"] += f"（对照 {ref}）"
     return report
 
 

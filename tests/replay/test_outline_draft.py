@@ -171,7 +171,7 @@ def test_a_real_run_without_receipts_is_refused_naming_what_is_missing(cli, book
     assert "Gate A" in human.stderr and "Gate B" in human.stderr
 
 
-def test_without_the_replay_orchestrator_the_shipped_command_refuses(  # type: ignore[no-untyped-def]
+def test_the_shipped_command_rebuilds_gate_inputs_from_the_store_so_hand_issued_receipts_never_admit(  # type: ignore[no-untyped-def]
     muse, book: Book, user_config: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MUSE_CONFIG", str(user_config))
@@ -180,7 +180,9 @@ def test_without_the_replay_orchestrator_the_shipped_command_refuses(  # type: i
     r = muse("outline", "draft", "12", "--json", "--book", book.root)
     assert r.exit_code == 3
     codes = {(f["seq"], f["code"]) for f in _doc(r)["guard"]["findings"]}
-    assert (None, "GATE_INPUT_BUILDER_MISSING") in codes and (2, "GATE_ARTEFACT_CHANGED") in codes
+    assert (2, "GATE_ARTEFACT_CHANGED") in codes and all(c != "GATE_INPUT_BUILDER_MISSING" for _, c in codes)
+    whats = [f["what"] for f in _doc(r)["guard"]["findings"] if f["seq"] == 2]
+    assert any("GATE_INPUT_NOT_IN_STORE" in w for w in whats), whats
     assert receipts(book) == 0
 
 

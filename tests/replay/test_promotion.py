@@ -38,7 +38,8 @@ def test_arm_a_until_a_gate_b_receipt_of_this_writer_promotes_c(gate_book: Book,
     assert (choice.arm, choice.promoted, choice.receipt_seq) == ("C", "C", 6)
     assert choice.reason == "promoted by Gate B receipt seq 6"
     # no GateInputBuilder (this version's default): nothing can be re-checked, nothing is promoted
-    assert promoted_arm(gate_book).arm == "A" and "GATE_INPUT_BUILDER_MISSING" in promoted_arm(gate_book).reason
+    no_builder = promoted_arm(gate_book, gate_inputs=None)
+    assert no_builder.arm == "A" and "GATE_INPUT_BUILDER_MISSING" in no_builder.reason
     # a tampered journal promotes nothing
     journal = gate_book.root / ".muse" / "gates" / "journal.jsonl"
     journal.write_bytes(journal.read_bytes().replace(b'"mode":"offline_replay"', b'"mode":"offline_replaY"', 1))

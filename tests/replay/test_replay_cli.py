@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from novelmuse.book import find_book
-from novelmuse.errors import exit_code
 from novelmuse.llm import _provider_cli
 from novelmuse.replay import build_gate_input, gate_input_bytes, resolve_set, verify_journal
 from novelmuse.replay._builder import gate_input_rebuilder
@@ -61,7 +60,7 @@ def test_register_dry_run_status_and_the_gates_from_the_command_line(recorded: t
     assert muse("gate", "input", run_id, "--book", book.root).exit_code == 0
     assert (book.root / gi["path"]).read_bytes() == written  # byte-identical rebuild
     r = muse("gate", "evaluate", run_id, "--gate", "B", "--json", "--book", book.root)
-    assert r.exit_code == exit_code("not_evaluated"), r.stderr  # one clean item: insufficient (4 with issue 14)
+    assert r.exit_code == 4, r.stderr  # one clean item: insufficient (not evaluated)
     doc = json.loads(r.stdout)
     assert doc["outcome"] == "insufficient" and doc["receipt_seq"] is None and doc["report"]["mode"] == "offline_replay"
     assert book.db.execute("SELECT COUNT(*) FROM model_calls").fetchone()[0] == calls  # the gates call no model

@@ -243,6 +243,17 @@ def build_gate_input(book: Book, run_id: str) -> GateInput:
     )
 
 
+#: What the guard, promotion and the outline stage use when the caller names no rebuilder: this book's store.
+FROM_STORE: Final = "store"
+
+
+def rebuilder_or_store(book: Book, gate_inputs: GateInputRebuilder | str | None) -> GateInputRebuilder | None:
+    """`gate_inputs` as given, or — for `FROM_STORE` — the store's GateInputBuilder (`gate_input_rebuilder`)."""
+    if gate_inputs == FROM_STORE:
+        return gate_input_rebuilder(book)
+    return None if isinstance(gate_inputs, str) else gate_inputs
+
+
 def gate_input_rebuilder(book: Book) -> GateInputRebuilder:
     """The GateInputRebuilder over this book's store: a `gate_input` ref whose locator names a recorded run is
     rebuilt from it (None for any other locator or an unknown run)."""

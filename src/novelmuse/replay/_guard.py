@@ -14,8 +14,9 @@ its gates, and the guard is what proves it. A real run is admitted only when all
    (`store_reader`) serves a bound ``gate_input`` only through a `GateInputRebuilder` — the replay
    orchestrator's GateInputBuilder, which rebuilds it from the run's manifests, receipts and strict reports —
    so a hand-written or self-computed gate-input.json never re-hashes, even when someone with the signing key
-   issued it (拒绝自算 JSON). This version has no replay orchestrator (issue 12): without a rebuilder no gate
-   input can be rebuilt and no real run is admitted (`GATE_INPUT_BUILDER_MISSING`); a dry run is exempt.
+   issued it (拒绝自算 JSON). Callers pass `gate_input_rebuilder(book)` (replay/_builder.py; the outline
+   stage and promotion do by default); without a rebuilder no gate input can be rebuilt and nothing is
+   admitted (`GATE_INPUT_BUILDER_MISSING`); a dry run is exempt.
 
 `check_fine_outline_entry` returns the verdict with every finding; `require_fine_outline_entry` raises
 `FINE_OUTLINE_GUARD` (exit 3) naming them. Nothing here writes anything.
@@ -92,9 +93,9 @@ def store_reader(book: Book, rebuild: GateInputRebuilder | None) -> ArtefactRead
             raise FailedClosed(
                 "GATE_INPUT_BUILDER_MISSING",
                 "gate inputs are only accepted as rebuilt from the store by the replay orchestrator's "
-                "GateInputBuilder, which this version does not have",
+                "GateInputBuilder, and none was given",
                 ref.locator,
-                "run the replay experiments with a version that has `muse replay`",
+                "pass the store's GateInputBuilder (replay.gate_input_rebuilder)",
             )
         rebuilt = rebuild(ref)
         if rebuilt is None:
@@ -161,8 +162,8 @@ def receipt_verdict(
         findings.append(
             GuardFinding(
                 code="GATE_INPUT_BUILDER_MISSING",
-                what="no GateInputBuilder can rebuild gate inputs from the store in this version (the replay "
-                "orchestrator, `muse replay`, is not built yet), so no receipt can be re-checked",
+                what="no GateInputBuilder was given to rebuild gate inputs from the store, so no receipt can be "
+                "re-checked",
             )
         )
     listing: list[EntrySummary] = []

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from ..book import Book
 from ..llm import ModelSession
 from ..writing import Admission, OutlineDraftDoc, draft_dry_run, draft_outline
+from ._builder import FROM_STORE, rebuilder_or_store
 from ._guard import EntryGuard, GateInputRebuilder, check_fine_outline_entry, guard_refusal
 
 STAGE_SCHEMA = 1
@@ -33,19 +34,19 @@ class OutlineStageDoc(BaseModel):
 
 
 def outline_draft_dry_run(
-    book: Book, chapter: int, *, gate_inputs: GateInputRebuilder | None = None
+    book: Book, chapter: int, *, gate_inputs: GateInputRebuilder | str | None = FROM_STORE
 ) -> OutlineStageDoc:
     """The dry run of `muse outline draft N`: the guard's verdict (not enforced) and the prompt; no model call."""
-    guard = check_fine_outline_entry(book, gate_inputs=gate_inputs)
+    guard = check_fine_outline_entry(book, gate_inputs=rebuilder_or_store(book, gate_inputs))
     return OutlineStageDoc(ok=True, chapter=chapter, status="dry_run", guard=guard, draft=draft_dry_run(book, chapter))
 
 
 async def draft_fine_outline(
-    book: Book, session: ModelSession, chapter: int, *, gate_inputs: GateInputRebuilder | None = None
+    book: Book, session: ModelSession, chapter: int, *, gate_inputs: GateInputRebuilder | str | None = FROM_STORE
 ) -> OutlineStageDoc:
     """Draft chapter `chapter`'s fine outline if the entry guard admits the stage; otherwise `refused` (nothing
     read, nothing called)."""
-    guard = check_fine_outline_entry(book, gate_inputs=gate_inputs)
+    guard = check_fine_outline_entry(book, gate_inputs=rebuilder_or_store(book, gate_inputs))
     if not guard.admitted:
         error = guard_refusal(guard).to_json()
         return OutlineStageDoc(ok=False, chapter=chapter, status="refused", guard=guard, draft=None, error=error)

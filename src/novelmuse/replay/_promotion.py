@@ -4,8 +4,8 @@ Arm C (card-located readback) is the candidate and arm A (generic retrieval) the
 journal verifies and holds a passed Gate B receipt for the current writer configuration — whose arm is the
 gate spec's candidate — the writer uses the baseline, A, and says why; with one, it uses C and names the
 receipt. Gate inputs are re-hashed only as the store rebuilds them, as for the fine-outline entry guard (the
-same evaluation, `receipt_verdict`), so without the replay orchestrator nothing is promoted. `--arm A|C`
-forces either; the choice records that it was forced and what promotion would have chosen.
+same evaluation, `receipt_verdict`), by the store's GateInputBuilder (a hand-written gate input never
+promotes). `--arm A|C` forces either; the choice records that it was forced and what promotion would have chosen.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from ..book import Book
 from ..errors import InputError
 from ..writing import ArmChoiceRef
+from ._builder import FROM_STORE, rebuilder_or_store
 from ._guard import EntryGuard, GateInputRebuilder, receipt_verdict
 from ._spec import Arm
 
@@ -42,9 +43,12 @@ class ArmChoice(BaseModel):
         )
 
 
-def promoted_arm(book: Book, *, force: str | None = None, gate_inputs: GateInputRebuilder | None = None) -> ArmChoice:
-    """The arm to write with (see the module doc); `force` (A or C) overrides promotion, recorded as forced."""
-    evidence = receipt_verdict(book, "promotion", ("B",), gate_inputs)
+def promoted_arm(
+    book: Book, *, force: str | None = None, gate_inputs: GateInputRebuilder | str | None = FROM_STORE
+) -> ArmChoice:
+    """The arm to write with (see the module doc); `force` (A or C) overrides promotion, recorded as forced. Gate
+    inputs are rebuilt by the store's GateInputBuilder unless `gate_inputs` names another rebuilder (or None)."""
+    evidence = receipt_verdict(book, "promotion", ("B",), rebuilder_or_store(book, gate_inputs))
     config = evidence.writer_config
     seq = evidence.receipts.get("B")
     if evidence.admitted and seq is not None:
