@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,8 +61,9 @@ def answer(request: ProviderRequest) -> ProviderResponse:
     role = request.role
     if role == "writer":
         return respond(request, draft(requests=[])["output"])
-    if role == "detector":
-        return respond(request, detector()["output"])
+    if role == "detector":  # on whatever candidate it is sent (its sha256 echoed)
+        sha = re.search(r"candidate_sha256：([0-9a-f]{64})", "\n".join(m.content for m in request.messages))
+        return respond(request, detector(sha=sha.group(1) if sha else None)["output"])
     if role == "extractor":
         return respond(request, facts()["output"])
     if role == "judge":

@@ -11,6 +11,7 @@ import pytest
 from novelmuse.llm import ProviderError, ProviderRequest
 from novelmuse.replay import build_gate_input, evaluate_run
 
+from ..writing.write_helpers import draft
 from .replay_helpers import RoleFake, answer, judge_output, registered, replay_book, respond, run, with_signer
 
 ONE_ATTEMPT = "\n[calls]\nmax_attempts = 1\n"
@@ -104,3 +105,22 @@ def test_a_judge_answering_unknown_is_accepted_without_correction_and_a_clean_sm
     assert all(s.ok for s in gi.samples)  # unknown is an allowed answer, not an anomaly (the oracle fails it)
     report = evaluate_run(book, out.run_id, "A").report
     assert report.outcome == "insufficient" and not report.anomalies  # clean, but one item is too small a set
+
+
+def _leaky_draft(request: ProviderRequest) -> Any:
+    text = draft(requests=[])["output"]
+    return respond(request, {**text, "text": text["text"] + "\n（据 BM25 检索结果改写）"})
+
+
+def test_a_leak_fails_the_gate_even_on_a_set_too_small_to_decide(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user_config = tmp_path / "userconf" / "config.toml"
+    monkeypatch.setenv("MUSE_CONFIG", str(user_config))
+    book = with_signer(replay_book(tmp_path / "b", extra_toml=ONE_ATTEMPT), user_config)
+    fake = RoleFake(faults={("writer", 1): _leaky_draft})
+    out = run(book, registered(book), fake, concurrency=1)
+    assert not out.ok and "judge" not in [r for r, _ in fake.calls]  # nothing was sent to a judge
+    report = evaluate_run(book, out.run_id, "B").report
+    assert report.outcome == "failed" and "leak" in {a.category for a in report.anomalies}, report.anomalies
+    assert report.set.problems  # the set alone would have been insufficient

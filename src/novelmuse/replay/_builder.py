@@ -169,8 +169,8 @@ def _sample(book: Book, item: Item, set_item: SetItem, row: SampleRow, panels: _
     try:
         panel, arms = panels.of(item.item_id)
     except ArtefactProblem as exc:  # an invalid or unstable panel, or one that never ran: a judge anomaly
-        category = anomaly_category(exc.code)
-        return _not_ok(item.item_id, row.arm, exc.code, exc.what, "hash" if category == "hash" else "judge")
+        category = anomaly_category(exc.code)  # … unless it is a leak or a changed artefact
+        return _not_ok(item.item_id, row.arm, exc.code, exc.what, category if category in ("hash", "leak") else "judge")
     cids = [cid for cid, arm in arms.items() if arm == row.arm]
     ref = next((c for c in panel.candidates if cids and c.candidate_id == cids[0]), None)
     if ref is None or ref.sha256 != draft.text_sha256:
