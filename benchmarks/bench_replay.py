@@ -37,20 +37,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import yaml
-
 from novelmuse.book import Book, find_book
 from novelmuse.judging import Candidate, JudgeRequest, LeakGuard, Target, hidden_card_ids, judge_item
-from novelmuse.llm import ModelSession, ProviderRequest, ProviderResponse
-from novelmuse.replay import RegisteredSet, _builder, build_gate_input, register_set, resolve_set, run_replay
+from novelmuse.llm import ModelSession
+from novelmuse.replay import RegisteredSet, _builder, build_gate_input, run_replay
 from novelmuse.replay._orchestrator import strategy_words
 from novelmuse.replay._stored import final_candidate
-from novelmuse.writing import build_context, confirm_outline, read_outline, write_chapter
+from novelmuse.writing import build_context, write_chapter
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from tests.replay import replay_helpers as helpers  # noqa: E402
-from tests.writing.write_helpers import IDS_11, detector  # noqa: E402
 
 TARGET_OVERHEAD_S = 0.050
 TARGET_GATE_INPUT_S = 1.0
@@ -59,46 +56,12 @@ ARMS = ["A", "B", "C"]
 _PLANT = re.compile(r"F-plant:F-xuzhou\d*")
 
 
-class BenchFake(helpers.RoleFake):
-    """The tests' fake, with the detector's foreshadow id taken from the request (each outline has its own)."""
-
-    async def send(self, request: ProviderRequest) -> ProviderResponse:
-        if request.role != "detector":
-            return await super().send(request)
-        self.calls.append((request.role, request.model))
-        if self.delay_s:
-            await asyncio.sleep(self.delay_s)
-        text = "\n".join(m.content for m in request.messages)
-        found = _PLANT.search(text)
-        ids = [found.group(0) if i == "F-plant:F-xuzhou" and found else i for i in IDS_11]
-        return helpers.respond(request, detector(ids=ids)["output"])
+BenchFake = helpers.ManyOutlinesFake
 
 
 def make_book(root: Path, items: int) -> tuple[Book, RegisteredSet]:
     """The sample book with `items` confirmed outlines (chapters 11, 12, …) registered as one set."""
-    book = helpers.replay_book(root)
-    source = (root / "outlines" / "0011.yaml").read_text(encoding="utf-8")
-    for n in range(12, 11 + items):
-        text = source.replace("chapter: 11", f"chapter: {n}").replace("F-xuzhou", f"F-xuzhou{n}")
-        (root / "outlines" / f"{n:04d}.yaml").write_text(text.replace("payoff_chapter: 12", f"payoff_chapter: {n + 1}"))
-    book = find_book(root)
-    entries = []
-    for n in range(11, 11 + items):
-        if n > 11:
-            confirm_outline(book, n)
-        outline = read_outline(book, n)
-        entries.append(
-            {
-                "id": f"ch{n}",
-                "chapter": n,
-                "outline_sha256": outline.sha256,
-                "scene_type": outline.scene_type,
-                "assertions": [{"id": "a1", "text": "关羽斩管亥"}],
-            }
-        )
-    path = root / "set.yaml"
-    path.write_text(yaml.safe_dump({"name": "bench", "items": entries}, allow_unicode=True), encoding="utf-8")
-    return book, resolve_set(book, register_set(book, path).sha256)
+    return helpers.many_items(root, items)
 
 
 def orchestrated(

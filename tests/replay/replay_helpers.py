@@ -20,10 +20,10 @@ from novelmuse.book import Book, find_book
 from novelmuse.judging import BlindInput
 from novelmuse.llm import ProviderError, ProviderRequest, ProviderResponse, Usage
 from novelmuse.replay import RegisteredSet, RunDoc, register_set, resolve_set, run_replay
-from novelmuse.writing import read_outline
+from novelmuse.writing import confirm_outline, read_outline
 
 from ..judging._helpers import good_report
-from ..writing.write_helpers import detector, draft, facts, sample_book
+from ..writing.write_helpers import IDS_11, detector, draft, facts, sample_book
 
 Fault = Callable[[ProviderRequest], ProviderResponse | ProviderError | None]
 
@@ -148,3 +148,50 @@ def with_signer(book: Book, user_config: Path) -> Book:
     with (book.root / "book.toml").open("a", encoding="utf-8") as fh:
         fh.write(f'\n[gate]\nsigner = "{public.text}"\n')
     return find_book(book.root)
+
+
+_PLANT = re.compile(r"F-plant:F-xuzhou\d*")
+
+
+class ManyOutlinesFake(RoleFake):
+    """The fake for `many_items` books: the detector's foreshadow id is taken from the request (each outline
+    plants its own)."""
+
+    async def send(self, request: ProviderRequest) -> ProviderResponse:
+        if request.role != "detector":
+            return await super().send(request)
+        self.calls.append((request.role, request.model))
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        text = "\n".join(m.content for m in request.messages)
+        found = _PLANT.search(text)
+        ids = [found.group(0) if i == "F-plant:F-xuzhou" and found else i for i in IDS_11]
+        return respond(request, detector(ids=ids)["output"])
+
+
+def many_items(root: Path, items: int, **kw: Any) -> tuple[Book, RegisteredSet]:
+    """The sample book with `items` confirmed outlines — chapter 11's copied to chapters 11, 12, … (each planting
+    its own foreshadow), every one a frozen replay from chapters 1–10 — registered as one writer set."""
+    book = replay_book(root, **kw)
+    source = (root / "outlines" / "0011.yaml").read_text(encoding="utf-8")
+    for n in range(12, 11 + items):
+        text = source.replace("chapter: 11", f"chapter: {n}").replace("F-xuzhou", f"F-xuzhou{n}")
+        (root / "outlines" / f"{n:04d}.yaml").write_text(text.replace("payoff_chapter: 12", f"payoff_chapter: {n + 1}"))
+    book = find_book(root)
+    entries = []
+    for n in range(11, 11 + items):
+        if n > 11:
+            confirm_outline(book, n)
+        outline = read_outline(book, n)
+        entries.append(
+            {
+                "id": f"ch{n}",
+                "chapter": n,
+                "outline_sha256": outline.sha256,
+                "scene_type": outline.scene_type,
+                "assertions": [{"id": "a1", "text": "关羽斩管亥"}],
+            }
+        )
+    path = root / "many.yaml"
+    path.write_text(yaml_dump({"name": "many", "items": entries}), encoding="utf-8")
+    return book, resolve_set(book, register_set(book, path).sha256)
