@@ -15,13 +15,22 @@ from novelmuse.replay import GateIssuer, default_key_path
 from novelmuse.text import sha256_hex
 
 from ..conftest import muse_subprocess
-from ._helpers import clean_doc, prepare_run, sample
+from ._helpers import Store, clean_doc, prepare_run, sample
 
 JOURNAL = Path(".muse/gates/journal.jsonl")
 
 
 @pytest.fixture
-def cli(muse, user_config: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def store(monkeypatch: pytest.MonkeyPatch) -> Store:
+    """The runs the replay orchestrator would have recorded: `muse gate verify/show` rebuild every gate input
+    from the store, never from its file, so the chain tests' hand-made runs are served as if recorded."""
+    recorded = Store()
+    monkeypatch.setattr("novelmuse.cli._cmd_gate.gate_input_rebuilder", lambda book: recorded.rebuild)
+    return recorded
+
+
+@pytest.fixture
+def cli(muse, user_config: Path, monkeypatch: pytest.MonkeyPatch, store: Store):  # type: ignore[no-untyped-def]
     monkeypatch.setenv("MUSE_CONFIG", str(user_config))  # the muse fixture points it elsewhere
     return muse
 
@@ -32,12 +41,14 @@ def _add_signer(root: Path, signer: str) -> Book:
     return find_book(root)
 
 
-def _issue_some(book: Book) -> None:
+def _issue_some(book: Book, store: Store) -> None:
     failed = clean_doc()
     sample(failed, "i01", "A").update(ok=False, anomaly={"category": "judge", "code": "JUDGE_UNSTABLE"})
     with GateIssuer.open(book) as issuer:
         for gate, doc, run in [("A", clean_doc(), "R1"), ("B", clean_doc(), "R1"), ("B", failed, "R2")]:
-            issuer.issue(gate, *prepare_run(book, doc, run))  # type: ignore[arg-type]
+            gi, bindings = prepare_run(book, doc, run)
+            store.runs[bindings.gate_input.locator] = gi
+            issuer.issue(gate, gi, bindings)  # type: ignore[arg-type]
 
 
 def test_keygen_prints_the_public_key_and_never_overwrites(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -54,10 +65,10 @@ def test_keygen_prints_the_public_key_and_never_overwrites(cli, tmp_path: Path) 
     assert human.exit_code == 2
 
 
-def test_verify_show_and_reindex(cli, gate_book: Book) -> None:  # type: ignore[no-untyped-def]
+def test_verify_show_and_reindex(cli, gate_book: Book, store: Store) -> None:  # type: ignore[no-untyped-def]
     r = cli("gate", "verify", "--json", "--book", gate_book.root)
     assert r.exit_code == 0 and json.loads(r.stdout)["outcome"] == "empty"
-    _issue_some(gate_book)
+    _issue_some(gate_book, store)
     r = cli("gate", "verify", "--book", gate_book.root)
     assert r.exit_code == 0, r.stdout + r.stderr
     assert "passed" in r.stdout and "5 entries (3 report(s), 2 receipt(s))" in r.stdout
@@ -79,8 +90,8 @@ def test_verify_show_and_reindex(cli, gate_book: Book) -> None:  # type: ignore[
     assert r.exit_code == 0 and json.loads(r.stdout)["indexed"] == 5
 
 
-def test_a_tampered_journal_exits_3_naming_the_seq(cli, gate_book: Book) -> None:  # type: ignore[no-untyped-def]
-    _issue_some(gate_book)
+def test_a_tampered_journal_exits_3_naming_the_seq(cli, gate_book: Book, store: Store) -> None:  # type: ignore[no-untyped-def]
+    _issue_some(gate_book, store)
     path = gate_book.root / JOURNAL
     path.write_bytes(path.read_bytes().replace(b'"outcome":"failed"', b'"outcome":"passed"'))
     r = cli("gate", "verify", "--book", gate_book.root)
@@ -91,8 +102,8 @@ def test_a_tampered_journal_exits_3_naming_the_seq(cli, gate_book: Book) -> None
     assert r.exit_code == 3 and doc["ok"] is False and doc["problems"][0]["seq"] == 5
 
 
-def test_verify_needs_the_signer(cli, tmp_path: Path, gate_book: Book) -> None:  # type: ignore[no-untyped-def]
-    _issue_some(gate_book)
+def test_verify_needs_the_signer(cli, tmp_path: Path, gate_book: Book, store: Store) -> None:  # type: ignore[no-untyped-def]
+    _issue_some(gate_book, store)
     toml = gate_book.root / "book.toml"
     toml.write_text(toml.read_text(encoding="utf-8").split("[gate]")[0], encoding="utf-8")
     r = cli("gate", "verify", "--json", "--book", gate_book.root)
@@ -106,21 +117,25 @@ def _secret_forms(pem: bytes) -> list[bytes]:
     return [raw, raw.hex().encode(), base64.b64encode(raw), base64.b64encode(raw).rstrip(b"="), body, body[16:48]]
 
 
-def test_the_private_key_is_nowhere_in_the_book_or_any_output(cli, tmp_path: Path, user_config: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_private_key_is_nowhere_in_the_book_or_any_output(  # type: ignore[no-untyped-def]
+    cli, tmp_path: Path, user_config: Path, store: Store
+) -> None:
     root = tmp_path / "book"
     init_book(root)
     first = cli("gate", "keygen", cwd=root)
     signer = first.stdout.split('signer = "')[1].split('"')[0]
     refused = [cli("gate", "keygen", "--json", cwd=root)]  # an existing key: its error names the PUBLIC key only
     book = _add_signer(root, signer)
-    _issue_some(book)
+    _issue_some(book, store)
     ran = [first]
     for args in (["verify"], ["verify", "--json", "--all-signatures"], ["show"], ["show", "--json"], ["reindex"]):
         ran.append(cli("gate", *args, "--book", root))
     env = {"MUSE_CONFIG": str(user_config)}
-    ran.append(muse_subprocess("gate", "show", "--json", "--book", root, env=env))
+    # a real process has no recorded replay run behind these hand-made gate inputs: verify refuses them (拒绝自算
+    # JSON) — the secret is in none of that output either
+    refused.append(muse_subprocess("gate", "show", "--json", "--book", root, env=env))
     refused.append(muse_subprocess("gate", "keygen", "--book", root, env=env))
-    assert [r.exit_code for r in ran] == [0] * len(ran) and [r.exit_code for r in refused] == [2, 2]
+    assert [r.exit_code for r in ran] == [0] * len(ran) and [r.exit_code for r in refused] == [2, 3, 2]
     secrets = _secret_forms(default_key_path().read_bytes())
     for out in ran + refused:
         text = (out.stdout + out.stderr).encode()
@@ -130,3 +145,19 @@ def test_the_private_key_is_nowhere_in_the_book_or_any_output(cli, tmp_path: Pat
     for path in files:
         data = path.read_bytes()
         assert not any(s in data for s in secrets), path
+
+
+def test_a_hand_written_gate_input_never_verifies(cli, gate_book: Book, store: Store) -> None:  # type: ignore[no-untyped-def]
+    """Issue 13 (拒绝自算 JSON): a receipt bound to a gate-input.json that no recorded replay run rebuilds fails
+    `muse gate verify` by seq, even signed by the book's own key and re-hashing byte for byte as a file."""
+    _issue_some(gate_book, store)
+    store.runs.clear()  # the same journal, but no run in the store behind its gate inputs
+    r = cli("gate", "verify", "--json", "--book", gate_book.root)
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 3 and doc["ok"] is False
+    assert {(p["seq"], p["code"]) for p in doc["problems"]} == {
+        (2, "GATE_ARTEFACT_CHANGED"),
+        (4, "GATE_ARTEFACT_CHANGED"),
+        (5, "GATE_ARTEFACT_CHANGED"),
+    }
+    assert all("GATE_INPUT_NOT_IN_STORE" in p["what"] for p in doc["problems"])

@@ -12,7 +12,7 @@ import pytest
 
 from novelmuse.book import Book
 
-from ._helpers import clean_doc, prepare_run
+from ._helpers import Store, clean_doc, prepare_run
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "novelmuse"
 JOURNAL_MODULE = SRC / "replay" / "_journal.py"
@@ -132,12 +132,16 @@ def test_at_run_time_every_write_open_of_the_journal_comes_from_append(
     from novelmuse.replay import GateIssuer
 
     monkeypatch.setenv("MUSE_CONFIG", str(user_config))
+    recorded = Store()  # the runs the orchestrator would have recorded: verify rebuilds gate inputs from the store
+    monkeypatch.setattr("novelmuse.cli._cmd_gate.gate_input_rebuilder", lambda book: recorded.rebuild)
     _WATCH.clear()
     _ACTIVE[0] = True
     try:
         with GateIssuer.open(gate_book) as issuer:
-            issuer.issue("A", *prepare_run(gate_book, clean_doc()))
-            issuer.issue("A", *prepare_run(gate_book, clean_doc(n=3), run="RUN2"))
+            for doc, run in ((clean_doc(), "RUN1"), (clean_doc(n=3), "RUN2")):
+                gi, bindings = prepare_run(gate_book, doc, run=run)
+                recorded.runs[bindings.gate_input.locator] = gi
+                issuer.issue("A", gi, bindings)
         for args in (["verify"], ["show", "--json"], ["reindex"]):
             assert muse("gate", *args, "--book", gate_book.root).exit_code == 0
     finally:

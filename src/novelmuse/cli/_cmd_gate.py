@@ -21,10 +21,12 @@ from ..replay import (
     VerifyReport,
     evaluate_run,
     gate_input_doc,
+    gate_input_rebuilder,
     generate_key,
     journal_location,
     key_path,
     rebuild_index,
+    store_reader,
     verify_journal,
 )
 from ..reports import gate_outcome, render_gate, render_gate_input
@@ -88,7 +90,8 @@ def verify_cmd(
     """Walk the whole journal: hashes, links and seqs of every entry, the signature that covers them, every
     receipt's report and bound artefacts (re-hashed), every report recomputed from its gate input. Exit 0
     when intact (or empty), 3 when anything is wrong — each problem named by seq."""
-    doc = verify_journal(open_book(book), all_signatures=all_signatures)
+    b = open_book(book)
+    doc = verify_journal(b, reader=store_reader(b, gate_input_rebuilder(b)), all_signatures=all_signatures)
     _finish(doc, json_out, render_verify)
 
 
@@ -96,7 +99,8 @@ def verify_cmd(
 def show_cmd(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     """List every gate report and receipt in chain order, after verifying the journal (exit 3 when it does not
     verify: the listing is still printed, under the problems)."""
-    doc = verify_journal(open_book(book), listing=True)
+    b = open_book(book)
+    doc = verify_journal(b, reader=store_reader(b, gate_input_rebuilder(b)), listing=True)
     _finish(doc, json_out, render_show)
 
 
