@@ -60,11 +60,6 @@ def test_rules_txt_linked_outside_is_never_printed(muse, book: Path, outside: Pa
         _refused(muse(*args, "--book", book, "--json"), "rules.txt")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="book/_outline.py (the context slice's) now reads outline bytes itself: it must read them with "
-    "book.read_user_file to come under the link policy (an outlines/ directory linked outside is refused already)",
-)
 def test_an_outline_linked_outside_is_never_read(book: Path, outside: Path) -> None:
     (outside / "o.yaml").write_text(f"chapter: 1\ngoal: {SECRET}\n", encoding="utf-8")
     (book / "outlines" / "0001.yaml").symlink_to(outside / "o.yaml")
@@ -73,11 +68,6 @@ def test_an_outline_linked_outside_is_never_read(book: Path, outside: Path) -> N
     assert info.value.code == "BOOK_LINK_OUTSIDE" and SECRET not in str(info.value)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memory/_cards.py (the memory slice's) reads card files itself: it must read them with "
-    "book.read_user_file to come under the link policy (a cards/ directory linked outside is refused already)",
-)
 def test_a_card_linked_outside_is_never_read(muse, book: Path, outside: Path) -> None:  # type: ignore[no-untyped-def]
     (outside / "c.yaml").write_text(f"id: x\ntype: character\nname: {SECRET}\n", encoding="utf-8")
     (book / "cards" / "x.yaml").symlink_to(outside / "c.yaml")
@@ -162,3 +152,19 @@ def test_vault_files_found_with_looser_modes_are_tightened(tmp_path: Path) -> No
     report = vault.recover(lambda run: False)  # a recovery pass tightens every file it finds
     assert stat.S_IMODE(done.stat().st_mode) == 0o600 and report.modes_tightened >= 1
     vault.close()
+
+
+def test_a_fifo_or_broken_link_listed_as_a_card_is_refused_unopened(muse, book: Path) -> None:  # type: ignore[no-untyped-def]
+    """Card listing refuses what outline listing refuses: a FIFO would block whoever opens it, a broken link
+    hides a card; either is CARD_READ naming the file, before anything is read (a FIFO is never opened)."""
+    fifo = book / "cards" / "fifo.yaml"
+    os.mkfifo(fifo)
+    for args in (["cards", "lint"], ["sync", "--no-extract"], ["search", "正文"]):
+        r = muse(*args, "--book", book, "--json")
+        assert r.exit_code == 2, (args, r.stdout, r.stderr)
+        err = json.loads(r.stdout)["error"]
+        assert err["code"] == "CARD_READ" and err["where"].endswith("cards/fifo.yaml"), err
+    fifo.unlink()
+    (book / "cards" / "gone.yaml").symlink_to(book / "cards" / "nothing-here.yaml")
+    r = muse("cards", "lint", "--book", book, "--json")
+    assert r.exit_code == 2 and json.loads(r.stdout)["error"]["code"] == "CARD_READ"

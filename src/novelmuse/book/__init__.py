@@ -47,7 +47,14 @@ from ._outline import (
 )
 from ._plan import PLAN_DIR, Plan, PlanFile, PlanPart, PlanSection, heading_scope, load_plan
 from ._project import Book, Chapter, find_book, parse_chapter_file, read_chapter_file
-from ._userfile import BOOK_FILE, book_root_of, check_write_target, parsing_user_file, read_user_file
+from ._userfile import (
+    BOOK_FILE,
+    book_root_of,
+    check_write_target,
+    parsing_user_file,
+    read_user_file,
+    require_listed_file,
+)
 from ._yamlfile import LineDict, LineList, line_of, load_yaml_lines, validate_located
 
 __all__ = [
@@ -119,6 +126,7 @@ __all__ = [
     "parsing_user_file",
     "read_chapter_file",
     "read_user_file",
+    "require_listed_file",
     "result_id",
     "rules_txt_text",
     "user_config_path",

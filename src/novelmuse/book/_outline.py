@@ -53,6 +53,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, 
 from ..errors import InputError
 from ..text import MAX_CHAPTER_NUMBER, sha256_hex
 from ._project import Book, numbered_files
+from ._userfile import read_user_file
 from ._yamlfile import line_of, load_yaml_lines, validate_located
 
 _OUTLINE_NAME = re.compile(r"^(\d{1,6})\.ya?ml$")
@@ -403,10 +404,7 @@ def parse_outline(path: Path, text: str | None = None, *, expect_chapter: int | 
     `outline_problems`) name file:line."""
     raw_bytes: bytes | None = None
     if text is None:
-        try:
-            raw_bytes = path.read_bytes()
-        except OSError as exc:
-            raise InputError("OUTLINE_READ", f"cannot read ({exc.strerror})", str(path), "check the file") from exc
+        raw_bytes = read_user_file(path, what="outline file", kind="OUTLINE")  # regular, capped, no link out
         try:
             text = raw_bytes.decode("utf-8-sig")
         except UnicodeDecodeError as exc:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import stat
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -14,7 +13,7 @@ from ..limits import MAX_CHAPTER_NUMBER
 from ..store import ChapterRecord, connect, registered_chapters, utc_now
 from ..text import HeadingUnit, LineIndex, chapter_label, count_chars, heading_unit, sha256_hex, split_paragraphs
 from ._config import BookConfig, load_config
-from ._userfile import BOOK_FILE, check_book_dirs, os_error, read_user_file
+from ._userfile import BOOK_FILE, check_book_dirs, read_user_file, require_listed_file
 
 _CHAPTER_NAME = re.compile(r"^(\d{1,6})\.md$")
 #: Chapter files whose heading lines decide the book's heading unit (a book does not switch units midway).
@@ -85,7 +84,7 @@ def numbered_files(folder: Path, pattern: re.Pattern[str], *, code: str, what: s
     for p in sorted(folder.iterdir()):
         m = pattern.match(p.name)
         if m and not p.is_dir():
-            _require_regular(p, code.rsplit("_", 1)[0])
+            require_listed_file(p, code.rsplit("_", 1)[0])
             n = int(m.group(1))
             if n > MAX_CHAPTER_NUMBER:
                 raise InputError(
@@ -103,15 +102,6 @@ def numbered_files(folder: Path, pattern: re.Pattern[str], *, code: str, what: s
                 )
             out[n] = p
     return dict(sorted(out.items()))
-
-
-def _require_regular(path: Path, kind: str) -> None:
-    try:
-        mode = path.stat().st_mode
-    except OSError as exc:
-        raise os_error(exc, path, "file", kind) from exc
-    if not stat.S_ISREG(mode):
-        raise InputError(f"{kind}_READ", "not a regular file (a FIFO, socket or device)", str(path), "remove it")
 
 
 def read_chapter_file(number: int, path: Path) -> Chapter:

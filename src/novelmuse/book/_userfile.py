@@ -241,6 +241,21 @@ def parsing_user_file(code: str, where: str, what: str) -> Iterator[None]:
         raise InputError(code, f"the {what} cannot be read ({first})", where, "fix the file") from exc
 
 
+def require_listed_file(path: Path, kind: str, *, book_root: Path | None = None) -> None:
+    """For a file found by listing a book's directory (chapters, outlines, cards), without opening it (a FIFO
+    would block): refuse anything but a regular file — a FIFO, socket, device or broken link — as
+    ``<kind>_READ``, and, given `book_root`, a link that leads outside the book (BOOK_LINK_OUTSIDE) — for listings
+    whose files may be served from a cache without being read again."""
+    if book_root is not None and path.is_symlink() and not _inside(real := os.path.realpath(path), book_root):
+        raise link_outside_error(path, real, book_root, action="read")
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise os_error(exc, path, "file", kind) from exc
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{kind}_READ", "not a regular file (a FIFO, socket or device)", str(path), "remove it")
+
+
 def check_write_target(path: Path) -> None:
     """Refuse (BOOK_LINK_OUTSIDE) to write `path` when it lies in a book but its directory, or the file itself
     when it is a link, resolves outside that book (``chapters/``, ``.muse``, ``.muse/revisions`` linked

@@ -47,7 +47,16 @@ from pydantic import (
     model_validator,
 )
 
-from ..book import Book, LineDict, LineList, line_of, load_yaml_lines, read_chapter_file
+from ..book import (
+    Book,
+    LineDict,
+    LineList,
+    line_of,
+    load_yaml_lines,
+    read_chapter_file,
+    read_user_file,
+    require_listed_file,
+)
 from ..errors import InputError, MuseError
 from ..store import transaction
 from ..text import sha256_hex
@@ -370,6 +379,11 @@ def _card_from_json(d: dict[str, Any]) -> Card:
     return card
 
 
+def _read_card(book: Book, path: Path) -> bytes:
+    """A card file's bytes, read under the book's file policy (a regular file below the size cap, no link out)."""
+    return read_user_file(path, what="card file", kind="CARD", book_root=book.root)
+
+
 def _load_card_files(book: Book) -> list[tuple[Card | None, list[CardProblem]]]:
     """Every card file parsed (from the cache when its sha256 is unchanged), in file-name order. The cache is
     only an optimisation: a book whose database cannot be opened or written is parsed without it."""
@@ -394,9 +408,14 @@ def _load_card_files(book: Book) -> list[tuple[Card | None, list[CardProblem]]]:
         if sha is None:  # changed, new, or changed too recently to trust its stat: read and hash it
             try:
                 st = path.stat()
-                data = path.read_bytes()
+                data = _read_card(book, path)
             except OSError as exc:
                 out.append((None, [CardProblem("CARD_READ", f"cannot read ({exc.strerror})", rel)]))
+                continue
+            except InputError as exc:
+                if exc.code == "BOOK_LINK_OUTSIDE":
+                    raise
+                out.append((None, [CardProblem(exc.code, exc.what, rel)]))
                 continue
             sha = sha256_hex(data)
             if hashes is not None:
@@ -405,7 +424,7 @@ def _load_card_files(book: Book) -> list[tuple[Card | None, list[CardProblem]]]:
             parsed = json.loads(hit[1])
         else:
             if not data:
-                data = path.read_bytes()
+                data = _read_card(book, path)
             try:
                 parsed = {"card": _card_json(_parse_card(book, path, data))}
             except _CardInvalid as exc:
@@ -429,10 +448,15 @@ def _load_card_files(book: Book) -> list[tuple[Card | None, list[CardProblem]]]:
 
 
 def card_paths(book: Book) -> list[Path]:
-    """Every ``cards/*.yaml`` / ``*.yml`` file, sorted by name."""
+    """Every ``cards/*.yaml`` / ``*.yml`` file, sorted by name (directories are ignored). A FIFO, socket, device
+    or broken link with such a name is refused (CARD_READ), never opened, and so is a link leading outside the
+    book (BOOK_LINK_OUTSIDE) — before the parse cache could serve it."""
     if not book.cards_dir.is_dir():
         return []
-    return sorted(p for p in book.cards_dir.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    paths = sorted(p for p in book.cards_dir.iterdir() if p.suffix in (".yaml", ".yml") and not p.is_dir())
+    for p in paths:
+        require_listed_file(p, "CARD", book_root=book.root)
+    return paths
 
 
 def lint_cards(book: Book, *, check_sources: bool = True) -> tuple[CardSet, list[CardProblem]]:
