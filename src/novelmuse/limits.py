@@ -17,6 +17,13 @@ MAX_PHRASE_CHARS: Final = 10_000
 MAX_NAME_CHARS: Final = 200
 #: A search query.
 MAX_QUERY_CHARS: Final = 1_000
+#: One token count in a provider's usage of one attempt (input, output, cache read or write): no real request
+#: comes near it (the largest context windows are a few million tokens), and every sum of them stays far below
+#: an SQLite INTEGER. Beyond it, or negative, the usage is MODEL_USAGE_INVALID.
+MAX_USAGE_TOKENS: Final = 1_000_000_000
+#: One attempt's cost as stored (a receipt from before usage was bounded may hold more, or infinity): beyond it
+#: the attempt's cost is unknown, never summed.
+MAX_ATTEMPT_COST: Final = 1e9
 
 _MIB: Final = 1024 * 1024
 #: The novel file `muse import` reads (a 10-million-character novel is about 30 MB of UTF-8).

@@ -19,7 +19,15 @@ import pytest
 from pydantic import BaseModel
 
 from novelmuse.book import AnthropicProviderConfig, OpenAIProviderConfig, find_book
-from novelmuse.llm import Message, ModelCallFailed, ModelSession, StructuredResult, Violation, list_receipts
+from novelmuse.llm import (
+    Message,
+    ModelCallFailed,
+    ModelSession,
+    StructuredResult,
+    Violation,
+    cost_summary,
+    list_receipts,
+)
 from novelmuse.llm._provider_anthropic import AnthropicProvider
 from novelmuse.llm._provider_openai import OpenAIProvider
 from novelmuse.store import connect
@@ -293,6 +301,31 @@ def test_missing_usage_is_never_retried(server: LoopbackServer, book_root: Path)
     failed(out, "MODEL_USAGE_MISSING")
     assert server.count == 1
     assert out.receipts == [(1, "failed", "MODEL_USAGE_MISSING")]
+
+
+@pytest.mark.parametrize("tokens", [10**20, 2**63 - 1, 2**63, -1, 1_000_000_001])
+def test_absurd_usage_fails_closed_with_the_receipt_kept(
+    server: LoopbackServer, tmp_path: Path, kind: Kind, tokens: int
+) -> None:
+    """A token count from outside that is negative or beyond any real request (> 10^9) is MODEL_USAGE_INVALID:
+    never retried, never stored as a count (an SQLite INTEGER cannot even hold 10^20), its cost unknown — and the
+    receipt is kept, so `muse cost` says unknown instead of crashing or under-reporting."""
+    prices = "".join(f'[prices."{m}"]\ninput = 1.0\noutput = 2.0\n' for m in MODEL.values())
+    root = write_book(tmp_path / "book", kind, server.base_url, extra=prices)
+    names = ("prompt_tokens", "completion_tokens") if kind == "openai" else ("input_tokens", "output_tokens")
+    server.queue(Reply(content=GOOD, usage={names[0]: tokens, names[1]: 5}))
+    out = call_once(root)
+    failed(out, "MODEL_USAGE_INVALID")
+    assert server.count == 1 and out.receipts == [(1, "failed", "MODEL_USAGE_INVALID")]
+    conn = connect(root / ".muse" / "muse.db")
+    try:
+        (receipt,) = list_receipts(conn)
+        assert receipt.input_tokens is None and receipt.output_tokens is None and receipt.cost is None
+        assert receipt.response_sha256 is not None  # the raw response is kept in the vault as evidence
+        summary = cost_summary(conn)
+        assert summary.total.cost is None and summary.total.unknown_cost_attempts == 1
+    finally:
+        conn.close()
 
 
 def test_schema_invalid_then_corrected(server: LoopbackServer, book_root: Path) -> None:

@@ -181,6 +181,32 @@ def test_cli_cost_shows_unknown_not_zero(make_book: Any, muse: Any) -> None:
     assert json.loads(muse("cost", "--book", book.root, "--json").stdout)["total"]["cost"] is None
 
 
+def test_cost_survives_absurd_counts_already_stored(make_book: Any, muse: Any) -> None:
+    """Rows written before usage was bounded may hold 2^63−1 tokens (SUM overflowed: `muse cost` failed for
+    good) or a cost of 1e300: such an attempt's usage and cost are unknown, never summed, and counted."""
+    book = make_book({"judge": [{"output": {"verdict": "x", "score": 1}}] * 3}, extra_toml=PRICES)
+    _, run_id = call_all(book, ["judge", "judge", "judge"])
+    db = book.db
+    first, second, _third = (r.id for r in list_receipts(db, run_id))
+    db.execute("UPDATE receipts SET input_tokens = ?, output_tokens = ? WHERE id = ?", (2**63 - 1, 2**63 - 1, first))
+    db.execute("UPDATE receipts SET cost = 1e300 WHERE id = ?", (second,))
+    r = muse("cost", "--book", book.root, "--json")
+    assert r.exit_code == 0, r.stderr
+    total = json.loads(r.stdout)["total"]
+    assert total["cost"] is None and total["unknown_cost_attempts"] == 2 and total["attempts"] == 3
+    assert 0 < total["input_tokens"] < 10**6  # the two sane rows' counts only
+    r = muse("cost", "--book", book.root)
+    assert r.exit_code == 0 and "unknown" in r.stdout, r.stderr
+    assert muse("calls", "--book", book.root).exit_code == 0
+
+    async def join() -> Any:  # a joined run sums its spend from the same rows
+        async with ModelSession.open(book, run_kind="test", run_id=run_id) as session:
+            return session.budget
+
+    budget = asyncio.run(join())
+    assert budget.cost_unknown and budget.spent_tokens < 10**6
+
+
 def test_cli_on_a_book_without_calls(make_book: Any, muse: Any) -> None:
     book = make_book(None)
     assert "no model calls" in muse("calls", "--book", book.root).stdout

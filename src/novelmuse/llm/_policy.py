@@ -16,7 +16,8 @@ How each attempt ends (seed 000, 正文回放; seed 003, 任一异常失败关�
   unknown (a timeout or a connection lost after sending) is never resent.
 * **stop** (never retried) — any other ProviderError (MODEL_AUTH, MODEL_INVALID_REQUEST, MODEL_KEY_MISSING,
   MODEL_SCRIPT_EXHAUSTED, a transient error of unknown cost…), MODEL_ERROR_FLAG, MODEL_MISMATCH,
-  MODEL_USAGE_MISSING (the attempt's cost cannot be accounted: 成本未知不重试), MODEL_FILTERED (the
+  MODEL_USAGE_MISSING (the attempt's cost cannot be accounted: 成本未知不重试), MODEL_USAGE_INVALID (a token
+  count that is negative or over `limits.MAX_USAGE_TOKENS`: its cost is unknown too), MODEL_FILTERED (the
   provider's policy, not a format problem), any other finish (MODEL_BAD_FINISH), and refusals before
   sending: MODEL_COST_UNKNOWN, BUDGET_EXCEEDED.
 
@@ -40,6 +41,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import FailedClosed, InputError
 from ..errors import Outcome as CommandOutcome
+from ..limits import MAX_USAGE_TOKENS
 from ..store import new_id, utc_now
 from ..text import canonical_json, sha256_hex, sha256_json
 from ._budget import Reservation, RunBudget, context_refusal, estimate_input_tokens
@@ -48,6 +50,7 @@ from ._receipts import CallEnd, CallStart, Outcome, Receipt, end_call, write_rec
 from ._schema import cached_strict_schema
 from ._task import TaskCall, TaskRef
 from ._types import Contract, Provider, ProviderError, ProviderRequest, ProviderResponse, Usage, Violation
+from ._usage import invalid_counts
 from ._vault import Lease, Vault, VaultError
 
 T = TypeVar("T", bound=BaseModel)
@@ -511,6 +514,11 @@ async def _send_attempt(
             lease.close()
     if isinstance(sent, ModelCallFailed):
         return sent
+    if sent.response is not None and sent.response.usage is not None and (bad := invalid_counts(sent.response.usage)):
+        # a count no attempt can have: the usage, and so the cost, is unknown; never stored as a count, never resent
+        what = f"token usage outside 0–{MAX_USAGE_TOKENS:,} ({', '.join(bad)})"
+        sent.error = ProviderError("MODEL_USAGE_INVALID", what, transient=False, cost_known=False)
+        sent.response = None
     if sent.error is not None:
         error = sent.error
         # a failed request whose cost is known billed no tokens: its cost is 0 whatever the price table says (seed
@@ -595,6 +603,8 @@ _FIXES = {
     "MODEL_INVALID_REQUEST": "check the model id and the provider's structured-output support",
     "MODEL_MISMATCH": "use the provider's full model id in [roles] (the endpoint answered with another model)",
     "MODEL_USAGE_MISSING": "use an endpoint that reports token usage",
+    "MODEL_USAGE_INVALID": "the endpoint reported impossible token counts (its raw response is in .muse/vault): "
+    "check the provider or gateway",
     "MODEL_SCRIPT_EXHAUSTED": "add entries to the scripted provider's script",
     "MODEL_FILTERED": "the provider filtered the output; rephrase the input or use another model",
 }

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from ..errors import FailedClosed, InputError
+from ..limits import MAX_ATTEMPT_COST, MAX_USAGE_TOKENS
 from ..store import transaction
 from ._task import TaskRef
 
@@ -264,7 +265,8 @@ class CostLine:
     """Summed usage of a group of receipts (a role, a run, or everything).
 
     `cost` is None (unknown) as soon as one sent attempt of the group has an unknown cost: an unknown
-    is never summed as 0. `unknown_cost_attempts` says how many.
+    is never summed as 0. `unknown_cost_attempts` says how many (an attempt with no price, no usage, invalid usage,
+    or one interrupted in flight).
     """
 
     key: str
@@ -278,6 +280,7 @@ class CostLine:
     cache_write_tokens: int
     cost: float | None
     unknown_cost_attempts: int
+    known_cost: float = 0.0  # the sum of the known costs: all of `cost`, or a lower bound when some are unknown
     kind: str | None = None  # runs: the run kind
     status: str | None = None  # runs: the run status
     started_at: str | None = None  # runs: when the run started
@@ -292,11 +295,24 @@ class CostSummary:
     by_run: list[CostLine]
 
 
+#: An attempt's usage and cost count only when every token count is a possible one and the cost finite and in
+#: range (rows stored before usage was bounded may hold 2^63−1 or 1e300): otherwise the attempt's cost is unknown
+#: and its tokens are left out — SUM never overflows and an absurd row never reads as spend.
+_TOKENS_OK = " AND ".join(
+    f"(r.{c} IS NULL OR r.{c} BETWEEN 0 AND {MAX_USAGE_TOKENS})"
+    for c in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+)
+_KNOWN = f"(r.cost BETWEEN 0 AND {MAX_ATTEMPT_COST!r} AND {_TOKENS_OK})"
+
+
+def _sum_tokens(column: str) -> str:
+    return f"COALESCE(SUM(CASE WHEN {_TOKENS_OK} THEN r.{column} END), 0)"
+
+
 _SUMS = (
-    "COUNT(DISTINCT r.call_id), COUNT(*), SUM(r.outcome = 'failed'), SUM(r.outcome = 'refused'),"
-    " COALESCE(SUM(r.input_tokens), 0), COALESCE(SUM(r.output_tokens), 0),"
-    " COALESCE(SUM(r.cache_read_tokens), 0), COALESCE(SUM(r.cache_write_tokens), 0),"
-    " COALESCE(SUM(r.cost), 0), SUM(r.cost IS NULL)"
+    "COUNT(DISTINCT r.call_id), COUNT(*), SUM(r.outcome = 'failed'), SUM(r.outcome = 'refused'), "
+    + ", ".join(_sum_tokens(c) for c in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
+    + f", COALESCE(SUM(CASE WHEN {_KNOWN} THEN r.cost END), 0), SUM(NOT COALESCE({_KNOWN}, 0))"
 )
 
 
@@ -314,8 +330,14 @@ def _line(key: str, row: sqlite3.Row | tuple[Any, ...], extra: dict[str, Any] | 
         cache_write_tokens=int(cwrite),
         cost=None if unknown else float(cost),
         unknown_cost_attempts=int(unknown or 0),
+        known_cost=float(cost),
         **(extra or {}),
     )
+
+
+def run_spend(conn: sqlite3.Connection, run_id: str) -> CostLine:
+    """What one run's receipts say it spent (a joined run's budget starts from it)."""
+    return _line(run_id, conn.execute(f"SELECT {_SUMS} FROM receipts r WHERE r.run_id = ?", (run_id,)).fetchone())
 
 
 def cost_summary(conn: sqlite3.Connection, run_id: str | None = None) -> CostSummary:

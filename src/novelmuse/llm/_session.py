@@ -33,7 +33,7 @@ from ._contexts import ContextWindows
 from ._policy import CallContext, NotConfigured, StructuredResult, run_call
 from ._prices import PriceTable
 from ._providers import create_provider
-from ._receipts import tasks_used
+from ._receipts import run_spend, tasks_used
 from ._schema import cached_strict_schema
 from ._task import TaskCall, TaskRef
 from ._types import Provider
@@ -168,16 +168,12 @@ class ModelSession:
             existing = conn.execute("SELECT status FROM runs WHERE id = ?", (self.run_id,)).fetchone()
             if existing is not None:
                 self.owns_run = False
-                row = conn.execute(
-                    "SELECT COALESCE(SUM(COALESCE(input_tokens,0)+COALESCE(output_tokens,0)"
-                    "+COALESCE(cache_read_tokens,0)+COALESCE(cache_write_tokens,0)),0), COALESCE(SUM(cost),0), "
-                    "SUM(CASE WHEN cost IS NULL AND outcome != 'refused' THEN 1 ELSE 0 END) FROM receipts"
-                    " WHERE run_id = ?",
-                    (self.run_id,),
-                ).fetchone()
-                self._budget.spent_tokens = int(row[0])
-                self._budget.spent_cost = float(row[1])
-                self._budget.cost_unknown = bool(row[2])
+                spent = run_spend(conn, self.run_id)
+                self._budget.spent_tokens = (
+                    spent.input_tokens + spent.output_tokens + spent.cache_read_tokens + spent.cache_write_tokens
+                )
+                self._budget.spent_cost = spent.known_cost
+                self._budget.cost_unknown = spent.unknown_cost_attempts > 0
             else:
                 config = json.dumps(self._run_config(prices), sort_keys=True, ensure_ascii=False)
                 with transaction(conn):

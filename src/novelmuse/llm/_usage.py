@@ -8,12 +8,23 @@ does not load an HTTP library it never uses.
 
 from __future__ import annotations
 
+from dataclasses import fields
+
+from ..limits import MAX_USAGE_TOKENS
 from ._types import Usage
 
 
 def as_int(value: object) -> int | None:
-    """A token count from a JSON body (non-negative ints only; bools and anything else are 'absent')."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    """A count from a JSON body: an int, whatever its size or sign (bools and anything else are 'absent'). Whether
+    it is a possible count is the call policy's check (`invalid_counts`), so a negative or absurd value is named
+    as such (MODEL_USAGE_INVALID), never mistaken for missing usage."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def invalid_counts(usage: Usage) -> list[str]:
+    """The names of the usage's token counts that no real attempt can have: negative, or over
+    `limits.MAX_USAGE_TOKENS` (e.g. 10^20, which not even an SQLite INTEGER holds)."""
+    return [f.name for f in fields(usage) if not 0 <= getattr(usage, f.name) <= MAX_USAGE_TOKENS]
 
 
 def anthropic_usage(usage: object) -> Usage | None:
