@@ -83,13 +83,14 @@ class MuseError(Exception):
         return line
 
     def to_json(self) -> dict[str, object]:
-        """The shape used in every --json error document."""
+        """The shape used in every --json error document (`message` is the one line printed on stderr)."""
         return {
             "code": self.code,
             "what": self.what,
             "where": self.where,
             "fix": self.fix,
             "exit_code": self.exit_code,
+            "message": self.render(),
         }
 
 

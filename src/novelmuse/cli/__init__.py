@@ -9,11 +9,37 @@ import traceback
 
 import typer
 
-from ..errors import MuseError, exit_code
+from ..errors import InputError, MuseError, Outcome, exit_code
 
 __all__ = ["main"]
 
-_INTERRUPTED = "error[INTERRUPTED]: stopped by the user — rerun the command to resume where it stopped"
+
+class _Internal(MuseError):
+    """A novelmuse bug (an exception nobody classified), reported like any error — never a traceback."""
+
+    outcome: Outcome = "internal"
+
+    def __init__(self, exc: BaseException):
+        first = (str(exc).splitlines() or [""])[0]
+        super().__init__(
+            "INTERNAL",
+            f"{type(exc).__name__}: {first}" if first else type(exc).__name__,
+            fix="this is a novelmuse bug; rerun with MUSE_DEBUG=1 and report the traceback",
+        )
+
+
+class _Interrupted(MuseError):
+    """Ctrl-C: the command stopped where it was; what was done is kept and a rerun resumes."""
+
+    outcome: Outcome = "interrupted"
+
+    def __init__(self) -> None:
+        super().__init__("INTERRUPTED", "stopped by the user", fix="rerun the command to resume where it stopped")
+
+
+def _usage_error(message: str) -> InputError:
+    """Typer/click's own usage errors (unknown option or command, missing argument, bad value) as USAGE."""
+    return InputError("USAGE", " ".join(message.split()), "command line", "see `muse --help`")
 
 
 def _wants_json(argv: list[str]) -> bool:
@@ -30,44 +56,45 @@ def _tolerate_narrow_encodings() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run `muse`: every MuseError becomes one `error[CODE]: …` line and its documented exit code."""
+    """Run `muse`: every failure — a MuseError, a usage error, an interruption, a bug — becomes one
+    `error[CODE]: …` line on stderr (and, with --json, the JSON error document on stdout) and its documented
+    exit code."""
     _tolerate_narrow_encodings()
     from ._app import app
-    from ._common import emit_json
 
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         rc = app(args=args, prog_name="muse", standalone_mode=False)
     except MuseError as exc:
-        if _wants_json(args):
-            emit_json({"ok": False, "error": exc.to_json()})
-        print(exc.render(), file=sys.stderr)
-        return exc.exit_code
+        return _fail(exc, args)
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
     except typer.TyperException as exc:  # usage errors: unknown option, missing argument, bad value
         if type(exc).__name__ == "NoArgsIsHelpError":
             app(args=["--help"], prog_name="muse", standalone_mode=False)
             return exit_code("bad_input")
-        print(f"error[USAGE]: {exc.format_message()} — see `muse --help`", file=sys.stderr)
-        return exit_code("bad_input")
+        return _fail(_usage_error(exc.format_message()), args)
     except (KeyboardInterrupt, typer.Abort):
-        print(_INTERRUPTED, file=sys.stderr)
-        return exit_code("interrupted")
+        return _fail(_Interrupted(), args)
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug, not a user error: say so plainly
         if os.environ.get("MUSE_DEBUG"):
             traceback.print_exc()
-        print(
-            f"error[INTERNAL]: {type(exc).__name__}: {exc} — this is a novelmuse bug; rerun with MUSE_DEBUG=1 "
-            "and report the traceback",
-            file=sys.stderr,
-        )
-        return exit_code("internal")
+        return _fail(_Internal(exc), args)
     if rc == exit_code("interrupted"):  # Typer turns Ctrl-C inside a command into exit 130 without a word
-        print(_INTERRUPTED, file=sys.stderr)
+        return _fail(_Interrupted(), args)
     return rc if isinstance(rc, int) else 0
+
+
+def _fail(error: MuseError, args: list[str]) -> int:
+    """Report `error` (stderr; with --json also the error document on stdout) and return its exit code."""
+    if _wants_json(args):
+        from ._common import emit_json
+
+        emit_json({"ok": False, "error": error.to_json()})
+    print(error.render(), file=sys.stderr)
+    return error.exit_code
 
 
 def entry() -> None:
