@@ -175,7 +175,7 @@ def test_missing_script_file(muse, tmp_path: Path) -> None:
     book = make_book(tmp_path / "b", SCRIPTED + '[roles]\nwriter = "s:scripted-model-1"\n')
     r = muse("models", "check", "--book", book, "--json")
     assert r.exit_code == 2
-    assert roles_of(json.loads(r.stdout))["writer"]["code"] == "MODEL_SCRIPT_MISSING"
+    assert roles_of(json.loads(r.stdout))["writer"]["code"] == "SCRIPT_READ"
 
 
 def test_claude_cli_pin_mismatch_is_a_config_error(muse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,7 +11,7 @@ already has a current fact card (same file bytes) is not extracted again. Reject
 from __future__ import annotations
 
 from ..book import Book
-from ..errors import MuseError
+from ..errors import FailedClosed
 from ..llm import ModelCallFailed
 from ..memory import FactCard, FactValidation, current_fact_cards, extract_facts, validate_fact_card
 from ..text import sha256_hex
@@ -94,6 +94,6 @@ async def facts_step(book: Book, doc: ChapterReview, caller: Caller) -> tuple[St
             tokens=(result.input_tokens, result.output_tokens, result.cost),
         )
         return _outcome(out), out
-    except MuseError as exc:  # fails closed: the review stays recorded, the facts stay missing
+    except FailedClosed as exc:  # fails closed: the review stays recorded, the facts stay missing (bad input: exit 2)
         said = f"{exc.what}, {exc.where} — {exc.fix}" if exc.fix else f"{exc.what}, {exc.where}"
         return StepOutcome.error(STEP, exc.code, f"no fact card stored: {said}"), None

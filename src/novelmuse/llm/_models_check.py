@@ -6,8 +6,8 @@ is wrong):
 
 * every provider a role uses: its key variable is set (openai, anthropic, claude-cli: `MODEL_KEY_MISSING`),
   a claude-cli binary matches its pinned path and sha256 (`MODEL_CLI_PIN_MISMATCH`; the version is probed by
-  the call itself), a scripted provider's script file exists (`MODEL_SCRIPT_MISSING`), an openai/anthropic
-  `base_url` is an http(s) URL (`CONFIG_BASE_URL`);
+  the call itself), a scripted provider's script file reads and validates (`SCRIPT_READ`, `SCRIPT_INVALID`),
+  an openai/anthropic `base_url` is an http(s) URL (`CONFIG_BASE_URL`);
 * when the budget sets any limit, every role's model has a price (`MODEL_COST_UNKNOWN`: the call layer refuses
   unpriced models under a budget, so this would fail every call);
 * providers no role uses are checked too, but their problems are warnings.
@@ -26,7 +26,7 @@ from urllib.parse import urlparse
 from pydantic import BaseModel
 
 from ..book import ROLE_NAMES, Book, ProviderConfig
-from ..errors import Outcome
+from ..errors import InputError, Outcome
 from ._policy import ModelCallFailed
 from ._prices import PriceTable
 from ._types import ProviderError
@@ -132,9 +132,13 @@ def _provider_issues(name: str, config: ProviderConfig, book_root: Path) -> list
         except ProviderError as exc:
             found.append((exc.code, str(exc), "pin the path, sha256 and version of the installed claude binary"))
     elif config.kind == "scripted":
+        from ._provider_scripted import load_script
+
         script = Path(config.script)
-        if not (script if script.is_absolute() else book_root / script).is_file():
-            found.append(("MODEL_SCRIPT_MISSING", f"script file {config.script!r} not found", "create it"))
+        try:  # read and validated as the provider will: the same SCRIPT_READ / SCRIPT_INVALID as every command
+            load_script(script if script.is_absolute() else book_root / script)
+        except InputError as exc:
+            found.append((exc.code, exc.what, exc.fix))
     return found
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..book import Book, FineOutline
-from ..errors import MuseError
+from ..errors import FailedClosed
 from ..text import split_paragraphs
 from ._asof import CardState, Source
 from ._cards import CardSet
@@ -81,7 +81,7 @@ def story_memory(book: Book) -> MemoryState | str:
         return "no cards/ or outlines/ in this book"
     try:
         return replay(book)
-    except MuseError as exc:
+    except FailedClosed as exc:  # a broken card or outline is bad input: it ends the command (exit 2), as everywhere
         return f"story memory could not be loaded ({exc.code})"
 
 
@@ -122,7 +122,7 @@ def memory_context(book: Book, chapter: int, memory: MemoryState | str | None = 
     try:
         cards = _card_lines(got.as_of(as_of)) if as_of >= 1 else ()
         foreshadows = _foreshadow_lines(got.active_foreshadows(as_of), book.chapter_label) if as_of >= 1 else ()
-    except MuseError as exc:
+    except FailedClosed as exc:
         return MemoryContext(False, f"story memory could not be queried ({exc.code})", previous_ending=ending)
     return MemoryContext(True, f"story memory as of chapter {as_of}", cards, foreshadows, ending)
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..book import Book, read_chapter_file
-from ..errors import MuseError
+from ..errors import FailedClosed
 from ..llm import ModelSession
 from ..store import register_chapters
 from ._cards import load_cards
@@ -94,7 +94,7 @@ async def sync(
     for i, n in enumerate(todo):
         try:
             fc = await extract_facts(session, book, n, cards=cards, cursor=cursor)
-        except MuseError as exc:
+        except FailedClosed as exc:  # bad input (a broken script, card…) ends the command instead: exit 2
             result.facts_step = f"error({exc.code})"
             result.facts_error = (n, exc.code)
             result.facts_stale = todo[i:]

@@ -16,7 +16,7 @@ import time
 from typing import Any, Literal
 
 from ...book import ROLE_NAMES, Book
-from ...errors import MuseError, Outcome, exit_code
+from ...errors import FailedClosed, Outcome, exit_code
 from ...llm import (
     NO_MODEL,
     ModelCallFailed,
@@ -52,7 +52,7 @@ async def _check_role(session: ModelSession, role: str) -> RoleCheck:
             call_id=exc.call_id or None,
             sandbox=exc.receipts[-1].sandbox if exc.receipts else None,
         )
-    except MuseError as exc:
+    except FailedClosed as exc:  # the vault or the store refused; bad input (a broken script) ends the command: exit 2
         return ended(outcome="error", code=exc.code, reason=exc.what)
     return ended(
         outcome="passed",
