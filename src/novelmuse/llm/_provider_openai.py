@@ -129,7 +129,7 @@ def _usage(usage: object) -> Usage | None:
         return None
     details = usage.get("prompt_tokens_details")
     cached = as_int(details.get("cached_tokens")) if isinstance(details, dict) else None
-    cached = min(cached or 0, prompt)
+    cached = 0 if cached is None else min(cached, prompt)
     if cached < 0:  # impossible: kept as reported for the call policy to refuse (MODEL_USAGE_INVALID)
         return Usage(input_tokens=prompt, output_tokens=completion, cache_read_tokens=cached)
     return Usage(input_tokens=prompt - cached, output_tokens=completion, cache_read_tokens=cached)
