@@ -13,6 +13,7 @@ from ..limits import MAX_CHAPTER_NUMBER
 from ..store import ChapterRecord, connect, registered_chapters, utc_now
 from ..text import HeadingUnit, LineIndex, chapter_label, count_chars, heading_unit, sha256_hex, split_paragraphs
 from ._config import BookConfig, load_config
+from ._files import sweep_temp_files
 from ._userfile import BOOK_FILE, check_book_dirs, read_user_file, require_listed_file
 
 _CHAPTER_NAME = re.compile(r"^(\d{1,6})\.md$")
@@ -235,7 +236,9 @@ class Book:
 
 def _open(root: Path) -> Book:
     check_book_dirs(root)  # a book directory linked outside the book is refused before any use
-    return Book(root, load_config(root / BOOK_FILE))
+    book = Book(root, load_config(root / BOOK_FILE))
+    sweep_temp_files(root)  # what a killed writer left (e.g. chapters/.0003.md.<pid>.x.tmp of a killed import)
+    return book
 
 
 def find_book(explicit: Path | None = None, start: Path | None = None) -> Book:
