@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from ..errors import FailedClosed, InputError
 from ..limits import MAX_ATTEMPT_COST, MAX_USAGE_TOKENS
-from ..store import transaction
+from ..store import StoreWriteError, transaction
 from ._task import TaskRef
 
 Outcome = Literal["ok", "failed", "refused"]
@@ -161,7 +161,7 @@ def write_receipt(
             conn.execute(f"INSERT INTO receipts ({', '.join(_COLUMNS)}) VALUES ({placeholders})", values)
             if end is not None:
                 _update_call(conn, receipt.call_id, end)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, StoreWriteError) as exc:
         raise _store_failed(exc) from exc
 
 
@@ -174,11 +174,11 @@ def end_call(conn: sqlite3.Connection, call_id: str, end: CallEnd) -> None:
     try:
         with transaction(conn):
             _update_call(conn, call_id, end)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, StoreWriteError) as exc:
         raise _store_failed(exc) from exc
 
 
-def _store_failed(exc: sqlite3.Error) -> FailedClosed:
+def _store_failed(exc: sqlite3.Error | StoreWriteError) -> FailedClosed:
     """A receipt that cannot be recorded fails the call closed: no unreceipted model output is ever used."""
     return FailedClosed(
         "RECEIPT_WRITE_FAILED",

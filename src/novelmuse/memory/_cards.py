@@ -58,7 +58,7 @@ from ..book import (
     require_listed_file,
 )
 from ..errors import InputError, MuseError
-from ..store import transaction
+from ..store import StoreWriteError, transaction
 from ..text import sha256_hex
 
 CardType = Literal["character", "place", "item", "faction", "concept"]
@@ -442,7 +442,7 @@ def _load_card_files(book: Book) -> list[tuple[Card | None, list[CardProblem]]]:
                     "INSERT OR REPLACE INTO memory_card_cache VALUES (?, ?, ?, ?)",
                     [(rel, sha, PARSER_VERSION, parsed) for rel, sha, parsed in fresh],
                 )
-        except sqlite3.Error:
+        except (sqlite3.Error, StoreWriteError):
             pass  # a read-only database: the next command parses these files again
     return out
 

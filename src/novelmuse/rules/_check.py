@@ -13,7 +13,7 @@ import numpy as np
 
 from ..book import Book, Chapter, read_chapter_file
 from ..errors import MuseError
-from ..store import ChapterRecord, register_chapters, utc_now
+from ..store import ChapterRecord, StoreWriteError, register_chapters, utc_now
 from ..text import count_chars, split_paragraphs
 from ._defaults import load_defaults
 from ._effective import EffectiveRule, EffectiveRuleSet, LengthLimits, build_effective
@@ -194,6 +194,8 @@ def report_findings(
 
 
 def _is_read_only(exc: BaseException) -> bool:
+    if isinstance(exc, StoreWriteError):
+        return exc.read_only
     if isinstance(exc, MuseError):
         return exc.code == "STORE_OPEN"
     if isinstance(exc, PermissionError):

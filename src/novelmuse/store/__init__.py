@@ -5,12 +5,13 @@ Migrations live in ``store/migrations/NNNN_name.sql``; each capability owns its 
 """
 
 from ._chapters import ChapterRecord, register_chapters, registered_chapters
-from ._db import connect, transaction, utc_now
+from ._db import StoreWriteError, connect, transaction, utc_now
 from ._ids import new_id
 from ._texts import get_texts, put_texts
 
 __all__ = [
     "ChapterRecord",
+    "StoreWriteError",
     "connect",
     "get_texts",
     "new_id",

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
 from ..errors import InputError
+from ..iopoints import active as iopoints_active
+from ..iopoints import point
 from ..text import sha256_hex
 
 
@@ -104,14 +106,65 @@ def _statements(sql: str) -> Iterator[str]:
         yield buf
 
 
+#: SQLite's result codes for a store that cannot be written (not a bug in a statement): busy or locked too long,
+#: read-only, I/O error, corrupt, disk full, cannot open, not a database, no permission.
+_ENVIRONMENT_CODES = frozenset({3, 5, 6, 8, 10, 11, 13, 14, 26})
+
+
+class StoreWriteError(InputError):
+    """A change to the store could not be made (STORE_WRITE, or STORE_CORRUPT): disk full, an I/O error, a
+    read-only or locked database. The transaction was rolled back: nothing of it was written."""
+
+    read_only: bool = False  # the database or its directory is read-only (SQLITE_READONLY)
+
+
+def store_write_error(conn: sqlite3.Connection, exc: sqlite3.Error) -> StoreWriteError | None:
+    """The StoreWriteError for an SQLite error that the environment caused, or None for any other (a bug)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None or code & 0xFF not in _ENVIRONMENT_CODES:
+        return None
+    where = _path_of(conn)
+    if code & 0xFF in (11, 26):
+        return StoreWriteError(
+            "STORE_CORRUPT", f"the database is damaged ({exc})", where, "move the file aside and rerun"
+        )
+    error = StoreWriteError(
+        "STORE_WRITE",
+        f"cannot write the database ({exc}); the change was rolled back",
+        where,
+        "check that the disk has space and the book directory is writable, then rerun",
+    )
+    error.read_only = code & 0xFF == 8
+    return error
+
+
+def _path_of(conn: sqlite3.Connection) -> str:
+    try:
+        return next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "") or ":memory:"
+    except sqlite3.Error:
+        return ""
+
+
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """A write transaction (BEGIN IMMEDIATE): all or nothing, even if the process is killed midway."""
-    conn.execute("BEGIN IMMEDIATE")
+    """A write transaction (BEGIN IMMEDIATE): all or nothing, even if the process is killed midway.
+
+    An error the environment causes (disk full, I/O error, read-only, locked) rolls it back and is
+    StoreWriteError (exit 2); its commit is an I/O point (`iopoints`) for the crash and fault harness.
+    """
     try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    else:
-        conn.execute("COMMIT")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+            point("commit", _path_of(conn) if iopoints_active() else "")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                with suppress(sqlite3.Error):  # a failed COMMIT leaves the transaction open: end it
+                    conn.execute("ROLLBACK")
+            raise
+    except sqlite3.Error as exc:
+        mapped = store_write_error(conn, exc)
+        if mapped is None:
+            raise
+        raise mapped from exc
