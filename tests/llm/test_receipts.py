@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from pydantic import BaseModel
 
 from novelmuse.book import Book
 from novelmuse.errors import FailedClosed
+from novelmuse.iopoints import hooked
 from novelmuse.llm import (
     Message,
     ModelCallFailed,
@@ -109,18 +109,21 @@ def test_unknown_price_means_unknown_cost_never_zero(make_book: Any) -> None:
     assert summary.total.cost is None and summary.total.unknown_cost_attempts == 1
 
 
-def test_receipts_are_committed_as_each_attempt_ends(make_book: Any) -> None:
-    """A receipt is visible to another connection before the logical call ends (a crash loses nothing)."""
+def test_receipts_are_written_ahead_of_each_request(make_book: Any) -> None:
+    """While a request is in flight another connection already sees its `pending` receipt (and the call's row),
+    after the completed receipts of the earlier attempts: a crash at any moment leaves a trace of every request."""
     book = make_book({"judge": []})
-    seen: list[int] = []
+    seen: list[list[str]] = []
 
     def behaviour(request: ProviderRequest, n: int) -> ProviderResponse:
-        seen.append(book.db.execute("SELECT COUNT(*) FROM receipts").fetchone()[0])
+        rows = book.db.execute("SELECT outcome FROM receipts r JOIN model_calls c ON c.id = r.call_id ORDER BY r.id")
+        seen.append([row[0] for row in rows])
         return ok_response(request, {"verdict": "x"} if n < 3 else {"verdict": "x", "score": 1})
 
     fake = FakeProvider("s", behaviour)
     call_all(book, ["judge"], providers={"s": fake})
-    assert seen == [0, 1, 2]
+    assert seen == [["pending"], ["failed", "pending"], ["failed", "failed", "pending"]]
+    assert [r.outcome for r in list_receipts(book.db)] == ["failed", "failed", "ok"]
 
 
 def test_cost_summary_by_role_and_run(make_book: Any) -> None:
@@ -256,20 +259,19 @@ def test_usage_of_fake_provider_cache_tokens_priced(make_book: Any) -> None:
     assert result.cost == pytest.approx((1000 * 1.0 + 100 * 2.0 + 2000 * 1.0) / 1e6)
 
 
-def test_a_crashed_session_is_recovered_by_the_next(make_book: Any) -> None:
-    """A real process runs a call whose second attempt never answers and is killed; the next session's
-    recovery removes the orphan request, marks the call failed (MODEL_INTERRUPTED) and the run interrupted.
-    The first attempt's receipt, committed before the crash, is kept."""
-    book = make_book({"judge": [{"raw_text": "bad"}, {"output": {"verdict": "v", "score": 1}, "delay_s": 30}]})
+def _killed_at(book: Book, kind: str, nth: int) -> str:
+    """Run one judge call in a real process that kills itself (SIGKILL) at the `nth` I/O point of `kind`
+    (`iopoints`): a deterministic crash, not a race against a timer. Returns the dead process's run id."""
     root = Path(__file__).resolve().parents[2]
     script = textwrap.dedent(
         f"""
-        import asyncio, sys
+        import asyncio, os, signal, sys
         from pathlib import Path
         sys.path.insert(0, {str(root / "src")!r})
         sys.path.insert(0, {str(root)!r})
         from pydantic import BaseModel
         from novelmuse.book import find_book
+        from novelmuse.iopoints import hooked
         from novelmuse.llm import Message, ModelSession
         from tests.llm.calls import task_call
 
@@ -277,58 +279,152 @@ def test_a_crashed_session_is_recovered_by_the_next(make_book: Any) -> None:
             verdict: str
             score: float
 
+        seen = []
+
+        def kill_at(kind, target):
+            seen.append(kind)
+            if seen.count({kind!r}) == {nth}:
+                os.kill(os.getpid(), signal.SIGKILL)
+
         async def go():
             session = ModelSession.open(find_book(Path({str(book.root)!r})), run_kind="doomed")
+            session.start()
             print(session.run_id, flush=True)
-            await session.call(task_call(role="judge", schema=Verdict, messages=[Message(role="user", content="x")]))
+            call = task_call(role="judge", schema=Verdict, messages=[Message(role="user", content="x")])
+            with hooked(kill_at):
+                await session.call(call)
 
         asyncio.run(go())
         """
     )
     env = {**os.environ, "MUSE_CONFIG": "/nonexistent/user-config.toml"}
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
-    assert proc.stdout is not None
-    run_id = proc.stdout.readline().strip()
-    leases = book.vault_dir / "leases"
-    for _ in range(200):  # wait until the request is in the vault (the provider then sleeps 30 s)
-        if leases.is_dir() and any(p.suffix == ".lease" for p in leases.iterdir()):
-            break
-        proc.poll()
-        assert proc.returncode is None
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    proc.stdout.close()
-    (lease,) = [p for p in leases.iterdir() if p.suffix == ".lease"]
-    orphan = json.loads(lease.read_text().splitlines()[1])["intent"]
-    assert Vault(book.vault_dir).has(orphan)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    return proc.stdout.strip()
 
+
+def _recover(book: Book) -> Any:
     async def reopen() -> Any:
         async with ModelSession.open(book, run_kind="next") as session:
             return session.recovery
 
-    report = asyncio.run(reopen())
+    return asyncio.run(reopen())
+
+
+def test_a_crashed_session_is_recovered_by_the_next(make_book: Any) -> None:
+    """A real process is killed at the moment it sends its second attempt (after its pending receipt, lease and
+    request are durable); the next session's recovery removes the orphan request, closes the pending receipt as
+    interrupted (cost unknown: `muse cost` never under-reports), the call as failed and the run as interrupted.
+    The first attempt's completed receipt is kept."""
+    book = make_book({"judge": [{"raw_text": "bad"}, {"output": {"verdict": "v", "score": 1}}]}, extra_toml=PRICES)
+    run_id = _killed_at(book, "send", 2)
+    leases = book.vault_dir / "leases"
+    (lease,) = [p for p in leases.iterdir() if p.suffix == ".lease"]
+    orphan = json.loads(lease.read_text().splitlines()[1])["intent"]
+    assert Vault(book.vault_dir).has(orphan)
+    assert [r.outcome for r in list_receipts(book.db, run_id)] == ["failed", "pending"]
+
+    report = _recover(book)
     assert report.crashed == 1 and report.orphans_removed == 1 and report.interrupted_runs == [run_id]
+    assert report.interrupted_attempts == 1
     assert not Vault(book.vault_dir).has(orphan)
     db = book.db
     assert db.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()[0] == "interrupted"
-    call = db.execute("SELECT status, error_code FROM model_calls WHERE run_id = ?", (run_id,)).fetchone()
-    assert tuple(call) == ("failed", "MODEL_INTERRUPTED")
-    assert [r.error_code for r in list_receipts(db, run_id)] == ["MODEL_OUTPUT_NOT_JSON"]
+    call = db.execute("SELECT status, error_code, attempts FROM model_calls WHERE run_id = ?", (run_id,)).fetchone()
+    assert tuple(call) == ("failed", "MODEL_INTERRUPTED", 2)
+    receipts = list_receipts(db, run_id)
+    assert [(r.outcome, r.error_code) for r in receipts] == [
+        ("failed", "MODEL_OUTPUT_NOT_JSON"),
+        ("interrupted", "MODEL_INTERRUPTED"),
+    ]
+    assert receipts[0].cost is not None and receipts[1].cost is None and receipts[1].ended_at
+    line = cost_summary(db, run_id).total
+    assert line.cost is None and line.unknown_cost_attempts == 1 and line.known_cost == receipts[0].cost
 
 
-def test_an_unrecordable_receipt_fails_the_call_closed(make_book: Any) -> None:
-    """If the receipt of the accepted attempt cannot be written, the output is not handed back."""
+def test_a_run_killed_before_any_lease_is_closed_by_its_pid(make_book: Any, muse: Any) -> None:
+    """Killed before the first lease file exists (at its write point), the run is named by no lease: its pid and
+    process start time close it as interrupted and its pending receipt as interrupted; `muse cost` shows the
+    cost as unknown; the next command that asks a model says so."""
+    book = make_book({"judge": [{"output": {"verdict": "v", "score": 1}}]}, extra_toml=PRICES)
+    run_id = _killed_at(book, "write", 1)
+    assert not any((book.vault_dir / "leases").iterdir())
+    pid = book.db.execute("SELECT pid FROM runs WHERE id = ?", (run_id,)).fetchone()[0]
+    assert isinstance(pid, int) and pid != os.getpid()
+    cost = json.loads(muse("cost", "--json", cwd=book.root).stdout)  # in flight, before recovery: unknown too
+    assert cost["total"]["cost"] is None and cost["total"]["unknown_cost_attempts"] == 1
+    result = muse("vault", "recover", "--json", cwd=book.root)
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["interrupted_runs"] == [run_id] and doc["interrupted_attempts"] == 1 and doc["crashed"] == 0
+    assert book.db.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()[0] == "interrupted"
+    assert [r.outcome for r in list_receipts(book.db, run_id)] == ["interrupted"]
+
+
+def test_the_next_command_says_what_it_recovered(make_book: Any, muse: Any) -> None:
+    """A command whose run starts after a killed one prints (stderr) that requests were in flight and their cost
+    is unknown: a re-run never sends again silently."""
+    book = make_book({"judge": [{"output": {"verdict": "v", "score": 1}}]}, extra_toml=PRICES)
+    run_id = _killed_at(book, "send", 1)
+    result = muse("models", "check", cwd=book.root)
+    assert f"1 earlier run(s) had died ({run_id}); 1 model request(s) they had in flight" in result.stderr
+    assert "cost unknown" in result.stderr
+    again = muse("models", "check", cwd=book.root)
+    assert "earlier run" not in again.stderr  # said once: the next run has nothing left to recover
+
+
+@pytest.mark.parametrize("refused", ["INSERT", "UPDATE"])
+def test_an_unrecordable_receipt_fails_the_call_closed(make_book: Any, refused: str) -> None:
+    """If the pending receipt cannot be written, nothing is sent; if the accepted attempt's receipt cannot be
+    completed, the output is not handed back (its pending receipt stays, cost unknown)."""
     book = make_book({"judge": [{"output": {"verdict": "v", "score": 1}}]})
+    sent: list[str] = []
 
     async def go() -> None:
         async with ModelSession.open(book, run_kind="test") as session:
             session.conn.execute(
-                "CREATE TEMP TRIGGER refuse BEFORE INSERT ON receipts BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+                f"CREATE TEMP TRIGGER refuse BEFORE {refused} ON receipts BEGIN SELECT RAISE(ABORT, 'disk full'); END"
             )
-            await session.call(task_call(role="judge", schema=Verdict, messages=MESSAGES))
+            with hooked(lambda kind, target: sent.append(kind) if kind == "send" else None):
+                await session.call(task_call(role="judge", schema=Verdict, messages=MESSAGES))
 
     with pytest.raises(FailedClosed) as info:
         asyncio.run(go())
     assert info.value.code == "RECEIPT_WRITE_FAILED" and info.value.exit_code == 3
-    assert list_receipts(book.db) == []
+    receipts = list_receipts(book.db)
+    if refused == "INSERT":
+        assert receipts == [] and sent == []
+    else:
+        assert sent == ["send"] and [(r.outcome, r.cost) for r in receipts] == [("pending", None)]
+
+
+def test_a_killed_writer_leaves_no_temp_debris(tmp_path: Path) -> None:
+    """A chapter write killed between its temp file and the rename leaves `chapters/.0001.md.<pid>.….tmp`; the next
+    command that opens the book removes it (a live writer's temp file is left alone)."""
+    from novelmuse.book import find_book
+    from novelmuse.book._files import atomic_write_text
+
+    root = tmp_path / "book"
+    (root / "chapters").mkdir(parents=True)
+    (root / "book.toml").write_text('[book]\ntitle = "测试"\n', encoding="utf-8")
+    script = (
+        "import os, signal, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[2] / 'src')!r})\n"
+        "from pathlib import Path\n"
+        "from novelmuse.book._files import atomic_write_text\n"
+        "from novelmuse.iopoints import hooked\n"
+        "def kill(kind, target):\n"
+        "    if kind == 'rename': os.kill(os.getpid(), signal.SIGKILL)\n"
+        "with hooked(kill):\n"
+        f"    atomic_write_text(Path({str(root / 'chapters' / '0001.md')!r}), '第一回\\n正文')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    (debris,) = (root / "chapters").iterdir()
+    assert debris.name.startswith(".0001.md.") and debris.name.endswith(".tmp")
+    live = root / "chapters" / f".0002.md.{os.getpid()}.abcdefgh.tmp"
+    live.write_text("in progress")
+    find_book(root)
+    assert sorted(p.name for p in (root / "chapters").iterdir()) == [live.name]
+    atomic_write_text(root / "chapters" / "0001.md", "第一回\n正文")
+    assert (root / "chapters" / "0001.md").read_text(encoding="utf-8") == "第一回\n正文"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..iopoints import point
+from ..processes import pid_alive
 from ..text import sha256_hex
 from ._userfile import check_write_target
 
@@ -90,16 +91,6 @@ def atomic_write_text(path: Path, text: str, *, expect_sha256: str | None = None
     atomic_write_bytes(path, text.encode("utf-8"), expect_sha256=expect_sha256)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True  # another user's process, or not a pid we can judge: leave its file alone
-    return True
-
-
 def sweep_temp_files(root: Path) -> list[Path]:
     """Remove the temp files that killed writers of `atomic_write_bytes` left in the book at `root` (those of a
     live process are left alone); returns what was removed. Never fails: a read-only book keeps its debris."""
@@ -112,7 +103,7 @@ def sweep_temp_files(root: Path) -> list[Path]:
             continue
         for name in names:
             m = _TEMP_NAME.match(name)
-            if m is None or int(m.group(1)) == os.getpid() or _pid_alive(int(m.group(1))):
+            if m is None or int(m.group(1)) == os.getpid() or pid_alive(int(m.group(1))):
                 continue
             with contextlib.suppress(OSError):
                 (folder / name).unlink()

@@ -16,7 +16,7 @@ from rich.console import Console
 from ..book import Book, find_book
 from ..errors import InputError, Outcome, exit_code
 from ..limits import MAX_CHAPTER_NUMBER, MAX_NAME_CHARS, MAX_QUERY_CHARS
-from ..llm import ModelSession
+from ..llm import ModelSession, RecoveryReport
 
 T = TypeVar("T")
 
@@ -106,9 +106,25 @@ def in_session(book: Book, run_kind: str, work: Callable[[ModelSession], Awaitab
 
     async def run() -> T:
         async with ModelSession.open(book, run_kind=run_kind) as session:
-            return await work(session)
+            try:
+                return await work(session)
+            finally:
+                if session.started:
+                    _say_recovered(session.recovery)
 
     return asyncio.run(run())
+
+
+def _say_recovered(report: RecoveryReport) -> None:
+    """Tell (on stderr) that this run's start closed what a killed run left in flight: a request sent again is
+    never sent silently, and its first sending's cost is unknown, not zero."""
+    if report.interrupted_attempts or report.interrupted_runs:
+        print(
+            f"note: {len(report.interrupted_runs)} earlier run(s) had died ({', '.join(report.interrupted_runs)}); "
+            f"{report.interrupted_attempts} model request(s) they had in flight are recorded as interrupted, cost "
+            "unknown (the provider may have billed them) — this run asked anew; see `muse calls` and `muse cost`",
+            file=sys.stderr,
+        )
 
 
 def finish(outcome: Outcome) -> None:

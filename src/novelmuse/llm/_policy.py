@@ -23,6 +23,10 @@ How each attempt ends (seed 000, 正文回放; seed 003, 任一异常失败关�
 
 Corrections and resends share one bound; reaching it, or a stop, raises `ModelCallFailed` carrying
 the receipts and failure-safe diagnostics (codes and counts only). Never a default value.
+
+Write-ahead: an attempt that passed the budget is committed as a `pending` receipt (with the call's row on the
+first attempt) before its lease, its request and its send; its end completes that same row. A crash in between
+leaves the pending receipt for recovery to close as interrupted (cost unknown).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import FailedClosed, InputError
 from ..errors import Outcome as CommandOutcome
+from ..iopoints import point
 from ..limits import MAX_USAGE_TOKENS
 from ..store import new_id, utc_now
 from ..text import canonical_json, sha256_hex, sha256_json
@@ -233,8 +238,10 @@ class _Sent:
 class _Attempts:
     """The record of one logical call: a receipt per attempt, the call's row, and its failure-safe diagnostics.
 
-    The call's row and the run's first use of its task go in with the first receipt; the task refs queued with
-    `uses` (the correction) with the next one. `failed` ends the call row and returns the exception to raise.
+    The call's row and the run's first use of its task go in with the first receipt (pending or refused); the
+    task refs queued with `uses` (the correction) with the next one. `begin` commits an attempt's pending receipt
+    before it is sent; `record` completes it (or inserts a refused one). `failed` ends the call row and returns
+    the exception to raise.
     """
 
     def __init__(self, ctx: CallContext, call: TaskCall[Any], call_id: str, schema_sha256: str):
@@ -261,6 +268,7 @@ class _Attempts:
         )
         self._unwritten: list[TaskRef] = [call.ref]  # not yet in run_tasks
         self.tasks: list[TaskRef] = [call.ref]  # every task the call used
+        self._pending: dict[int, Receipt] = {}  # attempt → its pending receipt, committed before sending
 
     def uses(self, ref: TaskRef) -> None:
         """Record the call's (and the run's) use of `ref`, with the next receipt."""
@@ -279,6 +287,21 @@ class _Attempts:
             "bound_reached": bound_reached,
         }
 
+    def begin(self, attempt: int, request_sha: str, started: str) -> None:
+        """Commit the attempt's `pending` receipt (write-ahead: before its lease, request and send)."""
+        ctx = self.ctx
+        rec = Receipt(
+            id=new_id("rcpt_"), call_id=self.call_id, attempt=attempt, run_id=ctx.run_id, role=self.role,
+            provider=ctx.provider.name, provider_kind=ctx.provider.kind, requested_model=ctx.model,
+            resolved_model=None, outcome="pending", error_code=None, request_sha256=request_sha,
+            response_sha256=None, prompt_sha256=self.prompt_sha256, schema_sha256=self.schema_sha256,
+            input_tokens=None, output_tokens=None, cache_read_tokens=None, cache_write_tokens=None, cost=None,
+            price_table_sha256=ctx.prices.sha256, latency_ms=None, started_at=started, ended_at=None,
+        )  # fmt: skip
+        write_receipt(ctx.conn, rec, start=self._start, tasks=self._unwritten)
+        self._start, self._unwritten = None, []
+        self._pending[attempt] = rec
+
     def record(
         self,
         attempt: int,
@@ -295,13 +318,15 @@ class _Attempts:
         accepted_sha: str | None = None,
         sandbox: str | None = None,
     ) -> Receipt:
-        """Write the receipt of one attempt (and, for the accepted one, the call's outcome in the same transaction)."""
+        """Write the receipt of one attempt — completing its pending receipt when it was sent — and, for the
+        accepted one, the call's outcome in the same transaction."""
         ctx = self.ctx
+        pending = self._pending.pop(attempt, None)
         usage = response.usage if response is not None else None
         if outcome == "refused":  # never sent: nothing used, a known zero cost
             usage, cost = Usage(0, 0), 0.0
         rec = Receipt(
-            id=new_id("rcpt_"),
+            id=pending.id if pending is not None else new_id("rcpt_"),
             call_id=self.call_id,
             attempt=attempt,
             run_id=ctx.run_id,
@@ -323,7 +348,7 @@ class _Attempts:
             cost=cost,
             price_table_sha256=ctx.prices.sha256,
             latency_ms=latency_ms,
-            started_at=started,
+            started_at=pending.started_at if pending is not None else started,
             ended_at=utc_now(),
             sandbox=response.sandbox if response is not None else sandbox,
             diagnostics=diag or {},
@@ -333,8 +358,11 @@ class _Attempts:
             self.codes[code] += 1
         end = None
         if accepted_sha is not None:
-            end = CallEnd("ok", None, len(self.receipts), rec.id, accepted_sha, self.diagnostics(False), rec.ended_at)
-        write_receipt(ctx.conn, rec, start=self._start, end=end, tasks=self._unwritten)
+            ended = rec.ended_at or utc_now()
+            end = CallEnd("ok", None, len(self.receipts), rec.id, accepted_sha, self.diagnostics(False), ended)
+        write_receipt(
+            ctx.conn, rec, start=self._start, end=end, tasks=self._unwritten, completes_pending=pending is not None
+        )
         self._start, self._unwritten = None, []
         return rec
 
@@ -502,6 +530,11 @@ async def _send_attempt(
         if remaining is not None and remaining < request.timeout_s:
             request = replace(request, timeout_s=max(remaining, 0.001))
         try:
+            record.begin(attempt, request_sha, started)
+        except FailedClosed:
+            ctx.budget.settle(reservation, 0, 0.0)  # nothing was sent
+            raise
+        try:
             lease = ctx.vault.lease(record.call_id, attempt, ctx.run_id)
         except VaultError as exc:
             ctx.budget.settle(reservation, 0, 0.0)
@@ -567,6 +600,7 @@ async def _exchange(
     response: ProviderResponse | None = None
     error: ProviderError | None = None
     try:
+        point("send", f"{ctx.provider.name}:{ctx.model} {request_sha}")
         response = await ctx.provider.send(request)
     except ProviderError as exc:
         error = exc

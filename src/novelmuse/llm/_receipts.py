@@ -3,8 +3,13 @@
 A receipt binds what was asked (request, prompt template and schema hashes) to what came back
 (response hash, resolved model, usage, cost from a pinned price table). It never holds content:
 raw requests and responses live in the vault under their sha256, and diagnostics hold only codes
-and counts. Each receipt is written in its own transaction as its attempt ends, so a crash loses
-nothing already done.
+and counts.
+
+Write-ahead (issue 18 item 1): an attempt that will be sent is committed as `pending` — with its call's row on
+the first — BEFORE its request leaves, and the same row is completed when the attempt ends, each in its own
+transaction. A crash at any moment therefore leaves either a completed receipt or a pending one; recovery
+(`interrupt_pending`) turns the pending receipts of a run that is no longer running into `interrupted` with an
+unknown cost — the provider may have billed the request — so `muse cost` never under-reports.
 """
 
 from __future__ import annotations
@@ -20,12 +25,13 @@ from ..limits import MAX_ATTEMPT_COST, MAX_USAGE_TOKENS
 from ..store import StoreWriteError, transaction
 from ._task import TaskRef
 
-Outcome = Literal["ok", "failed", "refused"]
+Outcome = Literal["pending", "ok", "failed", "refused", "interrupted"]
 
 
 @dataclass(frozen=True)
 class Receipt:
-    """One attempt: sent (`ok` / `failed`) or refused before sending (`refused`, e.g. BUDGET_EXCEEDED)."""
+    """One attempt: sent (`ok` / `failed`), refused before sending (`refused`, e.g. BUDGET_EXCEEDED), in flight
+    (`pending`), or cut off by a crash while in flight (`interrupted`, cost unknown)."""
 
     id: str
     call_id: str
@@ -50,7 +56,7 @@ class Receipt:
     price_table_sha256: str
     latency_ms: float | None
     started_at: str
-    ended_at: str
+    ended_at: str | None  # None while pending
     sandbox: str | None = None
     diagnostics: dict[str, Any] = field(default_factory=dict)
 
@@ -134,12 +140,19 @@ def write_receipt(
     start: CallStart | None = None,
     end: CallEnd | None = None,
     tasks: Sequence[TaskRef] = (),
+    completes_pending: bool = False,
 ) -> None:
     """Insert one receipt in its own transaction (with its call's row on the first, its outcome on the last,
-    and the run's first use of each of `tasks`)."""
+    and the run's first use of each of `tasks`); with `completes_pending`, complete the pending receipt of the
+    same id instead (RECEIPT_WRITE_FAILED if recovery has closed it meanwhile)."""
     values = [getattr(receipt, c) for c in _COLUMNS[:-1]]
     values.append(json.dumps(receipt.diagnostics, sort_keys=True))
     placeholders = ", ".join("?" for _ in _COLUMNS)
+    if completes_pending:
+        sql = f"UPDATE receipts SET ({', '.join(_COLUMNS)}) = ({placeholders}) WHERE id = ? AND outcome = 'pending'"
+        values.append(receipt.id)
+    else:
+        sql = f"INSERT INTO receipts ({', '.join(_COLUMNS)}) VALUES ({placeholders})"
     try:
         with transaction(conn):
             if start is not None:
@@ -158,15 +171,31 @@ def write_receipt(
                         receipt.started_at,
                     ),
                 )
-            conn.execute(f"INSERT INTO receipts ({', '.join(_COLUMNS)}) VALUES ({placeholders})", values)
+            if conn.execute(sql, values).rowcount != 1:
+                raise sqlite3.IntegrityError(f"receipt {receipt.id} is no longer pending")
             if end is not None:
                 _update_call(conn, receipt.call_id, end)
     except (sqlite3.Error, StoreWriteError) as exc:
         raise _store_failed(exc) from exc
 
 
-def _ref_row(ref: TaskRef) -> tuple[str, str, int, str, str]:
-    return ref.role, ref.task, ref.version, ref.prompt_sha256, ref.schema_sha256
+def interrupt_pending(conn: sqlite3.Connection, now: str) -> int:
+    """Close what a dead run left in flight (inside the caller's transaction): the pending receipts of every run
+    that is not running become `interrupted` (MODEL_INTERRUPTED, cost unknown) and its logical calls still
+    `running` become `failed` (MODEL_INTERRUPTED). Returns how many attempts were interrupted."""
+    gone = "run_id IN (SELECT id FROM runs WHERE status != 'running')"
+    interrupted = conn.execute(
+        "UPDATE receipts SET outcome = 'interrupted', error_code = 'MODEL_INTERRUPTED', cost = NULL, ended_at = ?"
+        f" WHERE outcome = 'pending' AND {gone}",
+        (now,),
+    ).rowcount
+    conn.execute(
+        "UPDATE model_calls SET status = 'failed', error_code = 'MODEL_INTERRUPTED', ended_at = ?,"
+        " attempts = (SELECT COUNT(*) FROM receipts r WHERE r.call_id = model_calls.id)"
+        f" WHERE status = 'running' AND {gone}",
+        (now,),
+    )
+    return int(interrupted)
 
 
 def end_call(conn: sqlite3.Connection, call_id: str, end: CallEnd) -> None:
@@ -272,7 +301,7 @@ class CostLine:
     key: str
     calls: int
     attempts: int
-    failed_attempts: int
+    failed_attempts: int  # failed, or interrupted in flight
     refused_attempts: int
     input_tokens: int
     output_tokens: int
@@ -310,7 +339,7 @@ def _sum_tokens(column: str) -> str:
 
 
 _SUMS = (
-    "COUNT(DISTINCT r.call_id), COUNT(*), SUM(r.outcome = 'failed'), SUM(r.outcome = 'refused'), "
+    "COUNT(DISTINCT r.call_id), COUNT(*), SUM(r.outcome IN ('failed', 'interrupted')), SUM(r.outcome = 'refused'), "
     + ", ".join(_sum_tokens(c) for c in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
     + f", COALESCE(SUM(CASE WHEN {_KNOWN} THEN r.cost END), 0), SUM(NOT COALESCE({_KNOWN}, 0))"
 )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 import weakref
 from collections.abc import Mapping
@@ -27,13 +28,14 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel
 
 from ..book import Book
-from ..store import connect, new_id, transaction, utc_now
+from ..processes import process_alive, process_started
+from ..store import StoreWriteError, connect, new_id, transaction, utc_now
 from ._budget import CallEstimate, RunBudget, estimate_tokens
 from ._contexts import ContextWindows
 from ._policy import CallContext, NotConfigured, StructuredResult, run_call
 from ._prices import PriceTable
 from ._providers import create_provider
-from ._receipts import run_spend, tasks_used
+from ._receipts import interrupt_pending, run_spend, tasks_used
 from ._schema import cached_strict_schema
 from ._task import TaskCall, TaskRef
 from ._types import Provider
@@ -48,38 +50,46 @@ _SEMAPHORES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str
 )
 
 
+#: This process's start time (recorded with its pid in each run it starts).
+_OWN_START = process_started(os.getpid())
+
+
 def run_is_running(conn: sqlite3.Connection, run_id: str) -> bool:
     """Whether the run's row says it is still running (a missing row counts as not running)."""
     row = conn.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
     return row is not None and row[0] == "running"
 
 
-def recover_vault(book: Book, conn: sqlite3.Connection | None = None) -> RecoveryReport:
-    """Run the vault recovery pass for a book (what session start and `muse vault recover` do).
+def _dead_runs(conn: sqlite3.Connection) -> list[str]:
+    """The runs still `running` whose recorded process is gone (or is another process reusing its pid)."""
+    rows = conn.execute("SELECT id, pid, pid_started FROM runs WHERE status = 'running' AND pid IS NOT NULL")
+    return [row[0] for row in rows if not process_alive(int(row[1]), row[2])]
 
-    Besides removing orphans, the rows of what crashed are closed: its logical calls still `running`
-    become `failed` with MODEL_INTERRUPTED, and runs whose lease holder process is gone become
-    `interrupted` — so no crashed call or run reads as still running, or as ok.
+
+def recover_vault(book: Book, conn: sqlite3.Connection | None = None) -> RecoveryReport:
+    """Run the recovery pass for a book (what session start and `muse vault recover` do).
+
+    Besides removing the vault's orphans, what crashed is closed: runs whose process is gone (named by a
+    lease, or by the pid and process start time in their row) become `interrupted`; their pending receipts
+    become `interrupted` with an unknown cost and their logical calls still `running` become `failed`
+    (MODEL_INTERRUPTED) — so nothing crashed reads as running, as ok, or as free.
     """
     own = conn is None
     db = connect(book.db_path) if conn is None else conn
     vault = Vault(book.vault_dir)
     try:
         report = vault.recover(lambda run_id: run_is_running(db, run_id))
-        if report.recovered_calls or report.interrupted_runs:
+        dead = _dead_runs(db)
+        report.interrupted_runs += [r for r in dead if r not in report.interrupted_runs]
+        pending = db.execute("SELECT 1 FROM receipts WHERE outcome = 'pending' LIMIT 1").fetchone()
+        if report.recovered_calls or report.interrupted_runs or pending:
             now = utc_now()
             with transaction(db):
-                for call_id in report.recovered_calls:
-                    db.execute(
-                        "UPDATE model_calls SET status = 'failed', error_code = 'MODEL_INTERRUPTED', ended_at = ?"
-                        " WHERE id = ? AND status = 'running'",
-                        (now, call_id),
-                    )
-                for run_id in report.interrupted_runs:
-                    db.execute(
-                        "UPDATE runs SET status = 'interrupted', ended_at = ? WHERE id = ? AND status = 'running'",
-                        (now, run_id),
-                    )
+                db.executemany(
+                    "UPDATE runs SET status = 'interrupted', ended_at = ? WHERE id = ? AND status = 'running'",
+                    [(now, run_id) for run_id in report.interrupted_runs],
+                )
+                report.interrupted_attempts = interrupt_pending(db, now)  # the crashed leases' calls included
         return report
     finally:
         vault.close()
@@ -178,8 +188,9 @@ class ModelSession:
                 config = json.dumps(self._run_config(prices), sort_keys=True, ensure_ascii=False)
                 with transaction(conn):
                     conn.execute(
-                        "INSERT INTO runs (id, kind, started_at, status, config_json) VALUES (?, ?, ?, 'running', ?)",
-                        (self.run_id, self.run_kind, utc_now(), config),
+                        "INSERT INTO runs (id, kind, started_at, status, config_json, pid, pid_started)"
+                        " VALUES (?, ?, ?, 'running', ?, ?, ?)",
+                        (self.run_id, self.run_kind, utc_now(), config, os.getpid(), _OWN_START),
                     )
             recovery = recover_vault(self.book, conn)
         except Exception:
@@ -310,9 +321,9 @@ class ModelSession:
         """The role tasks this run has used so far, each once, in the order of their first use."""
         return tasks_used(self._run.conn, self.run_id) if self._run is not None else []
 
-    async def aclose(self, status: RunStatus | None = None) -> None:
+    async def aclose(self, status: RunStatus | None = None, *, quiet: bool = False) -> None:
         """Close providers and end the run row, if the run started (ok, or failed when a call failed; `status`
-        overrides)."""
+        overrides; `quiet`: an exception is propagating, see `_end_run`)."""
         if self._closed:
             return
         self._closed = True
@@ -322,14 +333,25 @@ class ModelSession:
         finally:
             run = self._run
             if run is not None:
-                if self.owns_run:
-                    final = status or ("failed" if self._failed else "ok")
-                    with transaction(run.conn):
-                        run.conn.execute(
-                            "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?", (final, utc_now(), self.run_id)
-                        )
-                run.vault.close()
-                run.conn.close()
+                try:
+                    if self.owns_run:
+                        self._end_run(run.conn, status or ("failed" if self._failed else "ok"), quiet=quiet)
+                finally:
+                    run.vault.close()
+                    run.conn.close()
+
+    def _end_run(self, conn: sqlite3.Connection, final: RunStatus, *, quiet: bool) -> None:
+        """Record the run's end, and close as interrupted any attempt an exception cut off (Ctrl-C). With `quiet`
+        (an exception is already on its way out) a store that refuses the write is left for recovery: the run
+        stays `running` until the next run sees its process gone."""
+        now = utc_now()
+        try:
+            with transaction(conn):
+                conn.execute("UPDATE runs SET status = ?, ended_at = ? WHERE id = ?", (final, now, self.run_id))
+                interrupt_pending(conn, now)
+        except (sqlite3.Error, StoreWriteError):
+            if not quiet:
+                raise
 
     async def __aenter__(self) -> ModelSession:
         return self
@@ -341,4 +363,4 @@ class ModelSession:
         if exc_type is not None:
             is_interrupt = issubclass(exc_type, (KeyboardInterrupt, asyncio.CancelledError))
             status = "interrupted" if is_interrupt else "failed"
-        await self.aclose(status)
+        await self.aclose(status, quiet=exc_type is not None)

@@ -48,6 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FailedClosed
+from ..iopoints import point
+from ..processes import pid_alive
 from ..store import utc_now
 from ..text import sha256_hex
 
@@ -140,6 +142,7 @@ def _write_exclusive(dir_fd: int, name: str, data: bytes, where: str, *, keep_op
     _check_component(name)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | (os.O_APPEND if keep_open else 0)
     try:
+        point("write", where)
         fd = os.open(name, flags, _FILE_MODE, dir_fd=dir_fd)
     except FileExistsError:
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
@@ -215,19 +218,6 @@ def _tighten_files(dir_fd: int) -> int:
     return tightened
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists (signal 0; a permission error means it does)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 @dataclass
 class RecoveryReport:
     """What one recovery pass found and did (counts only)."""
@@ -239,7 +229,8 @@ class RecoveryReport:
     orphans_removed: int = 0  # raw objects removed
     modes_tightened: int = 0  # vault files found readable by others, made 0600 again
     recovered_calls: list[str] = field(default_factory=list)  # call ids (not sensitive)
-    interrupted_runs: list[str] = field(default_factory=list)  # runs whose lease holder died
+    interrupted_runs: list[str] = field(default_factory=list)  # runs whose process died
+    interrupted_attempts: int = 0  # pending receipts of dead runs closed as interrupted (cost unknown)
 
     def to_json(self) -> dict[str, Any]:
         """The shape of `muse vault recover --json`."""
@@ -252,6 +243,7 @@ class RecoveryReport:
             "modes_tightened": self.modes_tightened,
             "recovered_calls": self.recovered_calls,
             "interrupted_runs": self.interrupted_runs,
+            "interrupted_attempts": self.interrupted_attempts,
         }
 
 
@@ -269,6 +261,7 @@ class Lease:
         if self._fd is None:
             raise VaultError("VAULT_LEASE_CLOSED", f"lease {self.name} is closed", str(self._vault.root))
         try:
+            point("write", self.name)
             _write_all(self._fd, (json.dumps(record, sort_keys=True) + "\n").encode())
         except OSError as exc:
             raise VaultError("VAULT_IO", f"cannot append to a lease ({exc.strerror})", self.name) from exc
@@ -384,6 +377,7 @@ class Vault:
                     os.unlink(tmp, dir_fd=sub)
                 raise
             try:
+                point("rename", where)
                 os.link(tmp, digest, src_dir_fd=sub, dst_dir_fd=sub, follow_symlinks=False)
                 return
             except FileExistsError:
@@ -461,6 +455,7 @@ class Vault:
         """Rename a completed lease to ``*.done`` so recovery need not read it again."""
         _root, leases, _raw = self._handles()
         try:
+            point("rename", name)
             os.rename(name + ".lease", name + ".done", src_dir_fd=leases, dst_dir_fd=leases)
         except OSError as exc:
             raise VaultError("VAULT_IO", f"cannot complete lease {name} ({exc.strerror})", str(self.root)) from exc
@@ -547,6 +542,7 @@ class Vault:
                     with contextlib.suppress(FileNotFoundError):
                         st = os.stat(name, dir_fd=sub, follow_symlinks=False)
                         if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                            point("unlink", name)
                             os.unlink(name, dir_fd=sub)
                             removed = removed or name == digest
         finally:

@@ -46,6 +46,7 @@ class VaultRecoverReport(BaseModel):
     modes_tightened: int = 0  # vault files found readable by others, made 0600 again
     recovered_calls: list[str]
     interrupted_runs: list[str]
+    interrupted_attempts: int = 0  # in flight when their run's process died: cost unknown
 
     @classmethod
     def of(cls, report: RecoveryReport) -> VaultRecoverReport:
@@ -84,7 +85,7 @@ def render_calls(report: CallsReport, console: Console) -> None:
             if r.outcome == "ok":
                 line.append("ok", style="green")
             else:
-                line.append(f"{r.outcome}[{r.error_code}]", style="red")
+                line.append(f"{r.outcome}[{r.error_code}]" if r.error_code else r.outcome, style="red")
             if r.resolved_model not in (None, r.requested_model):
                 line.append(f"  answered by {r.resolved_model}", style="red")
             if r.input_tokens is not None:
@@ -116,7 +117,10 @@ def _cost_table(title: str, lines: list[CostLine], console: Console) -> None:
             _cost(line.cost),
         )
         if line.unknown_cost_attempts:
-            notes.append(f"{line.key}: {line.unknown_cost_attempts} attempts of unknown cost (no price or no usage)")
+            notes.append(
+                f"{line.key}: {line.unknown_cost_attempts} attempts of unknown cost"
+                " (no price, no usage, or in flight when a run was killed)"
+            )
     console.print(table)
     for note in notes:
         console.print(Text(note, style="yellow"))
@@ -144,3 +148,8 @@ def render_vault_recover(report: VaultRecoverReport, console: Console) -> None:
         console.print(f"  recovered {call_id}")
     for run_id in report.interrupted_runs:
         console.print(f"  run {run_id} marked interrupted")
+    if report.interrupted_attempts:
+        console.print(
+            f"  {report.interrupted_attempts} attempt(s) were in flight: marked interrupted, cost unknown "
+            "(the provider may have billed them; see `muse cost`)"
+        )
