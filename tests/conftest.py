@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +57,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         shown = ", ".join(sorted(set(OUTSIDE_READS))[:5])
         print(f"\nerror[OUTSIDE_CHECKOUT]: the tests opened files outside the checkout: {shown}", file=sys.stderr)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(autouse=True)
+def book_invariants(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After every test that made a book in its `tmp_path`: the invariants of `tests/reliability/invariants.py`
+    (integrity, receipts vs vault, no run left running, no receipt pending, no temp debris). A test that leaves a
+    book unsettled on purpose is marked `unsettled`."""
+    yield
+    tmp = request.node.funcargs.get("tmp_path")
+    if tmp is None or request.node.get_closest_marker("unsettled") is not None:
+        return
+    from tests.reliability.invariants import check_book
+
+    for db in sorted(Path(tmp).rglob(".muse/muse.db")):
+        problems = check_book(db.parent.parent)
+        assert not problems, f"book invariants after the test, {db.parent.parent}: {problems}"
 
 
 @dataclass

@@ -365,6 +365,7 @@ def test_book_without_chapters_says_nothing_was_checked(muse: Any, tmp_path: Pat
     assert r.stdout.startswith("skipped (the book has no chapters") and "passed" not in r.stdout
 
 
+@pytest.mark.unsettled  # the damaged database is the subject
 def test_corrupt_database_is_reported_but_the_check_still_runs(muse: Any, tmp_path: Path) -> None:
     book = small_book(tmp_path, "禁止:后宫\n")
     (book / ".muse").mkdir()

@@ -373,7 +373,7 @@ def test_the_next_command_says_what_it_recovered(make_book: Any, muse: Any) -> N
     assert "earlier run" not in again.stderr  # said once: the next run has nothing left to recover
 
 
-@pytest.mark.parametrize("refused", ["INSERT", "UPDATE"])
+@pytest.mark.parametrize("refused", ["INSERT", pytest.param("UPDATE", marks=pytest.mark.unsettled)])
 def test_an_unrecordable_receipt_fails_the_call_closed(make_book: Any, refused: str) -> None:
     """If the pending receipt cannot be written, nothing is sent; if the accepted attempt's receipt cannot be
     completed, the output is not handed back (its pending receipt stays, cost unknown)."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ..errors import InputError
-from ._files import atomic_write_text
+from ._files import atomic_write_text, sweep_temp_files
 from ._userfile import BOOK_FILE
 
 BOOK_DIRS = ("chapters", "outlines", "cards", "plan")
@@ -99,6 +99,8 @@ def init_book(root: Path, *, title: str | None = None) -> InitResult:
     kept: list[str] = []
     notes: list[str] = []
     made_root = not root.exists()
+    if not made_root:
+        sweep_temp_files(root)  # what an init or import killed midway left (e.g. .rules.txt.<pid>.….tmp)
     try:
         root.mkdir(parents=True, exist_ok=True)
         for name in BOOK_DIRS:

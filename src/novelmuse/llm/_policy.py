@@ -621,6 +621,8 @@ async def _exchange(
         lease.complete()
     except VaultError as exc:
         ctx.budget.settle(reservation, None, None)
+        with contextlib.suppress(VaultError):
+            lease.complete()  # the request was sent and its receipt names it: kept, not taken for a crash's orphan
         record.record(attempt, "failed", exc.code, request_sha, started, latency_ms=latency)
         return _caused(record.failed(exc.code, f"the raw vault refused the response: {exc.what}", exc.fix), exc)
     return _Sent(response, error, response_sha, latency)

@@ -66,6 +66,16 @@ def _dead_runs(conn: sqlite3.Connection) -> list[str]:
     return [row[0] for row in rows if not process_alive(int(row[1]), row[2])]
 
 
+def _close_runs(conn: sqlite3.Connection, run_ids: list[str]) -> None:
+    if run_ids:
+        now = utc_now()
+        with transaction(conn):
+            conn.executemany(
+                "UPDATE runs SET status = 'interrupted', ended_at = ? WHERE id = ? AND status = 'running'",
+                [(now, run_id) for run_id in run_ids],
+            )
+
+
 def recover_vault(book: Book, conn: sqlite3.Connection | None = None) -> RecoveryReport:
     """Run the recovery pass for a book (what session start and `muse vault recover` do).
 
@@ -78,18 +88,15 @@ def recover_vault(book: Book, conn: sqlite3.Connection | None = None) -> Recover
     db = connect(book.db_path) if conn is None else conn
     vault = Vault(book.vault_dir)
     try:
+        dead = _dead_runs(db)  # first: the leases of a dead run are then judged crashed in the same pass
+        _close_runs(db, dead)
         report = vault.recover(lambda run_id: run_is_running(db, run_id))
-        dead = _dead_runs(db)
-        report.interrupted_runs += [r for r in dead if r not in report.interrupted_runs]
-        pending = db.execute("SELECT 1 FROM receipts WHERE outcome = 'pending' LIMIT 1").fetchone()
-        if report.recovered_calls or report.interrupted_runs or pending:
-            now = utc_now()
+        _close_runs(db, report.interrupted_runs)
+        report.interrupted_runs = dead + [r for r in report.interrupted_runs if r not in dead]
+        unfinished = "SELECT 1 FROM receipts WHERE outcome = 'pending' UNION ALL SELECT 1 FROM model_calls"
+        if db.execute(unfinished + " WHERE status = 'running' LIMIT 1").fetchone():
             with transaction(db):
-                db.executemany(
-                    "UPDATE runs SET status = 'interrupted', ended_at = ? WHERE id = ? AND status = 'running'",
-                    [(now, run_id) for run_id in report.interrupted_runs],
-                )
-                report.interrupted_attempts = interrupt_pending(db, now)  # the crashed leases' calls included
+                report.interrupted_attempts = interrupt_pending(db, utc_now())  # the crashed leases' calls too
         return report
     finally:
         vault.close()
