@@ -4,6 +4,7 @@
     python3 dev.py demo    # install, then a guided tour of muse on the bundled sample book
     python3 dev.py test    # install, then ruff + mypy + pytest
     python3 dev.py bench   # install, then every benchmark under benchmarks/
+    python3 dev.py harness # install, then the crash and fault harness (tests/reliability/harness.py)
 
 Only the standard library is used here, so this works on a fresh clone with Python >= 3.11.
 The install is pinned by constraints.txt and skipped when nothing it depends on has changed.
@@ -76,8 +77,12 @@ def bench() -> int:
     return _run(BIN / "python", ROOT / "benchmarks" / "run_all.py", *sys.argv[2:])
 
 
+def harness() -> int:
+    return _run(BIN / "python", "-m", "tests.reliability.harness", *sys.argv[2:])
+
+
 def main() -> int:
-    commands = {"demo": demo, "test": test, "bench": bench}
+    commands = {"demo": demo, "test": test, "bench": bench, "harness": harness}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print(__doc__)
         return 2

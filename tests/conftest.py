@@ -16,6 +16,8 @@ from hypothesis import settings
 # In CI the examples are derandomized so a run is reproducible; locally they vary and keep finding new cases.
 settings.register_profile("dev", deadline=None)
 settings.register_profile("ci", deadline=None, derandomize=True)
+# The long fuzz run (`pytest tests/fuzz --hypothesis-profile=fuzz-nightly`, see tests/fuzz/test_fuzz.py).
+settings.register_profile("fuzz-nightly", max_examples=20_000, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 ROOT = Path(__file__).resolve().parents[1]
