@@ -31,7 +31,7 @@ ALL = {
     "rules show": ["rules", "show"],
     "rules normalize": ["rules", "normalize"],
     "review": ["review", "2"],
-    "judge": ["judge", "--profile", "quality_gate", "{book}/a.md", "{book}/b.md"],
+    "judge": ["judge", "--profile", "quality_gate", "--chapter", "2", "{book}/a.md", "{book}/b.md"],
     "judge-summary": ["judge-summary"],
     "ledger": ["ledger"],
     "search": ["search", "刘备", "--before", "5"],
@@ -171,6 +171,10 @@ MAY_RECORD_INPUT_ERRORS = {
     "editorial/_records.py": "muse check's notes about reviews never fail the check",
     "rules/_check.py": "muse check on a read-only book checks and says the registry update was skipped",
     "llm/_models_check.py": "models check lists a broken script among its configuration errors (exit 2 too)",
+    "reports/_locations.py": "a location falls back to the offsets when the chapter cannot be read",
+    "reports/_review.py": "a review's locations fall back to the offsets when a file cannot be read",
+    "writing/_gate_evidence.py": "the gate's evidence pack says why the writer's context or memory is missing",
+    "writing/_quality_gate.py": "the review's quality gate records its panel's failure as the gate's code",
 }
 
 
