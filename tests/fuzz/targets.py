@@ -112,7 +112,7 @@ def judge_report(data: bytes) -> None:
     checked against the blind input without an exception, and its findings are counted consistently."""
     from novelmuse.judging import check_report
     from novelmuse.roles.judge import JudgeReport
-    from tests.fuzz.judge_fixture import BLIND, RUBRIC  # built once, deterministically
+    from tests.judging.test_contract import BLIND, RUBRIC  # built once, deterministically
 
     try:
         report = JudgeReport.model_validate(json.loads(data))

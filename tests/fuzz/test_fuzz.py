@@ -85,8 +85,7 @@ def test_the_judge_seed_is_a_valid_report() -> None:
 
     from novelmuse.judging import check_report
     from novelmuse.roles.judge import JudgeReport
-
-    from .judge_fixture import BLIND, RUBRIC
+    from tests.judging.test_contract import BLIND, RUBRIC
 
     report = JudgeReport.model_validate(json.loads((CORPUS / "judge_report" / "good.json").read_bytes()))
     assert check_report(report, BLIND, RUBRIC).ok

@@ -84,6 +84,14 @@ def _prepare_import(work: Path) -> None:
     (work / "novel.txt").write_text(text[: text.index("第四回")], encoding="utf-8")
 
 
+def _prepare_recover(work: Path) -> None:
+    """A book whose `muse review 2` was killed at its second model request: a dead run, a pending receipt, an open
+    lease and its orphan request — what `muse vault recover` must close."""
+    _sample_book(work / "book")
+    proc = muse_killed(["review", "2", "--book", str(work / "book")], 1, "send")
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+
+
 def _prepare_judge(work: Path) -> None:
     _sample_book(work / "book")
     shutil.copy2(work / "book" / "chapters" / "0002.md", work / "book" / "a.md")
@@ -111,6 +119,9 @@ SCENARIOS = [
         lambda w: _sample_book(w / "book"),
         lambda w: ["review", "2", "--book", str(w / "book")],
         lambda w: w / "book",
+    ),
+    Scenario(
+        "recover", _prepare_recover, lambda w: ["vault", "recover", "--book", str(w / "book")], lambda w: w / "book"
     ),
     Scenario(
         "judge",
@@ -264,36 +275,38 @@ class Trials:
     def kill_at(self, index: int) -> list[str] | None:
         """Run the command in a subprocess that SIGKILLs itself at point `index`; recover; check. None when the
         run ended before that point (a point that depends on timing: the file-hash cache's racy-mtime rule)."""
-        script = textwrap.dedent(
-            f"""
-            import os, signal, sys
-            sys.path[:0] = [{str(ROOT / "src")!r}, {str(ROOT)!r}]
-            from novelmuse.cli import main
-            from novelmuse.iopoints import hooked
-            seen = [0]
-            def hook(kind, target):
-                if seen[0] == {index}:
-                    os.kill(os.getpid(), signal.SIGKILL)
-                seen[0] += 1
-            with hooked(hook):
-                main(sys.argv[1:])
-            """
-        )
         with self.copy(f"kill{index}") as work:
-            env = {**os.environ, "MUSE_CONFIG": str(work / "no-user-config.toml")}
-            proc = subprocess.run(
-                [sys.executable, "-c", script, *self.scenario.args(work)],
-                capture_output=True,
-                text=True,
-                env=env,
-                timeout=300,
-            )
+            proc = muse_killed(self.scenario.args(work), index)
             what = f"{self.scenario.name} kill -9 at #{index} {self.points[index][0]}"
             if proc.returncode in (0, 1, 4):
                 return None
             if proc.returncode != -signal.SIGKILL:
                 return [f"{what}: exit {proc.returncode} before the point: {proc.stderr.strip()[-300:]}"]
             return self.check(work, what)
+
+
+def muse_killed(args: list[str], index: int, kind: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`muse ARGS` in a subprocess that SIGKILLs itself at its `index`-th I/O point (0-based; of `kind` only,
+    when given)."""
+    script = textwrap.dedent(
+        f"""
+        import os, signal, sys
+        sys.path[:0] = [{str(ROOT / "src")!r}, {str(ROOT)!r}]
+        from novelmuse.cli import main
+        from novelmuse.iopoints import hooked
+        seen = [0]
+        def hook(kind, target):
+            if {kind!r} not in (None, kind):
+                return
+            if seen[0] == {index}:
+                os.kill(os.getpid(), signal.SIGKILL)
+            seen[0] += 1
+        with hooked(hook):
+            main(sys.argv[1:])
+        """
+    )
+    env = {**os.environ, "MUSE_CONFIG": os.environ.get("MUSE_CONFIG", "/nonexistent/novelmuse-user-config.toml")}
+    return subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=env, timeout=300)
 
 
 _DEAD_PID: list[int] = []

@@ -18,7 +18,7 @@ from .harness import FAULTS, SCENARIOS, Trials, kill_sample, select
 def test_crash_and_fault_sample(scenario: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MUSE_CONFIG", str(tmp_path / "no-user-config.toml"))
     trials = Trials(scenario, tmp_path / "harness")  # type: ignore[arg-type]
-    assert len(trials.points) >= 20  # the scenario reaches the file and store layers
+    assert len(trials.points) >= 5  # the scenario reaches the file and store layers
     problems: list[str] = []
     tried = 0
     for index in select(len(trials.points), 15):
@@ -35,9 +35,8 @@ def test_crash_and_fault_sample(scenario: object, tmp_path: Path, monkeypatch: p
 
 
 def test_every_point_kind_and_fault_is_exercised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The scenarios together reach every kind of I/O point but `unlink` (recovery's, exercised by the
-    vault tests), and every fault applies to some point."""
+    """The scenarios together reach every kind of I/O point, and every fault applies to some point."""
     monkeypatch.setenv("MUSE_CONFIG", str(tmp_path / "no-user-config.toml"))
     seen = {kind for s in SCENARIOS[2:] for kind, _ in Trials(s, tmp_path / s.name).points}
-    assert seen >= set(KINDS) - {"unlink"}
+    assert seen == set(KINDS)
     assert all(set(kinds) & seen for kinds, _make in FAULTS.values())

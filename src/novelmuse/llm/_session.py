@@ -39,7 +39,7 @@ from ._receipts import interrupt_pending, run_spend, tasks_used
 from ._schema import cached_strict_schema
 from ._task import TaskCall, TaskRef
 from ._types import Provider
-from ._vault import RecoveryReport, Vault
+from ._vault import RecoveryReport, Vault, VaultError
 
 T = TypeVar("T", bound=BaseModel)
 RunStatus = Literal["ok", "failed", "interrupted"]
@@ -90,7 +90,13 @@ def recover_vault(book: Book, conn: sqlite3.Connection | None = None) -> Recover
     try:
         dead = _dead_runs(db)  # first: the leases of a dead run are then judged crashed in the same pass
         _close_runs(db, dead)
-        report = vault.recover(lambda run_id: run_is_running(db, run_id))
+        try:
+            report = vault.recover(lambda run_id: run_is_running(db, run_id))
+        except OSError as exc:  # a full disk or an I/O error while renaming or removing: nothing is half-done
+            raise VaultError(
+                "VAULT_IO", f"the recovery pass could not finish ({exc.strerror or exc})", str(vault.root),
+                "check that the disk has space and the book directory is writable, then rerun",
+            ) from exc  # fmt: skip
         _close_runs(db, report.interrupted_runs)
         report.interrupted_runs = dead + [r for r in report.interrupted_runs if r not in dead]
         unfinished = "SELECT 1 FROM receipts WHERE outcome = 'pending' UNION ALL SELECT 1 FROM model_calls"

@@ -509,6 +509,7 @@ class Vault:
             for digest in sorted({str(r["intent"]) for r in records if "intent" in r} - keep):
                 if _OBJECT_NAME.fullmatch(digest) and self._remove_object(raw_fd, digest):
                     report.orphans_removed += 1
+            point("rename", entry)
             os.rename(entry, entry.removesuffix(".lease") + ".recovered", src_dir_fd=leases_fd, dst_dir_fd=leases_fd)
             report.crashed += 1
             header = records[0] if records else {}
