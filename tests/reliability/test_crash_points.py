@@ -13,6 +13,9 @@ from novelmuse.iopoints import KINDS
 
 from .harness import FAULTS, SCENARIOS, Trials, kill_sample, select
 
+#: The harness checks every trial's book itself; the `recover` scenario's template is a killed run on purpose.
+pytestmark = pytest.mark.unsettled
+
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 def test_crash_and_fault_sample(scenario: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
