@@ -1,5 +1,5 @@
-"""The crash and fault harness (issue 18 item 7): every I/O point of `import`, `sync`, `review` and `judge`,
-crashed and failed on purpose, then the book's invariants checked.
+"""The crash and fault harness (issue 18 item 7): every I/O point of `import`, `sync`, `review`, `judge` and
+`vault recover` (of a killed review), crashed and failed on purpose, then the book's invariants checked.
 
     .venv/bin/python -m tests.reliability.harness            # the full harness (documented in the README)
     .venv/bin/python -m tests.reliability.harness --every 5  # every 5th point only (faster)
@@ -9,7 +9,8 @@ each file write, fsync, rename or link, unlink, SQLite commit and model request)
 
 * **crash** — an exception nothing catches is raised there (`Crash`, a BaseException: no handler of
   novelmuse may swallow it); the process's runs are then treated as dead (their pid is replaced by that of a
-  finished process, as if the process had died there), and the next command (`muse vault recover`) recovers;
+  finished process, as if the process had died there), and the next command (`muse vault recover`, or the
+  import again when no book was made yet) recovers;
 * **kill -9** (a sample of points) — the command runs in a real subprocess that SIGKILLs itself at the point;
 * **faults** — an I/O error is raised there instead: ENOSPC and EIO at a write, EIO at an fsync, a rename,
   an unlink and a model request, SQLITE_FULL and SQLITE_IOERR at a commit. The command must end with one
@@ -321,25 +322,20 @@ def _dead_pid() -> int:
 
 
 def _bury_this_process(book: Path) -> None:
-    """After an in-process crash, make this process's claims those of a dead one: its runs still `running` and
-    its vault leases name a finished pid (a real crash ends the process; this one goes on to the next trial)."""
+    """After an in-process crash, make this process's runs still `running` those of a dead one (a real crash ends
+    the process; this one goes on to the next trial). Their leases need no change: recovery closes a dead run
+    first, and a lease of a run that no longer runs is judged crashed whatever its pid."""
     db = book / ".muse" / "muse.db"
-    if db.exists():
-        conn = sqlite3.connect(db)
-        try:
-            conn.execute("UPDATE runs SET pid = ? WHERE status = 'running' AND pid = ?", (_dead_pid(), os.getpid()))
-            conn.commit()
-        except sqlite3.OperationalError:
-            pass  # a database the crash left without the runs table (before its migrations committed)
-        finally:
-            conn.close()
-    leases = book / ".muse" / "vault" / "leases"
-    if leases.is_dir():
-        own = f'"pid": {os.getpid()}'
-        for lease in leases.glob("*.lease"):
-            text = lease.read_text()
-            if own in text:
-                lease.write_text(text.replace(own, f'"pid": {_dead_pid()}'))
+    if not db.exists():
+        return
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("UPDATE runs SET pid = ? WHERE status = 'running' AND pid = ?", (_dead_pid(), os.getpid()))
+        conn.commit()
+    except sqlite3.OperationalError:
+        pass  # a database the crash left without the runs table (before its migrations committed)
+    finally:
+        conn.close()
 
 
 def select(count: int, every: int) -> list[int]:
