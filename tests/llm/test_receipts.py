@@ -353,6 +353,9 @@ def test_a_run_killed_before_any_lease_is_closed_by_its_pid(make_book: Any, muse
     assert isinstance(pid, int) and pid != os.getpid()
     cost = json.loads(muse("cost", "--json", cwd=book.root).stdout)  # in flight, before recovery: unknown too
     assert cost["total"]["cost"] is None and cost["total"]["unknown_cost_attempts"] == 1
+    calls = json.loads(muse("calls", "--json", cwd=book.root).stdout)
+    assert [(r["outcome"], r["ended_at"], r["cost"]) for r in calls["receipts"]] == [("pending", None, None)]
+    assert "#1 pending" in muse("calls", cwd=book.root).stdout
     result = muse("vault", "recover", "--json", cwd=book.root)
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
