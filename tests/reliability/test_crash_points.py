@@ -43,3 +43,47 @@ def test_every_point_kind_and_fault_is_exercised(tmp_path: Path, monkeypatch: py
     seen = {kind for s in SCENARIOS[2:] for kind, _ in Trials(s, tmp_path / s.name).points}
     assert seen == set(KINDS)
     assert all(set(kinds) & seen for kinds, _make in FAULTS.values())
+
+
+def _fault_run(tmp_path: Path, name: str, kind: str, fault: str, within: str = "") -> tuple[int, str, Path]:
+    """Run scenario `name` with `fault` raised at its last point of `kind` whose target contains `within`; exit
+    code, stderr, the book."""
+    from .harness import run_muse
+
+    scenario = next(s for s in SCENARIOS if s.name == name)
+    trials = Trials(scenario, tmp_path / "harness")
+    index = max(i for i, (k, target) in enumerate(trials.points) if k == kind and within in target)
+    seen = iter(range(10**6))
+    make = FAULTS[fault][1]
+
+    def hook(point_kind: str, target: str) -> None:
+        if next(seen) == index:
+            raise make()
+
+    work = trials.fresh("faulted")
+    code, _out, err = run_muse(scenario.args(work), hook)  # type: ignore[arg-type]
+    return code, err, scenario.book(work)
+
+
+def test_a_full_disk_while_importing_is_file_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ENOSPC at the last chapter file `muse import` writes: one line FILE_WRITE naming the file and how to fix it,
+    exit 2, the chapters written before it whole, no temp file left."""
+    monkeypatch.setenv("MUSE_CONFIG", str(tmp_path / "no-user-config.toml"))
+    code, err, book = _fault_run(tmp_path, "import", "write", "ENOSPC", within="/chapters/")
+    (line,) = [ln for ln in err.splitlines() if ln.startswith("error[")]
+    assert code == 2 and line.startswith("error[FILE_WRITE]: cannot write (No space left on device)"), err
+    assert "/chapters/" in line
+    assert "check that the disk has space" in line
+    assert not [p for p in book.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_a_failing_commit_is_store_write_and_rolls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLITE_FULL at the last commit of `muse sync`: STORE_WRITE, exit 2, the change rolled back and the database
+    intact. (A fault at an early commit — a migration met by an optional cache write — is absorbed: the next
+    connection applies it.)"""
+    monkeypatch.setenv("MUSE_CONFIG", str(tmp_path / "no-user-config.toml"))
+    code, err, book = _fault_run(tmp_path, "sync", "commit", "SQLITE_FULL")
+    assert code == 2 and "error[STORE_WRITE]: cannot write the database (database or disk is full)" in err, err
+    from .invariants import check_book
+
+    assert check_book(book) == []
