@@ -7,12 +7,12 @@
    OpenAI-compatible server (`_loopback.py`, its own process; the SDK's request building and response
    parsing count as provider time there).
    Target: < 5 ms per call.
-2. 100 concurrent logical calls answering after 200 ms: wall time versus one call's time (target ≈ 1×) and
+2. 100 concurrent logical calls answering after 200 ms: wall time versus one call's time (target ≤ 1.3×) and
    versus the serial time (100 × one call, from a serial sample). Measured for the layer alone (scripted
-   provider sleeping 200 ms: the target is checked here) and for the full stack (openai SDK over HTTP to the
-   server: first batch opening 100 connections, then a pooled batch; the SDK's own CPU per request —
-   several ms of request building, httpx pooling and response parsing — is serial on one event loop, so
-   on a 2-core machine shared with other work this is reported, not gated).
+   provider sleeping 200 ms) and for the full stack over HTTP to the server (first batch opening 100
+   connections, then pooled batches): through the openai SDK (reported: its own CPU per request — request
+   building, httpx's pool, response models, ~1.5–3.5 ms — is serial on one event loop) and through the thin
+   client of `transport = "http"` (gated: issue 17 item 5).
 
 Run: `.venv/bin/python benchmarks/bench_llm.py [--quick]` (also part of `python3 dev.py bench`).
 Numbers are printed as ratios against baselines measured in the same run; absolute times are indicative.
@@ -156,17 +156,20 @@ def main() -> int:
         ok &= over < 5
 
         with BenchServer(0.0, OUTPUT) as fast:
-            toml = (
-                f'kind = "openai"\nbase_url = "{fast.base_url}"\napi_key_env = "BENCH_LLM_KEY"\nmax_concurrency = 100\n'
-            )
-            http_book = make_book(base / "http", toml, "deepseek-chat")
-            runs = [asyncio.run(overhead(http_book, n_overhead // 3)) for _ in range(3)]
-            total, over, cpu = (min(r[i] for r in runs) for i in range(3))  # best of 3: least disturbed
-            print(
-                f"  overhead, openai over loopback: {over:.2f} ms/call of {total:.2f} ms total "
-                f"(CPU of layer + SDK {cpu:.2f} ms/call; target < 5 ms for the layer)"
-            )
-            ok &= over < 5
+            for transport in ("sdk", "http"):
+                toml = (
+                    f'kind = "openai"\nbase_url = "{fast.base_url}"\napi_key_env = "BENCH_LLM_KEY"\n'
+                    f'max_concurrency = 100\ntransport = "{transport}"\n'
+                )
+                http_book = make_book(base / f"http-{transport}", toml, "deepseek-chat")
+                runs = [asyncio.run(overhead(http_book, n_overhead // 3)) for _ in range(3)]
+                total, over, cpu = (min(r[i] for r in runs) for i in range(3))  # best of 3: least disturbed
+                print(
+                    f"  overhead, openai over loopback, transport = {transport!r}: {over:.2f} ms/call of "
+                    f"{total:.2f} ms total (CPU of layer + {'SDK' if transport == 'sdk' else 'thin client'} "
+                    f"{cpu:.2f} ms/call; target < 5 ms for the layer)"
+                )
+                ok &= over < 5
 
         # the layer alone: the scripted provider answering after 200 ms (no SDK, no sockets)
         slow_script = base / "slow.yaml"
@@ -183,20 +186,28 @@ def main() -> int:
         )
         ok &= conc / one < 2.0  # 200 ms + 100 × the per-call CPU of the layer, which one event loop serialises
 
-        # the full stack: openai SDK over HTTP to the 200 ms server (its own process)
+        # the full stack over HTTP to the 200 ms server (its own process): through the openai SDK (the default
+        # transport) and through the thin client (transport = "http", llm/_http_direct.py; the target is checked
+        # here: issue 17 item 5)
         with BenchServer(0.2, OUTPUT) as slow:
-            toml = (
-                f'kind = "openai"\nbase_url = "{slow.base_url}"\napi_key_env = "BENCH_LLM_KEY"\nmax_concurrency = 100\n'
-            )
-            slow_book = make_book(base / "slow", toml, "deepseek-chat")
-            one = asyncio.run(timed_calls(slow_book, n_serial, concurrent=False))[0] / n_serial
-            cold, warm = asyncio.run(timed_calls(slow_book, 100, concurrent=True, rounds=2))
-        print(
-            f"  openai SDK over HTTP, 100 concurrent calls at 200 ms: one call {one * 1000:.0f} ms; "
-            f"first batch (opens 100 connections) {cold * 1000:.0f} ms = {cold / one:.2f}× one call; "
-            f"second batch (pooled) {warm * 1000:.0f} ms = {warm / one:.2f}× one call; "
-            f"serial estimate {one * 100:.1f} s → concurrent/serial = {warm / (one * 100):.3f}"
-        )
+            for transport in ("sdk", "http"):
+                toml = (
+                    f'kind = "openai"\nbase_url = "{slow.base_url}"\napi_key_env = "BENCH_LLM_KEY"\n'
+                    f'max_concurrency = 100\ntransport = "{transport}"\n'
+                )
+                slow_book = make_book(base / f"slow-{transport}", toml, "deepseek-chat")
+                one = asyncio.run(timed_calls(slow_book, n_serial, concurrent=False))[0] / n_serial
+                cold, warm, warm2 = asyncio.run(timed_calls(slow_book, 100, concurrent=True, rounds=3))
+                best = min(warm, warm2)
+                print(
+                    f"  openai over HTTP, transport = {transport!r}, 100 concurrent calls at 200 ms: one call "
+                    f"{one * 1000:.0f} ms; first batch (opens 100 connections) {cold * 1000:.0f} ms = "
+                    f"{cold / one:.2f}× one call; pooled batch (best of 2) {best * 1000:.0f} ms = {best / one:.2f}× "
+                    f"one call{' (target ≤ 1.3×)' if transport == 'http' else ''}; serial estimate {one * 100:.1f} s "
+                    f"→ concurrent/serial = {best / (one * 100):.3f}"
+                )
+                if transport == "http":
+                    ok &= best / one <= 1.3
     print("bench_llm: " + ("ok" if ok else "MISSED A TARGET"))
     return 0 if ok else 1
 

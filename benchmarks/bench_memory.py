@@ -315,29 +315,33 @@ def bench_bookkeeping(
     grow("extraction bookkeeping", kept)
 
 
-def bench_cards_show(rows: list[Row]) -> None:
+def write_cards_book(root: Path) -> None:
+    """A synthetic book of 1,000 short chapters and 500 cards, each with 3 attributes changing 20 times."""
     rnd = random.Random(11)
+    (root / "chapters").mkdir(parents=True)
+    (root / "cards").mkdir()
+    (root / "book.toml").write_text('[book]\ntitle = "synthetic"\n', encoding="utf-8")
+    for n in range(1, 1001):
+        (root / "chapters" / f"{n:04d}.md").write_text(f"# 第{n}章\n" + "正文。" * 1000 + "\n", encoding="utf-8")
+    for i in range(500):
+        lines = []
+        for attr in ("status", "location", "title"):
+            starts = sorted(rnd.sample(range(1, 1001), 20))
+            lines.append(f"  {attr}:")
+            ends = [f", to: {e - 1}" for e in starts[1:]] + [""]  # consecutive ranges, the last one open
+            lines += [
+                f"    - {{value: {attr}-{j}, from: {s}{e}}}" for j, (s, e) in enumerate(zip(starts, ends, strict=True))
+            ]
+        (root / "cards" / f"c{i}.yaml").write_text(
+            f"id: c{i}\ntype: character\nname: 角色{i}\nattributes:\n" + "\n".join(lines) + "\n",
+            encoding="utf-8",
+        )
+
+
+def bench_cards_show(rows: list[Row]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "synthetic"
-        (root / "chapters").mkdir(parents=True)
-        (root / "cards").mkdir()
-        (root / "book.toml").write_text('[book]\ntitle = "synthetic"\n', encoding="utf-8")
-        for n in range(1, 1001):
-            (root / "chapters" / f"{n:04d}.md").write_text(f"# 第{n}章\n" + "正文。" * 1000 + "\n", encoding="utf-8")
-        for i in range(500):
-            lines = []
-            for attr in ("status", "location", "title"):
-                starts = sorted(rnd.sample(range(1, 1001), 20))
-                lines.append(f"  {attr}:")
-                ends = [f", to: {e - 1}" for e in starts[1:]] + [""]  # consecutive ranges, the last one open
-                lines += [
-                    f"    - {{value: {attr}-{j}, from: {s}{e}}}"
-                    for j, (s, e) in enumerate(zip(starts, ends, strict=True))
-                ]
-            (root / "cards" / f"c{i}.yaml").write_text(
-                f"id: c{i}\ntype: character\nname: 角色{i}\nattributes:\n" + "\n".join(lines) + "\n",
-                encoding="utf-8",
-            )
+        write_cards_book(root)
         book = find_book(root)
         t0 = cpu()
         cards = load_cards(book)  # parses every card file (and fills the parsed-card cache)

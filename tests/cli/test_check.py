@@ -221,7 +221,7 @@ def test_terminal_lists_a_bounded_number_of_rows_and_says_what_it_left_out(
     import novelmuse.reports._check as rendering
 
     monkeypatch.setattr(rendering, "MAX_ROWS_PER_CHAPTER", 3)
-    monkeypatch.setattr(rendering, "MAX_ROWS_TOTAL", 5)
+    monkeypatch.setattr(rendering, "MAX_FINDING_ROWS", 5)
     body = "甲乙丙丁，一句话。\n"
     chapters = [(f"第{n}章", body) for n in (1, 2, 3)]
     book = make_book(tmp_path / "rows", chapters, rules="禁止:甲、乙、丙\n疲劳词:丁≤0\n")
@@ -446,3 +446,31 @@ def test_terminal_locations_are_file_and_line_beside_the_offsets(muse: Any, tmp_
     # the file: line 1 "# 第二回 乙", 2 第一段, 3 blank, 4 第二段, 5 第三段 (CRLF), 6 又有后宫
     for (para, start, end), line in zip(hits, (5, 6), strict=True):
         assert f"后宫 chapters/0002.md:{line} ¶{para}@{start}-{end}:" in flat, r.stdout
+
+
+def test_json_is_compact_and_exactly_the_documented_document_pretty_indents_it(
+    muse: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The streamed --json (issue 17.3) is byte for byte the `CheckReport` document with its `exit` object, compact,
+    and --pretty is what --json printed before (indented by 2); both on the plain and the vectorised path."""
+    from novelmuse.book import find_book
+    from novelmuse.rules import RegistryOut, _check, check_book
+
+    text = SANGUO.read_text(encoding="utf-8")
+    chapters = [('第1回　有"引号"与\\反斜杠', "空章？"), *split_corpus(text)[:6]]
+    rules = "禁止:玄德、黄巾\n疲劳词:曰≤3\n疲劳词:不可≤0\n"
+    book = make_book(tmp_path / "json", chapters, rules=rules, book_toml=LIMITS.replace("30", "9000"))
+    for work in (10**18, -1):  # the plain path, then the vectorised one
+        monkeypatch.setattr(_check, "PLAIN_PYTHON_WORK", work)
+        monkeypatch.setattr(_check, "PLAIN_PYTHON_RULES", work)
+        r = muse("check", "--book", book, "--json")
+        doc = json.loads(r.stdout)
+        want = check_book(find_book(book), update=False)
+        want = want.model_copy(update={"registry": RegistryOut.model_validate(doc["registry"])})
+        assert r.exit_code == 1 and sum(len(f["hits"]) for c in doc["chapters"] for f in c["findings"]) > 100
+        full = {**want.model_dump(mode="json"), "exit": {"outcome": "findings", "code": 1}}
+        assert r.stdout == json.dumps(full, ensure_ascii=False, separators=(",", ":")) + "\n"
+        pretty = muse("check", "--book", book, "--json", "--pretty").stdout
+        assert pretty == json.dumps(full, ensure_ascii=False, indent=2) + "\n"
+    r = muse("check", "--book", book, "--pretty")
+    assert r.exit_code == 2 and r.stderr.startswith("error[USAGE]: --pretty was given without --json")

@@ -83,7 +83,7 @@ def test_a_bug_exits_70_not_4(muse: Any, tmp_path: Path, monkeypatch: pytest.Mon
     def broken(*_: object, **__: object) -> None:
         raise ZeroDivisionError("planted bug")
 
-    monkeypatch.setattr(_cmd_check, "check_book", broken)
+    monkeypatch.setattr(_cmd_check, "check_chapters", broken)
     book = make_book(tmp_path / "b")
     r = muse("check", "--book", book)
     assert r.exit_code == 70 and r.stderr.startswith("error[INTERNAL]: ZeroDivisionError")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,8 @@ import yaml
 
 from novelmuse.book import Book, find_book
 from novelmuse.llm import ProviderError, ProviderRequest, ProviderResponse, Usage
+
+from .loopback import TRANSPORT
 
 
 def write_book(
@@ -108,3 +110,11 @@ def ok_response(request: ProviderRequest, output: Any, **kw: Any) -> ProviderRes
     }
     fields.update(kw)
     return ProviderResponse(**fields)
+
+
+@pytest.fixture(params=["sdk", "http"])
+def transport(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run the test on both transports of the HTTP providers (see loopback.TRANSPORT)."""
+    TRANSPORT["now"] = request.param
+    yield request.param
+    TRANSPORT["now"] = "sdk"

@@ -30,6 +30,11 @@ from typing import Any, Literal
 
 Kind = Literal["openai", "anthropic"]
 
+#: How the providers the tests build send (issue 17.5): the tests with a server run on the SDK and on the thin
+#: client of llm/_http_direct.py — the loopback tests are the contract both transports keep. Set by the
+#: `transport` fixture (conftest.py) and by test_http_policy's `kind`.
+TRANSPORT = {"now": "sdk"}
+
 _UNSET: Any = object()
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from novelmuse.llm._provider_openai import OpenAIProvider
 from novelmuse.store import connect
 
 from .calls import task_call
-from .loopback import Kind, LoopbackServer, Reply
+from .loopback import TRANSPORT, Kind, LoopbackServer, Reply
 
 KEY = "sk-policy-test-KEY-9f8e7d6c5b4a"
 MODEL = {"openai": "deepseek-chat", "anthropic": "claude-test-model-1"}
@@ -77,6 +78,7 @@ base_url = "{base_url}"
 api_key_env = "MUSE_TEST_HTTP_KEY"
 timeout_s = {timeout_s}
 max_concurrency = {max_concurrency}
+transport = "{TRANSPORT["now"]}"
 
 [roles]
 default = "p:{model or MODEL[kind]}"
@@ -122,9 +124,11 @@ def call_once(root: Path) -> Outcome:
     return out
 
 
-@pytest.fixture(params=["openai", "anthropic"])
-def kind(request: pytest.FixtureRequest) -> Kind:
-    return request.param  # type: ignore[no-any-return]
+@pytest.fixture(params=[(k, t) for k in ("openai", "anthropic") for t in ("sdk", "http")], ids="-".join)
+def kind(request: pytest.FixtureRequest) -> Iterator[Kind]:
+    kind, TRANSPORT["now"] = request.param
+    yield kind
+    TRANSPORT["now"] = "sdk"
 
 
 @pytest.fixture

@@ -128,6 +128,8 @@ def test_batches_give_the_same_findings(monkeypatch: pytest.MonkeyPatch) -> None
 
     e = eff("禁止:后宫\n疲劳词:哈哈≤0\n")
     texts = ["后宫哈哈哈", "", "哈哈", "后宫\n\n后宫", "无"] * 3
+    monkeypatch.setattr(_check, "PLAIN_PYTHON_WORK", -1)  # the vectorised path, which scans in batches
+    monkeypatch.setattr(_check, "PLAIN_PYTHON_RULES", -1)
     whole = [[(f.target, f.actual, f.hits()) for f in fs] for fs in CompiledRules(e).check_texts(texts)]
     monkeypatch.setattr(_check, "BATCH_CHARS", 4)
     batched = [[(f.target, f.actual, f.hits()) for f in fs] for fs in CompiledRules(e).check_texts(texts)]

@@ -1,4 +1,5 @@
-"""The matcher counts every phrase exactly like `str.count` (non-overlapping, leftmost), hypothesis-proven."""
+"""The matcher counts every phrase exactly like `str.count` (non-overlapping, leftmost), hypothesis-proven — both
+its vectorised scan of many texts and its plain-Python path for one text."""
 
 from __future__ import annotations
 
@@ -6,7 +7,16 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from novelmuse.rules import CompiledRules, LengthLimits, PhraseMatcher, build_effective, load_defaults, parse_rules
+from novelmuse.rules import (
+    CompiledRules,
+    Finding,
+    LengthLimits,
+    PhraseMatcher,
+    build_effective,
+    load_defaults,
+    parse_rules,
+)
+from novelmuse.rules._match import paragraph_indices
 from novelmuse.text import paragraph_at, split_paragraphs
 from tests.conftest import SANGUO
 
@@ -40,6 +50,11 @@ def check_against_oracle(texts: list[str], phrases: list[str]) -> None:
             assert r.match_starts(t, i).tolist() == starts
             if not any(ch.isspace() for ch in p):  # rule phrases never hold whitespace
                 assert r.match_paragraphs(t, i).tolist() == [paragraph_at(paras, s) for s in starts]
+        # the plain-Python path for one text: the same occurrences, the same paragraphs
+        plain = m.occurrences(text)
+        assert plain == {i: naive_starts(text, p) for i, p in enumerate(phrases) if p in text}
+        flat = [s for i, starts in plain.items() if not any(ch.isspace() for ch in phrases[i]) for s in starts]
+        assert paragraph_indices(text, flat) == [paragraph_at(paras, s) for s in flat]
 
 
 @settings(max_examples=400, deadline=None)
@@ -125,3 +140,41 @@ def test_a_long_repeated_character_phrase_compiles_and_matches_in_linear_time() 
         assert r.count(0, 0) == text.count(phrase) and r.count(0, 1) == text.count("哈哈")
         assert r.match_starts(0, 0).tolist() == naive_starts(text, phrase)
         assert elapsed < 10, f"{len(phrase)} characters took {elapsed:.1f}s"
+
+
+def _findings(found: list[list[Finding]]) -> list[list[tuple[object, ...]]]:
+    return [[(f.rule, f.target, f.limit, f.actual, f.severity, f.origin, f.hits()) for f in fs] for fs in found]
+
+
+def both_paths(texts: list[str], rules: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """`check_texts` gives the same findings checking each text in plain Python and scanning all with numpy."""
+    from novelmuse.rules import _check
+
+    compiled = CompiledRules(build_effective(parse_rules(rules), load_defaults(), LengthLimits(), "rules.txt"))
+    monkeypatch.setattr(_check, "PLAIN_PYTHON_WORK", 10**18)
+    plain = _findings(compiled.check_texts(texts))
+    monkeypatch.setattr(_check, "PLAIN_PYTHON_WORK", -1)
+    monkeypatch.setattr(_check, "PLAIN_PYTHON_RULES", -1)
+    vectorised = _findings(compiled.check_texts(texts))
+    assert plain == vectorised
+    return sum(len(fs) for fs in plain)
+
+
+rule_phrase = st.lists(st.sampled_from([c for c in ALPHABET if not c.isspace()]), min_size=1, max_size=3).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(small_text, min_size=1, max_size=4), st.lists(rule_phrase, min_size=1, max_size=6, unique=True))
+def test_plain_and_vectorised_checks_agree(texts: list[str], phrases: list[str]) -> None:
+    rules = "\n".join(f"禁止:{p}" if i % 2 else f"疲劳词:{p}≤1" for i, p in enumerate(phrases))
+    with pytest.MonkeyPatch.context() as mp:
+        both_paths(texts, rules, mp)
+
+
+def test_plain_and_vectorised_checks_agree_on_the_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = SANGUO.read_text(encoding="utf-8")[:150_000]
+    chapters = [text[i : i + 15_000] for i in range(0, len(text), 15_000)]
+    phrases = sorted({text[i : i + 2 + i % 3] for i in range(0, 140_000, 700)} - {""})
+    phrases = [p for p in phrases if not any(ch.isspace() or ch in "、，,；;#＃≤<" for ch in p)]
+    rules = "\n".join(f"禁止:{p}" if i % 2 else f"疲劳词:{p}≤2" for i, p in enumerate(phrases))
+    assert both_paths(chapters, rules, monkeypatch) > 100

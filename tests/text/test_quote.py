@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from novelmuse.text import count_chars, locate_quote, normalize_for_match, split_paragraphs
+from novelmuse.text import count_chars, count_paragraphs, locate_quote, normalize_for_match, split_paragraphs
 
 
 def test_quote_found_once_with_original_offsets() -> None:
@@ -57,3 +57,10 @@ def test_paragraphs_are_lines_with_exact_offsets() -> None:
     paras = split_paragraphs(text)
     assert [p.text for p in paras] == ["　　第一段。", "第二段", "第三段"]
     assert all(text[p.start : p.end] == p.text for p in paras)
+
+
+@given(
+    st.lists(st.sampled_from(["段", " ", "\u3000", "\r", "\n", "\t", "\x0b", "\x85", "a"]), max_size=40).map("".join)
+)
+def test_count_paragraphs_equals_split_paragraphs(text: str) -> None:
+    assert count_paragraphs(text) == len(split_paragraphs(text))

@@ -1,61 +1,68 @@
 """The novel project on disk: find it, load and validate book.toml, list and read chapters, safe writes."""
 
-from ._config import (
-    ROLE_NAMES,
-    AnthropicProviderConfig,
-    BookConfig,
-    Budget,
-    CallPolicy,
-    ChapterLimits,
-    ClaudeCliProviderConfig,
-    GateConfig,
-    MemoryConfig,
-    OpenAIProviderConfig,
-    Price,
-    ProviderConfig,
-    ReviewConfig,
-    ScriptedProviderConfig,
-    WritingConfig,
-    load_config,
-    load_user_config,
-    user_config_path,
-)
-from ._files import atomic_write_bytes, atomic_write_text
-from ._import import Gap, HeadingNote, ImportedChapter, ImportReport, check_numbering, import_novel
-from ._init import InitResult, book_toml_text, init_book, rules_txt_text
-from ._outline import (
-    HARD_KINDS,
-    SCENE_TYPES,
-    SETTING_KINDS,
-    Beat,
-    FineOutline,
-    ForeshadowDecl,
-    HardEvent,
-    NewSetting,
-    OutlineItem,
-    OutlineProblem,
-    SceneType,
-    SettingKind,
-    TimeAnchor,
-    load_outline,
-    load_outlines,
-    outline_items,
-    outline_paths,
-    outline_problems,
-    parse_outline,
-    result_id,
-)
-from ._plan import PLAN_DIR, Plan, PlanFile, PlanPart, PlanSection, heading_scope, load_plan
-from ._project import Book, Chapter, find_book, parse_chapter_file, read_chapter_file
-from ._userfile import (
-    BOOK_FILE,
-    book_root_of,
-    check_write_target,
-    parsing_user_file,
-    read_user_file,
-    require_listed_file,
-)
-from ._yamlfile import LineDict, LineList, line_of, load_yaml_lines, validate_located
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # the public API; each name is imported from its module on first use (see novelmuse._lazy)
+    from ._config import (
+        ROLE_NAMES,
+        AnthropicProviderConfig,
+        BookConfig,
+        Budget,
+        CallPolicy,
+        ChapterLimits,
+        ClaudeCliProviderConfig,
+        GateConfig,
+        MemoryConfig,
+        OpenAIProviderConfig,
+        Price,
+        ProviderConfig,
+        ReviewConfig,
+        ScriptedProviderConfig,
+        WritingConfig,
+        load_config,
+        load_user_config,
+        user_config_path,
+    )
+    from ._files import atomic_write_bytes, atomic_write_text
+    from ._import import Gap, HeadingNote, ImportedChapter, ImportReport, check_numbering, import_novel
+    from ._init import InitResult, book_toml_text, init_book, rules_txt_text
+    from ._outline import (
+        HARD_KINDS,
+        SCENE_TYPES,
+        SETTING_KINDS,
+        Beat,
+        FineOutline,
+        ForeshadowDecl,
+        HardEvent,
+        NewSetting,
+        OutlineItem,
+        OutlineProblem,
+        SceneType,
+        SettingKind,
+        TimeAnchor,
+        load_outline,
+        load_outlines,
+        outline_items,
+        outline_paths,
+        outline_problems,
+        parse_outline,
+        result_id,
+    )
+    from ._plan import PLAN_DIR, Plan, PlanFile, PlanPart, PlanSection, heading_scope, load_plan
+    from ._project import Book, Chapter, find_book, parse_chapter_file, read_chapter_file
+    from ._userfile import (
+        BOOK_FILE,
+        book_root_of,
+        check_write_target,
+        parsing_user_file,
+        read_user_file,
+        require_listed_file,
+    )
+    from ._yamlfile import LineDict, LineList, line_of, load_yaml_lines, validate_located
+
+__getattr__ = lazy_getattr(__name__, __file__)
 
 __all__ = [
     "BOOK_FILE",

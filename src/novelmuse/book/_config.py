@@ -74,13 +74,19 @@ class _ProviderBase(_Strict):
     max_concurrency: int = Field(default=4, ge=1, le=256)
 
 
+#: How an HTTP provider's requests travel: through the official SDK, or the thin client of llm/_http_direct.py
+#: (same parameters, parsing and failure classes; for many concurrent calls: issue 17 item 5).
+Transport = Literal["sdk", "http"]
+
+
 class OpenAIProviderConfig(_ProviderBase):
-    """Any OpenAI-compatible endpoint through the official openai SDK."""
+    """Any OpenAI-compatible endpoint through the official openai SDK (or `transport = "http"`)."""
 
     kind: Literal["openai"]
     base_url: HttpUrl | None = None
     api_key_env: EnvName = "OPENAI_API_KEY"
     structured: Literal["json_schema", "json_object"] = "json_schema"  # endpoints without json_schema: json_object
+    transport: Transport = "sdk"
 
 
 class AnthropicProviderConfig(_ProviderBase):
@@ -90,6 +96,7 @@ class AnthropicProviderConfig(_ProviderBase):
     max_tokens: int = Field(default=8192, ge=1, le=1_000_000)
     # Anthropic-compatible endpoints without structured outputs: "tool" forces one tool call with the schema
     structured: Literal["output_format", "tool"] = "output_format"
+    transport: Transport = "sdk"
 
 
 class ClaudeCliProviderConfig(_ProviderBase):

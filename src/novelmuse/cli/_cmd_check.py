@@ -2,30 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ..book import Chapter
-from ..editorial import review_notes
 from ..errors import InputError, MuseError
-from ..reports import check_notes, check_outcome, render_check, render_normalize
-from ..roles.normalizer import CheckNormalizeDoc, check_and_propose
-from ..rules import CheckReport, check_book
+from ..reports import check_notes, check_outcome, render_check, render_normalize, review_notes, write_check_json
+from ..rules import check_chapters
 from ._app import app
-from ._common import (
-    CHAPTER_MAX,
-    BookOpt,
-    JsonOpt,
-    console,
-    emit_json,
-    err_console,
-    finish,
-    in_session,
-    open_book,
-    parse_range,
-)
+from ._common import CHAPTER_MAX, BookOpt, JsonOpt, console, err_console, finish, in_session, open_book, parse_range
 
 
 @app.command("check")
@@ -49,6 +37,9 @@ def check_cmd(
         ),
     ] = False,
     json_out: JsonOpt = False,
+    pretty: Annotated[
+        bool, typer.Option("--pretty", help="With --json: indent the document (compact otherwise).")
+    ] = False,
 ) -> None:
     """Check chapters against the hard rules (rules.txt over the built-in AI-flavour defaults) and the chapter
     length limits of book.toml.
@@ -61,23 +52,28 @@ def check_cmd(
     bad input (RULES_SYNTAX, RULES_CONTRADICTION, RULES_ENCODING, CHAPTER_NOT_FOUND, BOOK_NOT_FOUND). Also
     records each checked
     chapter's sha256 and counts in the chapter registry (skipped, with a note, on a read-only book).
+
+    --json prints one compact document with every hit ([paragraph, start, end]); --pretty indents it.
     """
     if directory is not None and book is not None and directory.resolve() != book.resolve():
         raise InputError("USAGE", "both DIR and --book were given and they differ", "command line", "give one")
     if chapter is not None and range_ is not None:
         raise InputError("USAGE", "--chapter and --range were both given", "command line", "give one of them")
+    if pretty and not json_out:
+        raise InputError("USAGE", "--pretty was given without --json", "command line", "add --json, or drop --pretty")
     opened = open_book(directory if directory is not None else book)
-    span = parse_range(range_)
-    report: CheckReport = (
-        in_session(opened, "rules-normalize", lambda s: check_and_propose(opened, s, chapter=chapter, span=span))
-        if normalize
-        else check_book(opened, chapter=chapter, span=span)
-    )
+    report = check_chapters(opened, chapter=chapter, span=parse_range(range_))
+    proposals = None
+    if normalize and report.rules.unparsed:  # a model call: the normalizer and the model layer load only here
+        from ..roles.normalizer import run_normalize
+
+        proposals = in_session(opened, "rules-normalize", lambda s: run_normalize(opened, s, write=False))
     for note in check_notes(report):
         err_console.print(note, markup=False)
     outcome = check_outcome(report)
     if json_out:
-        emit_json(report, outcome)
+        extra = {"normalize": proposals} if normalize else {}
+        write_check_json(report, sys.stdout, pretty=pretty, extra=extra, outcome=outcome)
     else:
         shas = {c.number: c.sha256 for c in report.chapters}
 
@@ -89,8 +85,8 @@ def check_cmd(
             return ch if ch.sha256 == shas.get(number) else None  # changed meanwhile: offsets only
 
         render_check(report, console, chapter_of)
-        if isinstance(report, CheckNormalizeDoc) and report.normalize is not None:
-            render_normalize(report.normalize, console)
+        if proposals is not None:
+            render_normalize(proposals, console)
     for note in review_notes(opened, {c.number: c.sha256 for c in report.chapters}):  # muse review's open issues
         (err_console if json_out else console).print(note, markup=False)
     finish(outcome)

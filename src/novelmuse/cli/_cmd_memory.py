@@ -5,28 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
-from .. import reports
+from .. import memory, reports  # lazy packages: each command loads only the names it uses
 from ..book import Book
 from ..errors import InputError
-from ..llm import NotConfigured
-from ..memory import (
-    CardSet,
-    ExtractionPlan,
-    SearchIndex,
-    card_mentions,
-    card_view,
-    current_fact_cards,
-    extract_facts,
-    lint_cards,
-    replay,
-    update_index,
-)
-from ..memory import sync as run_sync
 from ._app import app
 from ._common import (
     BEFORE_MAX,
@@ -42,6 +27,9 @@ from ._common import (
     open_book,
     query_cap,
 )
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 cards_app = typer.Typer(help="Canon cards: show a card as of a chapter, validate all cards.", no_args_is_help=True)
 facts_app = typer.Typer(help="Fact cards (事实卡) of finalised chapters.", no_args_is_help=True)
@@ -61,6 +49,8 @@ def _last_chapter(numbers: list[int]) -> int:
 def _progress_bar() -> Iterator[Callable[[str, int, int], None]]:
     """A Rich progress bar on stderr, one task per step (`muse sync` and the first `search`/`mentions` on a
     book); off a terminal it stays off (a transient bar would leave a blank line on stderr)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -79,11 +69,11 @@ def _progress_bar() -> Iterator[Callable[[str, int, int], None]]:
         yield progress
 
 
-def _cards_for_lookup(b: Book) -> CardSet:
+def _cards_for_lookup(b: Book) -> memory.CardSet:
     """The valid cards, for commands that only look names up (`search`, `mentions`): a problem in one card file
     is one warning line on stderr and that file is left out, instead of failing the command. The commands that
     replay the memory (`cards show`, `ledger`, `sync`) still need every card valid."""
-    cards, problems = lint_cards(b, check_sources=False)
+    cards, problems = memory.lint_cards(b, check_sources=False)
     for p in problems:
         also = f" (also at {p.other})" if p.other else ""
         err_console.print(
@@ -93,11 +83,11 @@ def _cards_for_lookup(b: Book) -> CardSet:
     return cards
 
 
-def _refresh_index(b: Book, cards: CardSet) -> None:
+def _refresh_index(b: Book, cards: memory.CardSet) -> None:
     """Bring the search index up to date before reading it (`muse search`, `muse mentions`), with the progress
     bar `muse sync` shows; a note on stderr when chapters were re-indexed, so --json stays one document."""
     with _progress_bar() as progress:
-        up = update_index(b, cards, steps=progress)
+        up = memory.update_index(b, cards, steps=progress)
     kinds = [(up.added, "added"), (up.changed, "changed"), (up.relexed, "redone for new card names")]
     parts = [f"{len(ns)} {what}" for ns, what in [*kinds, (up.removed, "removed")] if ns]
     if parts:
@@ -125,7 +115,7 @@ def cards_show(
     b = open_book(book)
     last = _last_chapter(b.chapter_numbers())
     n = as_of if as_of is not None else last
-    view = card_view(b, name, n, history=history)  # the replay, cached per card by the hash of every input
+    view = memory.card_view(b, name, n, history=history)  # the replay, cached per card by the hash of every input
     doc = reports.card_show_doc(view.state, view.history, dict(view.facts_status), last)
     if json_out:
         emit_json(doc)
@@ -140,7 +130,7 @@ def cards_lint(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     Exit 1 when a problem is found.
     """
     b = open_book(book)
-    cards, problems = lint_cards(b)
+    cards, problems = memory.lint_cards(b)
     doc = reports.card_lint_doc(len(cards.cards), problems)
     if json_out:
         emit_json(doc)
@@ -164,7 +154,7 @@ def ledger(
     Exit 1 when the ledger has problems (an advance or resolve of an unknown foreshadow, a duplicate plant, …).
     """
     b = open_book(book)
-    state = replay(b)
+    state = memory.replay(b)
     last = max([_last_chapter(b.chapter_numbers()), *state.outlines.keys(), 0])
     n = as_of if as_of is not None else last
     active = state.active_foreshadows(n, limit=limit, overdue_only=overdue)
@@ -202,7 +192,7 @@ def search(
     b = open_book(book)
     cards = _cards_for_lookup(b)
     _refresh_index(b, cards)
-    doc = reports.search_doc(SearchIndex(b, cards).find(query, before=before, k=k, isolated=isolated))
+    doc = reports.search_doc(memory.SearchIndex(b, cards).find(query, before=before, k=k, isolated=isolated))
     if json_out:
         emit_json(doc)
     else:
@@ -223,7 +213,7 @@ def mentions(
     cards = _cards_for_lookup(b)
     card = cards.require(name)
     _refresh_index(b, cards)
-    doc = reports.mentions_doc(card_mentions(b.db, card, before=before))
+    doc = reports.mentions_doc(memory.card_mentions(b.db, card, before=before))
     if json_out:
         emit_json(doc)
     else:
@@ -250,14 +240,14 @@ def sync(
     """
     b = open_book(book)
 
-    def announce(plan: ExtractionPlan) -> None:
+    def announce(plan: memory.ExtractionPlan) -> None:
         err_console.print(reports.plan_line(reports.plan_doc(plan)), markup=False)
 
     with _progress_bar() as progress:
         result = in_session(
             b,
             "sync",
-            lambda session: run_sync(
+            lambda session: memory.sync(
                 b, session, progress=progress, extract=not no_extract, dry_run=dry_run, on_plan=announce
             ),
         )
@@ -286,9 +276,11 @@ def facts_extract(
     b = open_book(book)
     b.read_chapter(chapter)
     if b.config.role_target("extractor") is None:
+        from ..llm import NotConfigured  # the model layer loads only for commands that call a model
+
         raise NotConfigured("extractor")  # exit 4: nothing was extracted (not evaluated, never a pass)
 
-    result = in_session(b, "facts", lambda session: extract_facts(session, b, chapter))
+    result = in_session(b, "facts", lambda session: memory.extract_facts(session, b, chapter))
     _show_facts(b, reports.facts_doc(result), json_out)
 
 
@@ -305,8 +297,8 @@ def facts_show(
     """
     b = open_book(book)
     b.read_chapter(chapter)
-    state = replay(b)
-    card = current_fact_cards(b.db, {chapter: b.read_chapter(chapter).sha256}).get(chapter)
+    state = memory.replay(b)
+    card = memory.current_fact_cards(b.db, {chapter: b.read_chapter(chapter).sha256}).get(chapter)
     if card is None or chapter not in state.validations:
         status = state.facts_status.get(chapter, "missing")
         raise InputError(

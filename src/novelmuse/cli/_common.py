@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from pydantic import BaseModel
@@ -16,7 +15,9 @@ from rich.console import Console
 from ..book import Book, find_book
 from ..errors import InputError, Outcome, exit_code
 from ..limits import MAX_CHAPTER_NUMBER, MAX_NAME_CHARS, MAX_QUERY_CHARS
-from ..llm import ModelSession, RecoveryReport
+
+if TYPE_CHECKING:
+    from ..llm import ModelSession, RecoveryReport
 
 T = TypeVar("T")
 
@@ -103,6 +104,10 @@ def in_session(book: Book, run_kind: str, work: Callable[[ModelSession], Awaitab
     The session is opened here — the only place the CLI opens one — and closed when `work` ends: the run (if
     any model was asked) ends ok, failed, or interrupted (Ctrl-C).
     """
+
+    import asyncio
+
+    from ..llm import ModelSession  # here, not at import: commands without a model never load the model layer
 
     async def run() -> T:
         async with ModelSession.open(book, run_kind=run_kind) as session:

@@ -23,7 +23,7 @@ from ._models import (
     UsageOut,
 )
 from ._outcomes import NO_MODEL, StepOutcome
-from ._records import ReviewStatus, finalized_with_issues, find_current_review, latest_reviews, review_notes
+from ._records import find_current_review
 from ._review import config_sha256, review_chapter
 from ._rules_step import RuleView, load_rule_view, rule_view
 from ._run import ReviewRun, RunSummary, facts_error, review_chapters
@@ -46,7 +46,6 @@ __all__ = [
     "RejectedOut",
     "RepairOut",
     "ReviewRun",
-    "ReviewStatus",
     "RuleView",
     "RunSummary",
     "StepOutcome",
@@ -58,9 +57,7 @@ __all__ = [
     "compute_verdict",
     "config_sha256",
     "facts_error",
-    "finalized_with_issues",
     "find_current_review",
-    "latest_reviews",
     "load_rule_view",
     "memory_context",
     "open_items",
@@ -68,7 +65,6 @@ __all__ = [
     "previous_ending",
     "review_chapter",
     "review_chapters",
-    "review_notes",
     "rule_view",
     "run_loop",
     "splice_paragraphs",

@@ -26,11 +26,11 @@ from ..roles.editor import REVIEW as EDITOR_REVIEW
 from ..roles.reviewer import REVIEW
 from ..roles.writer import PARAGRAPHS
 from ..rules import LengthOut, length_text
+from ..store import latest_reviews
 from ..text import split_paragraphs
 from ._consistency import review_request
 from ._editor import editor_request
 from ._models import PreflightOut
-from ._records import latest_reviews
 from ._repair import forbidden_request
 from ._rules_step import forbidden_hits, length_outcome
 from ._state import LoopState

@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 from pydantic import ValidationError
 
-from ..book import Book
-from ..errors import InputError, MuseError
+from ..errors import InputError
 from ..llm import TaskRef
 from ..roles import current_ref
 from ..store import put_texts, transaction, utc_now
@@ -212,55 +211,3 @@ def find_current_review(
         return ChapterReview.model_validate_json(row[0])
     except ValidationError:  # recorded by another schema version: review again rather than guess
         return None
-
-
-@dataclass(frozen=True)
-class ReviewStatus:
-    """The latest review of a chapter, as `muse check` shows it."""
-
-    chapter: int
-    status: str
-    open_issues: int
-    record_id: str
-    current: bool  # the review is bound to the file's current bytes
-
-
-def latest_reviews(conn: sqlite3.Connection, current_sha256: dict[int, str]) -> dict[int, ReviewStatus]:
-    """The latest review per chapter, and whether it still matches the chapter file on disk."""
-    rows = conn.execute(
-        "SELECT r.id, r.chapter, r.status, r.open_issues, r.chapter_sha256, r.result_sha256, v.applied_at"
-        " FROM review_records r LEFT JOIN revisions v ON v.id = r.revision_id"
-        " ORDER BY r.chapter, r.ended_at, r.id"
-    ).fetchall()
-    out: dict[int, ReviewStatus] = {}
-    for row in rows:
-        sha = current_sha256.get(row["chapter"])
-        current = sha is not None and (
-            sha == row["chapter_sha256"] or (row["applied_at"] is not None and sha == row["result_sha256"])
-        )
-        out[row["chapter"]] = ReviewStatus(row["chapter"], row["status"], row["open_issues"], row["id"], current)
-    return out
-
-
-def finalized_with_issues(book: Book, current_sha256: dict[int, str]) -> list[ReviewStatus]:
-    """Chapters whose latest review, still bound to the file on disk, ended `finalized_with_issues`.
-
-    For `muse check`: never creates a database and never fails the check — a book without one, or
-    one that cannot be opened (read-only directory), simply has no review to show.
-    """
-    if not book.db_path.is_file():
-        return []
-    try:
-        reviews = latest_reviews(book.db, current_sha256)
-    except (MuseError, sqlite3.Error):
-        return []
-    return [r for n, r in sorted(reviews.items()) if r.current and r.status == "finalized_with_issues"]
-
-
-def review_notes(book: Book, current_sha256: dict[int, str]) -> list[str]:
-    """One line per chapter finalized with open issues (what `muse check` prints)."""
-    return [
-        f"note: chapter {r.chapter} was finalized with {r.open_issues} open issue(s) by `muse review`"
-        f" (record {r.record_id}) — run `muse review {r.chapter}` to see them"
-        for r in finalized_with_issues(book, current_sha256)
-    ]

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+from anthropic._constants import ANTHROPIC_API_VERSION  # the `anthropic-version` the installed SDK sends
 
 from ..book import AnthropicProviderConfig
 from ._provider_http import KeyedClient, SdkErrors, SdkProvider, bad_response, json_body, schema_name
@@ -60,14 +61,20 @@ class AnthropicProvider(SdkProvider[AnthropicProviderConfig, anthropic.AsyncAnth
     errors = _SDK_ERRORS
     base_error = anthropic.AnthropicError
 
+    path = "/v1/messages"
+
     def __init__(self, name: str, config: AnthropicProviderConfig, book_root: Path) -> None:
-        base_url = config.base_url or ANTHROPIC_DEFAULT_BASE_URL
-        super().__init__(
-            name,
-            config,
-            book_root,
-            KeyedClient(anthropic.AsyncAnthropic, base_url=base_url, timeout_s=config.timeout_s),
-        )
+        base_url = str(config.base_url or ANTHROPIC_DEFAULT_BASE_URL)
+        clients = KeyedClient(anthropic.AsyncAnthropic, base_url=base_url, timeout_s=config.timeout_s)
+        super().__init__(name, config, book_root, clients)
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        """The key and the API version, as the installed SDK sends them (anthropic 2.x: the key as a bearer token)."""
+        return {
+            "Authorization": f"Bearer {key}",
+            "anthropic-version": ANTHROPIC_API_VERSION,
+            "Accept": "application/json",
+        }
 
     def build_params(self, request: ProviderRequest) -> dict[str, Any]:
         """The Messages API parameters for one request (pure: no key, no I/O)."""

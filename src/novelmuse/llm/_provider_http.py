@@ -49,6 +49,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx2  # the HTTP library both official SDKs are built on (a dependency of openai and anthropic)
 
+from ._http_direct import DirectHttp, TransportFailure
 from ._secrets import scrub
 from ._types import ProviderError, ProviderRequest, ProviderResponse
 
@@ -128,9 +129,18 @@ def transport_error(provider: str, exc: BaseException, *, timeout: bool, base_ur
     nothing_sent = isinstance(
         cause, httpx2.ConnectError | httpx2.ConnectTimeout | httpx2.PoolTimeout | httpx2.UnsupportedProtocol
     )
+    timed_out = timeout or isinstance(cause, httpx2.TimeoutException)
+    return transport_failure(provider, exc, timeout=timed_out, nothing_sent=nothing_sent, base_url=base_url)
+
+
+def transport_failure(
+    provider: str, exc: BaseException, *, timeout: bool, nothing_sent: bool, base_url: str = ""
+) -> ProviderError:
+    """A request that could not complete, as either transport saw it: timed out or not, and whether anything was
+    sent (then the cost is unknown). `exc`'s chain holds the socket's reason for a failed connect."""
     url = shown_url(base_url) if base_url else "the endpoint"
     where = f"base_url in book.toml [providers.{provider}]"
-    if timeout or isinstance(cause, httpx2.TimeoutException):
+    if timeout:
         if nothing_sent:
             what, fix = f"connecting to {url} timed out (nothing was sent)", f"check {where} and that the server is up"
         else:
@@ -266,6 +276,8 @@ class _HttpConfig(Protocol):
     def api_key_env(self) -> str: ...
     @property
     def max_concurrency(self) -> int: ...
+    @property
+    def transport(self) -> str: ...
 
 
 ConfigT = TypeVar("ConfigT", bound=_HttpConfig)
@@ -276,12 +288,14 @@ class SdkProvider(ABC, Generic[ConfigT, ClientT]):
     HTTP request per `send` (the SDK's own retries off), the SDK's failures classified, the raw body parsed.
 
     A provider says how to build its request parameters, how to post them with its SDK (returning the raw body
-    bytes as received) and how to read that body.
+    bytes as received) and how to read that body; and, for `transport = "http"` (`_http_direct`), the path it
+    posts to and the headers carrying the key.
     """
 
     kind: str
     errors: SdkErrors
     base_error: type[Exception]  # every exception the SDK raises derives from it
+    path: str  # under the base URL, for transport = "http"
 
     def __init__(self, name: str, config: ConfigT, book_root: Path, clients: KeyedClient[ClientT]) -> None:
         self.name = name
@@ -289,6 +303,11 @@ class SdkProvider(ABC, Generic[ConfigT, ClientT]):
         self.book_root = book_root
         self.max_concurrency = config.max_concurrency
         self._clients = clients
+        self._direct = DirectHttp(name, clients.base_url) if config.transport == "http" else None
+
+    @abstractmethod
+    def auth_headers(self, key: str) -> dict[str, str]:
+        """The headers that carry the key (and the API version) when the SDK is not used."""
 
     @abstractmethod
     def build_params(self, request: ProviderRequest) -> dict[str, Any]:
@@ -305,8 +324,19 @@ class SdkProvider(ABC, Generic[ConfigT, ClientT]):
     async def send(self, request: ProviderRequest) -> ProviderResponse:
         """Send one request; raise ProviderError for a classified failure."""
         key = read_api_key(self.name, self.config.api_key_env)
-        client = self._clients.get(key)
         params = self.build_params(request)
+        if self._direct is not None:
+            body = json.dumps(params, ensure_ascii=False, separators=(",", ":")).encode()
+            try:
+                status, raw = await self._direct.post(self.path, self.auth_headers(key), body, request.timeout_s)
+            except TransportFailure as exc:
+                raise transport_failure(
+                    self.name, exc, timeout=exc.timeout, nothing_sent=not exc.sent, base_url=self._clients.base_url
+                ) from None
+            if not 200 <= status < 300:
+                raise status_error(self.name, status, raw, key) from None
+            return self.parse(request, raw, key)
+        client = self._clients.get(key)
         try:
             raw = await self.post(client, params, request.timeout_s)
         except self.base_error as exc:
@@ -320,3 +350,5 @@ class SdkProvider(ABC, Generic[ConfigT, ClientT]):
     async def aclose(self) -> None:
         """Close the HTTP connection pools."""
         await self._clients.aclose()
+        if self._direct is not None:
+            await self._direct.aclose()

@@ -53,11 +53,16 @@ class OpenAIProvider(SdkProvider[OpenAIProviderConfig, openai.AsyncOpenAI]):
     errors = _SDK_ERRORS
     base_error = openai.OpenAIError
 
+    path = "/chat/completions"
+
     def __init__(self, name: str, config: OpenAIProviderConfig, book_root: Path) -> None:
-        base_url = config.base_url or OPENAI_DEFAULT_BASE_URL
-        super().__init__(
-            name, config, book_root, KeyedClient(openai.AsyncOpenAI, base_url=base_url, timeout_s=config.timeout_s)
-        )
+        base_url = str(config.base_url or OPENAI_DEFAULT_BASE_URL)
+        clients = KeyedClient(openai.AsyncOpenAI, base_url=base_url, timeout_s=config.timeout_s)
+        super().__init__(name, config, book_root, clients)
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        """Bearer authentication, as the SDK sends it."""
+        return {"Authorization": f"Bearer {key}", "Accept": "application/json"}
 
     def build_params(self, request: ProviderRequest) -> dict[str, Any]:
         """The chat-completions parameters for one request (pure: no key, no I/O)."""

@@ -10,51 +10,58 @@
 - `extract_facts(session, book, n)`: the extractor role → stored, validated fact card; `sync(book, session)`.
 """
 
-from ._asof import CardIndex, CardState, RelationAt, Source, ValueAt
-from ._bm25 import naive_scores
-from ._cards import Card, CardFile, CardProblem, CardSet, lint_cards, load_cards
-from ._chunks import Chunk, chunk_body
-from ._context import (
-    ContextLine,
-    ExtractionContext,
-    MemoryContext,
-    extraction_context,
-    memory_context,
-    previous_ending,
-    story_memory,
-)
-from ._extract import ExtractionPlan, FactCardResult, extract_facts, extract_request, plan_extraction
-from ._facts import FactCard, current_fact_cards, latest_fact_cards, locate_items, store_fact_card
-from ._index import (
-    ChapterHit,
-    ChapterMentions,
-    IndexUpdate,
-    MentionReport,
-    SearchHit,
-    SearchIndex,
-    SearchResult,
-    card_mentions,
-    indexed_chapters,
-    lexicon_sha256,
-    mention_names,
-    update_index,
-)
-from ._ledger import ActiveForeshadow, ActiveList, Foreshadow, Ledger
-from ._mentions import Mention, MentionMatcher, naive_mentions
-from ._replay import (
-    DEAD_VALUES,
-    STATUS_VOCABULARY,
-    FactValidation,
-    MemoryCursor,
-    MemoryProblem,
-    MemoryState,
-    StatusVocabulary,
-    replay,
-    validate_fact_card,
-)
-from ._statecache import CardView, card_view
-from ._sync import SyncResult, sync
-from ._tokens import Tokenizer
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # the public API; each name is imported from its module on first use (see novelmuse._lazy)
+    from ._asof import CardIndex, CardState, RelationAt, Source, ValueAt
+    from ._bm25 import naive_scores
+    from ._cards import Card, CardFile, CardProblem, CardSet, lint_cards, load_cards
+    from ._chunks import Chunk, chunk_body
+    from ._context import (
+        ContextLine,
+        ExtractionContext,
+        MemoryContext,
+        extraction_context,
+        memory_context,
+        previous_ending,
+        story_memory,
+    )
+    from ._extract import ExtractionPlan, FactCardResult, extract_facts, extract_request, plan_extraction
+    from ._facts import FactCard, current_fact_cards, latest_fact_cards, locate_items, store_fact_card
+    from ._index import (
+        ChapterHit,
+        ChapterMentions,
+        IndexUpdate,
+        MentionReport,
+        SearchHit,
+        SearchIndex,
+        SearchResult,
+        card_mentions,
+        indexed_chapters,
+        lexicon_sha256,
+        mention_names,
+        update_index,
+    )
+    from ._ledger import ActiveForeshadow, ActiveList, Foreshadow, Ledger, MemoryProblem
+    from ._mentions import Mention, MentionMatcher, naive_mentions
+    from ._replay import (
+        DEAD_VALUES,
+        STATUS_VOCABULARY,
+        FactValidation,
+        MemoryCursor,
+        MemoryState,
+        StatusVocabulary,
+        active_foreshadows,
+        replay,
+        validate_fact_card,
+    )
+    from ._statecache import CardView, card_view
+    from ._sync import SyncResult, sync
+    from ._tokens import Tokenizer
+
+__getattr__ = lazy_getattr(__name__, __file__)
 
 __all__ = [
     "DEAD_VALUES",
@@ -123,19 +130,3 @@ __all__ = [
     "update_index",
     "validate_fact_card",
 ]
-
-
-def active_foreshadows(book_or_state: object, as_of: int, limit: int | None = None) -> ActiveList:
-    """Every planted, unresolved foreshadow at the end of chapter `as_of` (from a Book or a MemoryState).
-
-    With `limit`, the result's `left_out` says how many items were not returned (never truncated silently).
-    """
-    from ..book import Book
-
-    if isinstance(book_or_state, MemoryState):
-        state = book_or_state
-    elif isinstance(book_or_state, Book):
-        state = replay(book_or_state)
-    else:
-        raise TypeError("active_foreshadows takes a Book or a MemoryState")
-    return state.active_foreshadows(as_of, limit)

@@ -21,6 +21,17 @@ Origin = Literal["outline", "fact"]
 LedgerStatus = Literal["unknown", "active", "resolved"]
 
 
+@dataclass(frozen=True)
+class MemoryProblem:
+    """A rejected fact-card item or a problem in an outline's foreshadow operations."""
+
+    code: str
+    chapter: int
+    origin: Origin
+    item: str  # e.g. "foreshadows[3]" or "outlines/0002.yaml:12"
+    detail: str
+
+
 @dataclass
 class Foreshadow:
     """One ledger entry and its history."""

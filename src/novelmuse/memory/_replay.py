@@ -35,7 +35,7 @@ from ._asof import CardIndex, CardState, Source
 from ._cards import CardSet, load_cards
 from ._facts import FactCard, current_fact_cards, latest_fact_cards
 from ._files import FileHashes
-from ._ledger import ActiveList, Foreshadow, Ledger
+from ._ledger import ActiveList, Foreshadow, Ledger, MemoryProblem
 
 
 @dataclass(frozen=True)
@@ -56,17 +56,6 @@ def _load_status_vocabulary() -> StatusVocabulary:
 STATUS_VOCABULARY = _load_status_vocabulary()
 DEAD_VALUES = STATUS_VOCABULARY.dead
 FactsStatus = Literal["current", "stale", "missing"]
-
-
-@dataclass(frozen=True)
-class MemoryProblem:
-    """A rejected fact-card item or a problem in an outline's foreshadow operations."""
-
-    code: str
-    chapter: int
-    origin: Literal["outline", "fact"]
-    item: str  # e.g. "foreshadows[3]" or "outlines/0002.yaml:12"
-    detail: str
 
 
 @dataclass
@@ -369,3 +358,17 @@ def replay(
 def validate_fact_card(book: Book, card: FactCard, *, cards: CardSet | None = None) -> FactValidation:
     """Validate one fact card against the memory replayed up to its chapter (its outline applied first)."""
     return MemoryCursor(book, cards).apply_new(card)
+
+
+def active_foreshadows(book_or_state: object, as_of: int, limit: int | None = None) -> ActiveList:
+    """Every planted, unresolved foreshadow at the end of chapter `as_of` (from a Book or a MemoryState).
+
+    With `limit`, the result's `left_out` says how many items were not returned (never truncated silently).
+    """
+    if isinstance(book_or_state, MemoryState):
+        state = book_or_state
+    elif isinstance(book_or_state, Book):
+        state = replay(book_or_state)
+    else:
+        raise TypeError("active_foreshadows takes a Book or a MemoryState")
+    return state.active_foreshadows(as_of, limit)

@@ -29,7 +29,8 @@ from ..store import register_chapters
 from ._cards import load_cards
 from ._extract import ExtractionPlan, extract_facts, plan_extraction
 from ._index import IndexUpdate, update_index
-from ._replay import MemoryCursor, MemoryProblem, replay
+from ._ledger import MemoryProblem
+from ._replay import MemoryCursor, replay
 
 ROLE = "extractor"
 

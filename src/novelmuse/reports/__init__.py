@@ -5,77 +5,94 @@ terminal rendering, the notes and the one error line for stderr, and the command
 CLI maps to its exit code through `errors.exit_code`).
 """
 
-from ._book import render_import, render_init
-from ._calls import CallsReport, CostReport, VaultRecoverReport, render_calls, render_cost, render_vault_recover
-from ._check import check_notes, check_outcome, lint_notes, render_check, render_lint, render_show, show_notes
-from ._export import ExportResult, export_book
-from ._files import render_export, render_report_written
-from ._judge import (
-    RubricRow,
-    RubricsDoc,
-    judge_error,
-    judge_outcome,
-    render_judge,
-    render_judge_summary,
-    render_rubrics,
-    rubrics_doc,
-)
-from ._locations import ChapterLines
-from ._memory import (
-    CardLintDoc,
-    CardShowDoc,
-    FactsDoc,
-    LedgerDoc,
-    MentionsDoc,
-    SearchDoc,
-    SyncDoc,
-    card_lint_doc,
-    card_show_doc,
-    facts_doc,
-    facts_show_doc,
-    findings_outcome,
-    ledger_doc,
-    mentions_doc,
-    plan_doc,
-    plan_line,
-    render_card,
-    render_card_lint,
-    render_facts,
-    render_ledger,
-    render_mentions,
-    render_search,
-    render_sync,
-    search_doc,
-    sync_doc,
-    sync_error,
-    sync_outcome,
-)
-from ._models_check import render_models_check
-from ._outline_draft import outline_draft_error, outline_draft_outcome, render_outline_draft
-from ._replay import (
-    gate_outcome,
-    render_dry_run,
-    render_gate,
-    render_gate_input,
-    render_register,
-    render_replay_report,
-    render_run,
-    run_outcome,
-)
-from ._review import (
-    outcome_text,
-    preflight_notes,
-    render_chapter,
-    render_review_run,
-    render_revision_diffs,
-    review_error,
-    review_outcome,
-)
-from ._rules_normalize import normalize_outcome, render_normalize
-from ._status import StatusDoc, book_status, render_status
-from ._write import render_write_run, render_write_show, write_note, write_outcome
-from ._writing import render_confirm, render_context, render_outline_lint, render_outline_show, render_verify
-from .html import ReportResult, build_report
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # the public API; each name is imported from its module on first use (see novelmuse._lazy)
+    from ._book import render_import, render_init
+    from ._calls import CallsReport, CostReport, VaultRecoverReport, render_calls, render_cost, render_vault_recover
+    from ._check import (
+        check_notes,
+        check_outcome,
+        lint_notes,
+        render_check,
+        render_lint,
+        render_show,
+        review_notes,
+        show_notes,
+        write_check_json,
+    )
+    from ._export import ExportResult, export_book
+    from ._files import render_export, render_report_written
+    from ._judge import (
+        RubricRow,
+        RubricsDoc,
+        judge_error,
+        judge_outcome,
+        render_judge,
+        render_judge_summary,
+        render_rubrics,
+        rubrics_doc,
+    )
+    from ._locations import ChapterLines
+    from ._memory import (
+        CardLintDoc,
+        CardShowDoc,
+        FactsDoc,
+        LedgerDoc,
+        MentionsDoc,
+        SearchDoc,
+        SyncDoc,
+        card_lint_doc,
+        card_show_doc,
+        facts_doc,
+        facts_show_doc,
+        findings_outcome,
+        ledger_doc,
+        mentions_doc,
+        plan_doc,
+        plan_line,
+        render_card,
+        render_card_lint,
+        render_facts,
+        render_ledger,
+        render_mentions,
+        render_search,
+        render_sync,
+        search_doc,
+        sync_doc,
+        sync_error,
+        sync_outcome,
+    )
+    from ._models_check import render_models_check
+    from ._outline_draft import outline_draft_error, outline_draft_outcome, render_outline_draft
+    from ._replay import (
+        gate_outcome,
+        render_dry_run,
+        render_gate,
+        render_gate_input,
+        render_register,
+        render_replay_report,
+        render_run,
+        run_outcome,
+    )
+    from ._review import (
+        outcome_text,
+        preflight_notes,
+        render_chapter,
+        render_review_run,
+        render_revision_diffs,
+        review_error,
+        review_outcome,
+    )
+    from ._rules_normalize import normalize_outcome, render_normalize
+    from ._status import StatusDoc, book_status, render_status
+    from ._write import render_write_run, render_write_show, write_note, write_outcome
+    from ._writing import render_confirm, render_context, render_outline_lint, render_outline_show, render_verify
+    from .html import ReportResult, build_report
+
+__getattr__ = lazy_getattr(__name__, __file__)
 
 __all__ = [
     "CallsReport",
@@ -158,6 +175,7 @@ __all__ = [
     "render_write_run",
     "render_write_show",
     "review_error",
+    "review_notes",
     "review_outcome",
     "rubrics_doc",
     "run_outcome",
@@ -166,6 +184,7 @@ __all__ = [
     "sync_doc",
     "sync_error",
     "sync_outcome",
+    "write_check_json",
     "write_note",
     "write_outcome",
 ]

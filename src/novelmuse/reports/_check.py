@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
+import sqlite3
+from collections.abc import Callable, Mapping
+from typing import Any, TextIO
 
+from pydantic import BaseModel
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..book import Chapter
-from ..errors import Outcome
-from ..rules import CheckReport, FindingOut, LintReport, ShowReport
+from ..book import Book, Chapter
+from ..errors import MuseError, Outcome, exit_code
+from ..rules import BookCheck, ChapterCheck, CheckReport, Finding, LintReport, ShowReport
+from ..store import latest_reviews
 from ..text import chapter_label
 
 #: Hits shown per finding in the terminal (all of them are in --json).
 MAX_HITS_SHOWN = 3
-#: Finding rows listed in the terminal: per chapter when several chapters have findings, and in all. A Rich
-#: table row costs ~1 ms, so a 10,000-rule file over a whole book (tens of thousands of findings) took over a
-#: minute to print what nobody reads in a terminal; every finding is counted in the summary and listed in --json.
-MAX_ROWS_PER_CHAPTER = 40
+#: Finding rows listed in the terminal by `muse check`: per chapter when several chapters have findings, and in
+#: all. A Rich table row costs ~1 ms (1,000 rows of a 5M-character book took 1 s to print, more than checking
+#: it): the terminal shows the first rows, each chapter not listed gets one line with its counts, the summary
+#: counts everything, and --json has every finding and hit.
+MAX_ROWS_PER_CHAPTER = 20
+MAX_FINDING_ROWS = 100
+#: Rules listed by `rules lint` and `rules show` (a 100,000-line rules file printed for ~50 s).
 MAX_ROWS_TOTAL = 1000
 #: Lines listed one by one in the terminal (unparsed rules.txt lines, problems, warnings, preferences); a
 #: 100,000-line rules file printed them all (`rules lint` took ~50 s). --json always has all of them.
@@ -38,35 +46,36 @@ def _excerpt(body: str, start: int, end: int) -> str:
     return f"{escape(flat[0])}[bold]【{escape(flat[1])}】[/bold]{escape(flat[2])}"
 
 
-def _where_cell(f: FindingOut, chapter: Chapter | None) -> str:
+def _where_cell(f: Finding, chapter: Chapter | None) -> str:
     if f.rule == "length":
         return "-"
     line = chapter.file_line if chapter is not None else None
     shown = " ".join(
         (f"{line(start)} " if line is not None else "") + f"¶{para}@{start}"
-        for para, start, _ in f.hits[:MAX_HITS_SHOWN]
+        for para, start, _ in f.hits(MAX_HITS_SHOWN)
     )
-    more = len(f.hits) - MAX_HITS_SHOWN
+    more = f.hit_count - MAX_HITS_SHOWN
     return shown + (f" +{more}" if more > 0 else "")
 
 
-def render_check(report: CheckReport, console: Console, chapter_of: Callable[[int], Chapter | None]) -> None:
+def render_check(report: BookCheck, console: Console, chapter_of: Callable[[int], Chapter | None]) -> None:
     """Findings per chapter: a table (severity, rule, target, limit, actual, origin, first hits as file line and
     ¶paragraph@offset), then a context line per shown hit with its location ``chapters/0002.md:17``, then the
     summary. `chapter_of(number)` gives the chapter as checked, for the file lines and the context excerpts (None:
     offsets only).
 
     At most MAX_ROWS_PER_CHAPTER rows per chapter (errors come first) when several chapters have findings, and
-    MAX_ROWS_TOTAL rows in all; what is not listed is said, with where to see it (--chapter N, --json)."""
+    MAX_FINDING_ROWS rows in all; what is not listed is said, with where to see it (--chapter N, --json)."""
     with_findings = [ch for ch in report.chapters if ch.findings]
-    per_chapter = MAX_ROWS_TOTAL if len(with_findings) == 1 else MAX_ROWS_PER_CHAPTER
+    per_chapter = MAX_FINDING_ROWS if len(with_findings) == 1 else MAX_ROWS_PER_CHAPTER
     listed = 0
+    not_listed: list[str] = []  # one line per chapter past the total, printed at once (a print costs ~65 µs)
     for ch in with_findings:
         counts = f"{ch.chars} chars, {ch.errors} error(s), {ch.warnings} warning(s)"
-        room = min(per_chapter, MAX_ROWS_TOTAL - listed)
+        room = min(per_chapter, MAX_FINDING_ROWS - listed)
         if room <= 0:
-            console.print(
-                f"{ch.number:04d} {escape(ch.title)} — {counts}: not listed (over {MAX_ROWS_TOTAL} rows shown); "
+            not_listed.append(
+                f"{ch.number:04d} {escape(ch.title)} — {counts}: not listed (over {MAX_FINDING_ROWS} rows shown); "
                 f"see `muse check --chapter {ch.number}` or --json"
             )
             continue
@@ -88,20 +97,25 @@ def render_check(report: CheckReport, console: Console, chapter_of: Callable[[in
                 sev, f.rule, escape(f.target), limit, str(f.actual), escape(f.origin), _where_cell(f, chapter)
             )
         console.print(table)
-        hidden = ch.findings[len(rows) :]
+        hidden = len(ch.findings) - len(rows)
         if hidden:
-            more_errors = sum(f.severity == "error" for f in hidden)
-            where = "--json" if per_chapter == MAX_ROWS_TOTAL else f"`muse check --chapter {ch.number}` or --json"
+            more_errors = ch.errors - sum(f.severity == "error" for f in rows)
+            where = "--json" if per_chapter == MAX_FINDING_ROWS else f"`muse check --chapter {ch.number}` or --json"
             console.print(
-                f"  … {len(hidden)} more finding(s) in this chapter ({more_errors} error(s), "
-                f"{len(hidden) - more_errors} warning(s)) not listed: see {where}"
+                f"  … {hidden} more finding(s) in this chapter ({more_errors} error(s), "
+                f"{hidden - more_errors} warning(s)) not listed: see {where}"
             )
-        if chapter is None:
-            continue
-        for f in rows:
-            for para, start, end in f.hits[:MAX_HITS_SHOWN]:
-                where = f"{ch.path}:{chapter.file_line(start)} ¶{para}@{start}-{end}"
-                console.print(f"  {escape(f.target)} {escape(where)}: {_excerpt(chapter.body, start, end)}")
+        if chapter is not None:
+            context = [
+                f"  {escape(f.target)} {escape(f'{ch.path}:{chapter.file_line(start)} ¶{para}@{start}-{end}')}: "
+                + _excerpt(chapter.body, start, end)
+                for f in rows
+                for para, start, end in f.hits(MAX_HITS_SHOWN)
+            ]
+            if context:
+                console.print("\n".join(context))
+    if not_listed:
+        console.print("\n".join(not_listed))
     if report.gaps:
         spans = [
             chapter_label(report.chapter_unit, g.missing_from)
@@ -131,7 +145,7 @@ def render_check(report: CheckReport, console: Console, chapter_of: Callable[[in
     )
 
 
-def check_notes(report: CheckReport) -> list[str]:
+def check_notes(report: BookCheck | CheckReport) -> list[str]:
     """Notes for stderr: defaults-only books, unparsed lines, rule warnings, a skipped registry update."""
     notes = []
     if not report.chapters:
@@ -165,6 +179,147 @@ def check_notes(report: CheckReport) -> list[str]:
 def _not_listed(console: Console, hidden: int, what: str) -> None:
     if hidden > 0:
         console.print(f"  … {hidden} more {what} not listed: see --json")
+
+
+_CHAPTERS_SLOT = "\x00chapters\x00"  # stands for the chapters while the rest of the document is dumped
+
+
+def write_check_json(
+    check: BookCheck,
+    out: TextIO,
+    *,
+    pretty: bool = False,
+    extra: Mapping[str, BaseModel | None] | None = None,
+    outcome: Outcome | None = None,
+) -> None:
+    """`muse check --json`: the `CheckReport` document (same fields, order and values as its pydantic dump),
+    then the `extra` fields (``normalize`` with --normalize) and, with `outcome`, how the command ends
+    (``"exit": {"outcome", "code"}``, as every command's JSON says it). Streamed from the compact findings one
+    chapter at a time — no object per hit, and the output is never held whole in memory. Compact unless `pretty`
+    (then indented by 2).
+
+    A chapter's hits are formatted in one `%` operation over its offsets; what is per rule (target, origin,
+    …) is encoded once per rule, not once per finding."""
+    head = CheckReport(
+        passed=check.passed,
+        outcome=check.outcome,
+        reason=check.reason,
+        book=check.book,
+        rules=check.rules,
+        registry=check.registry,
+        chapters=[],
+        summary=check.summary,
+        gaps=check.gaps,
+        chapter_unit=check.chapter_unit,
+    )
+    doc = head.model_dump(mode="json")
+    doc["chapters"] = _CHAPTERS_SLOT
+    for name, value in (extra or {}).items():
+        doc[name] = None if value is None else value.model_dump(mode="json")
+    if outcome is not None:
+        doc["exit"] = {"outcome": outcome, "code": exit_code(outcome)}
+    indent = 2 if pretty else None
+    text = json.dumps(doc, ensure_ascii=False, indent=indent, separators=None if pretty else (",", ":"))
+    before, after = text.split(json.dumps(_CHAPTERS_SLOT))
+    out.write(before)
+    if not check.chapters:
+        out.write("[]")
+    elif pretty:
+        out.write("[")
+        for i, ch in enumerate(check.chapters):
+            body = json.dumps(_chapter_doc(ch), ensure_ascii=False, indent=2).replace("\n", "\n    ")
+            out.write(("," if i else "") + "\n    " + body)
+        out.write("\n  ]")
+    else:
+        rule_parts: dict[tuple[object, ...], tuple[str, str]] = {}
+        out.write("[")
+        for i, ch in enumerate(check.chapters):
+            out.write(("," if i else "") + _chapter_json(ch, rule_parts))
+        out.write("]")
+    out.write(after)
+    out.write("\n")
+    out.flush()
+
+
+def _chapter_doc(ch: ChapterCheck) -> dict[str, Any]:
+    return {
+        "number": ch.number,
+        "title": ch.title,
+        "path": ch.path,
+        "sha256": ch.sha256,
+        "chars": ch.chars,
+        "paragraphs": ch.paragraphs,
+        "length": ch.length.model_dump(mode="json"),
+        "findings": [
+            {
+                "rule": f.rule,
+                "target": f.target,
+                "limit": f.limit,
+                "actual": f.actual,
+                "severity": f.severity,
+                "origin": f.origin,
+                "hits": [list(h) for h in f.hits()],
+            }
+            for f in ch.findings
+        ],
+        "errors": ch.errors,
+        "warnings": ch.warnings,
+    }
+
+
+def _chapter_json(ch: ChapterCheck, rule_parts: dict[tuple[object, ...], tuple[str, str]]) -> str:
+    """One chapter as compact JSON; `rule_parts` caches each rule's encoded fields across chapters."""
+    dumps = json.dumps
+    parts = [
+        f'{{"number":{ch.number},"title":{dumps(ch.title, ensure_ascii=False)},'
+        f'"path":{dumps(ch.path, ensure_ascii=False)},"sha256":{dumps(ch.sha256)},"chars":{ch.chars},'
+        f'"paragraphs":{ch.paragraphs},"length":{ch.length.model_dump_json()},"findings":['
+    ]
+    for i, f in enumerate(ch.findings):
+        key = (f.rule, f.target, f.limit, f.severity, f.origin)
+        encoded = rule_parts.get(key)
+        if encoded is None:
+            limit = "null" if f.limit is None else str(f.limit)
+            encoded = rule_parts[key] = (
+                f'{{"rule":"{f.rule}","target":{dumps(f.target, ensure_ascii=False)},"limit":{limit},"actual":',
+                f',"severity":"{f.severity}","origin":{dumps(f.origin, ensure_ascii=False)},"hits":[',
+            )
+        parts.append(("," if i else "") + encoded[0] + str(f.actual) + encoded[1] + _hits_json(f) + "]}")
+    parts.append(f'],"errors":{ch.errors},"warnings":{ch.warnings}}}')
+    return "".join(parts)
+
+
+def _hits_json(f: Finding) -> str:
+    """``[p,s,e],[p,s,e],…`` for every hit of `f`, in one `%` over its offsets."""
+    n = f.hit_count
+    if not n:
+        return ""
+    a, width = f.first, len(f.target)
+    starts = f.all_starts[a : a + n].tolist()
+    flat: list[int] = [0] * (3 * n)
+    flat[0::3] = f.all_paragraphs[a : a + n].tolist()
+    flat[1::3] = starts
+    flat[2::3] = [s + width for s in starts]
+    return ("[%d,%d,%d]," * n)[:-1] % tuple(flat)
+
+
+def review_notes(book: Book, current_sha256: dict[int, str]) -> list[str]:
+    """One line per chapter whose latest review, still bound to the file on disk, ended `finalized_with_issues`.
+
+    Never creates a database and never fails the check: a book without one, or one that cannot be opened
+    (read-only directory), simply has no review to show."""
+    if not book.db_path.is_file():
+        return []
+    try:
+        reviews = latest_reviews(book.db, current_sha256)
+    except (MuseError, sqlite3.Error):
+        return []
+    return [
+        f"note: chapter {r.chapter} was finalized with {r.open_issues} open issue(s) by `muse review`"
+        f" (record {r.record_id}) — run `muse review {r.chapter}` to see them"
+        for _, r in sorted(reviews.items())
+        if r.current and r.status == "finalized_with_issues"
+    ]
 
 
 def render_lint(report: LintReport, console: Console) -> None:
@@ -240,7 +395,7 @@ def show_notes(report: ShowReport) -> list[str]:
     return [] if report.file == "present" else [f"note: rules.txt is {report.file}: only the built-in defaults apply"]
 
 
-def check_outcome(report: CheckReport) -> Outcome:
+def check_outcome(report: BookCheck | CheckReport) -> Outcome:
     """findings: an error finding (exit 1); not_evaluated: nothing was checked, or not every rule was enforced
     (exit 4 — a skip is not a pass); else ok."""
     if report.outcome == "failed":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 from rich.console import Console
@@ -18,25 +19,29 @@ from rich.table import Table
 from ..errors import Outcome
 from ..memory import (
     ActiveForeshadow,
-    ActiveList,
     CardProblem,
-    CardState,
     ChapterHit,
     ChapterMentions,
-    ExtractionPlan,
-    FactCard,
-    FactCardResult,
-    FactValidation,
     MemoryProblem,
-    MentionReport,
     RelationAt,
     SearchHit,
-    SearchResult,
-    Source,
-    SyncResult,
     ValueAt,
 )
 from ._locations import ChapterLines
+
+if TYPE_CHECKING:  # only in signatures: importing them would load the extraction and sync services
+    from ..memory import (
+        ActiveList,
+        CardState,
+        ExtractionPlan,
+        FactCard,
+        FactCardResult,
+        FactValidation,
+        MentionReport,
+        SearchResult,
+        Source,
+        SyncResult,
+    )
 
 
 class CardShowDoc(BaseModel):

@@ -6,12 +6,16 @@ that nothing was written.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from ..errors import Outcome
-from ..roles.normalizer import NormalizeReport
+
+if TYPE_CHECKING:  # in signatures only: `muse check` renders proposals without loading the normalizer's role
+    from ..roles.normalizer import NormalizeReport
 
 
 def normalize_outcome(report: NormalizeReport) -> Outcome:

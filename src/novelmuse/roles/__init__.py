@@ -7,9 +7,16 @@ here — and reports its `TaskRef` (role, task, version, prompt and schema sha25
 files are pinned in ``roles/prompts.yaml`` (PROMPT_HASH_MISMATCH when edited without a version bump).
 """
 
-from ._quotes import QUOTE_MIN_CHARS, chapter_quote, normalized
-from ._task import RoleTask, correction
-from ._tasks import all_tasks, current_ref
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # the public API; each name is imported from its module on first use (see novelmuse._lazy)
+    from ._quotes import QUOTE_MIN_CHARS, chapter_quote, normalized
+    from ._task import RoleTask, correction
+    from ._tasks import all_tasks, current_ref
+
+__getattr__ = lazy_getattr(__name__, __file__)
 
 __all__ = [
     "QUOTE_MIN_CHARS",

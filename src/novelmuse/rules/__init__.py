@@ -14,66 +14,77 @@ The quality gate's hard blocks (seed 000: source_safety, output_compliance, stat
 ``hard_blocks(text, rules, prior_texts=…, outline=…)`` → `HardBlockReport`.
 """
 
-from ._check import (
-    CompiledRules,
-    Finding,
-    LoadedRules,
-    check_book,
-    load_book_rules,
-    numbering_gaps,
-    report_findings,
-    rules_file_state,
-    update_registry,
-)
-from ._defaults import DefaultRules, load_defaults, parse_defaults
-from ._effective import (
-    EffectiveRule,
-    EffectiveRuleSet,
-    LengthLimits,
-    RuleOrigin,
-    build_effective,
-    ensure_usable,
-    preferences_block,
-)
-from ._hardblocks import (
-    COPY_RUN_CHARS,
-    HARD_BLOCK_NAMES,
-    SENTENCE_ENDS,
-    BlockFinding,
-    BlockResult,
-    BlockState,
-    HardBlockName,
-    HardBlockReport,
-    MetaText,
-    copied_runs,
-    hard_blocks,
-    load_meta_text,
-    output_compliance,
-    source_safety,
-    static_contract,
-)
-from ._length import LENGTH_SEVERITY, check_length, length_text
-from ._lint import lint_rules, show_rules
-from ._match import PhraseMatcher, ScanResult
-from ._model import FatigueRule, ForbiddenRule, Preference, RuleProblem, RuleSet, UnparsedLine
-from ._parse import decode_rules, parse_rules, read_rules_file
-from ._report import (
-    CHECK_SCHEMA_VERSION,
-    RULES_SCHEMA_VERSION,
-    ChapterOut,
-    CheckReport,
-    FindingOut,
-    GapOut,
-    Hit,
-    LengthOut,
-    LintCounts,
-    LintReport,
-    RegistryOut,
-    RulesFileState,
-    RulesInfo,
-    ShowReport,
-    SummaryOut,
-)
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # the public API; each name is imported from its module on first use (see novelmuse._lazy)
+    from ._check import (
+        BookCheck,
+        ChapterCheck,
+        CompiledRules,
+        Finding,
+        LoadedRules,
+        chapter_findings,
+        check_book,
+        check_chapters,
+        load_book_rules,
+        numbering_gaps,
+        report_findings,
+        rules_file_state,
+        update_registry,
+    )
+    from ._defaults import DefaultRules, load_defaults, parse_defaults
+    from ._effective import (
+        EffectiveRule,
+        EffectiveRuleSet,
+        LengthLimits,
+        RuleOrigin,
+        build_effective,
+        ensure_usable,
+        preferences_block,
+    )
+    from ._hardblocks import (
+        COPY_RUN_CHARS,
+        HARD_BLOCK_NAMES,
+        SENTENCE_ENDS,
+        BlockFinding,
+        BlockResult,
+        BlockState,
+        HardBlockName,
+        HardBlockReport,
+        MetaText,
+        copied_runs,
+        hard_blocks,
+        load_meta_text,
+        output_compliance,
+        source_safety,
+        static_contract,
+    )
+    from ._length import LENGTH_SEVERITY, check_length, length_text
+    from ._lint import lint_rules, show_rules
+    from ._match import PhraseMatcher, ScanResult
+    from ._model import FatigueRule, ForbiddenRule, Preference, RuleProblem, RuleSet, UnparsedLine
+    from ._parse import decode_rules, parse_rules, read_rules_file
+    from ._report import (
+        CHECK_SCHEMA_VERSION,
+        RULES_SCHEMA_VERSION,
+        ChapterOut,
+        CheckReport,
+        FindingOut,
+        GapOut,
+        Hit,
+        LengthOut,
+        LintCounts,
+        LintReport,
+        RegistryOut,
+        RulesFileState,
+        RulesInfo,
+        ShowReport,
+        SummaryOut,
+    )
+
+__getattr__ = lazy_getattr(__name__, __file__)
 
 __all__ = [
     "CHECK_SCHEMA_VERSION",
@@ -85,6 +96,8 @@ __all__ = [
     "BlockFinding",
     "BlockResult",
     "BlockState",
+    "BookCheck",
+    "ChapterCheck",
     "ChapterOut",
     "CheckReport",
     "CompiledRules",
@@ -118,7 +131,9 @@ __all__ = [
     "SummaryOut",
     "UnparsedLine",
     "build_effective",
+    "chapter_findings",
     "check_book",
+    "check_chapters",
     "check_length",
     "copied_runs",
     "decode_rules",

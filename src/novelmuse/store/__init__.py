@@ -7,13 +7,16 @@ Migrations live in ``store/migrations/NNNN_name.sql``; each capability owns its 
 from ._chapters import ChapterRecord, register_chapters, registered_chapters
 from ._db import StoreWriteError, connect, transaction, utc_now
 from ._ids import new_id
+from ._reviews import ReviewStatus, latest_reviews
 from ._texts import get_texts, put_texts
 
 __all__ = [
     "ChapterRecord",
+    "ReviewStatus",
     "StoreWriteError",
     "connect",
     "get_texts",
+    "latest_reviews",
     "new_id",
     "put_texts",
     "register_chapters",

@@ -11,7 +11,7 @@ from ._headings import Heading, HeadingLine, HeadingUnit, chapter_label, find_he
 from ._lines import LineIndex
 from ._normalize import NormalizedText, normalize_for_match, normalize_quote
 from ._numerals import CHINESE_NUMERAL_CHARS, parse_chinese_numeral, parse_number
-from ._paragraphs import Paragraph, paragraph_at, split_paragraphs
+from ._paragraphs import Paragraph, count_paragraphs, paragraph_at, split_paragraphs
 from ._quote import QUOTE_ERROR_CODES, QuoteMatch, locate_quote
 from ._split import AmbiguousHeading, ChapterPart, SplitText, rejoin, split_chapters
 
@@ -33,6 +33,7 @@ __all__ = [
     "canonical_json",
     "chapter_label",
     "count_chars",
+    "count_paragraphs",
     "decode_text",
     "find_headings",
     "heading_unit",

@@ -35,6 +35,12 @@ def split_paragraphs(text: str) -> list[Paragraph]:
     return out
 
 
+def count_paragraphs(text: str) -> int:
+    """``len(split_paragraphs(text))`` without building the paragraphs (a check counts them in every chapter)."""
+    lines = text.split("\n")
+    return len(lines) - list(map(str.strip, lines)).count("")
+
+
 def paragraph_at(paragraphs: list[Paragraph], offset: int) -> int:
     """Index of the paragraph containing character `offset` (binary search), or -1 if none does."""
     lo, hi = 0, len(paragraphs)

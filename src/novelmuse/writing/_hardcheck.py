@@ -208,7 +208,7 @@ class HardCheck:
     def _phrases(self, text: str) -> list[DetectorItem]:
         items = []
         for f in self.rules.check_texts([text])[0]:
-            start = int(f.starts[0])
+            _para, start, _end = f.hits(1)[0]  # the first occurrence
             quote, lo, hi = _snippet(text, start, start + len(f.target))
             forbidden = f.rule == "forbidden"
             detail = (

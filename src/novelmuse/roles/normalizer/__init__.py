@@ -4,12 +4,10 @@ task `NORMALIZE`, and the `muse rules normalize` step that uses it."""
 from ._contract import MAX_LIMIT, normalizer_contract, render_rule, round_trips
 from ._normalize import (
     NOT_A_RULE_MARK,
-    CheckNormalizeDoc,
     LineOut,
     NormalizeReport,
     RuleOut,
     apply_proposals,
-    check_and_propose,
     normalize_rules,
     run_normalize,
 )
@@ -21,7 +19,6 @@ __all__ = [
     "NORMALIZE",
     "NOT_A_RULE_MARK",
     "RULE_KINDS",
-    "CheckNormalizeDoc",
     "LineOut",
     "LineProposal",
     "NormalizeReport",
@@ -30,7 +27,6 @@ __all__ = [
     "ProposedRule",
     "RuleOut",
     "apply_proposals",
-    "check_and_propose",
     "normalize_rules",
     "normalizer_contract",
     "render_rule",

@@ -30,7 +30,7 @@ from ...book import Book, atomic_write_bytes, read_user_file
 from ...errors import InputError
 from ...limits import MAX_RULES_BYTES
 from ...llm import ModelSession, StructuredResult
-from ...rules import CheckReport, RuleSet, UnparsedLine, check_book, decode_rules, parse_rules
+from ...rules import RuleSet, UnparsedLine, decode_rules, parse_rules
 from ...text import sha256_hex
 from ._contract import render_rule
 from ._tasks import NORMALIZE, NormalizeRequest
@@ -239,21 +239,3 @@ async def run_normalize(book: Book, session: ModelSession, *, write: bool) -> No
     return report.model_copy(
         update={"written": True, "written_rules": len(inserted), "new_rules_sha256": sha256_hex(out.encode("utf-8"))}
     )
-
-
-class CheckNormalizeDoc(CheckReport):
-    """`muse check --normalize --json`: the check, and the rules the normalizer proposes for its unenforced lines
-    (None when every line parsed). Shown only: the check stays `incomplete` until `muse rules normalize --write`."""
-
-    normalize: NormalizeReport | None = None
-
-
-async def check_and_propose(
-    book: Book, session: ModelSession, *, chapter: int | None = None, span: tuple[int, int] | None = None
-) -> CheckNormalizeDoc:
-    """`muse check --normalize`: the deterministic check, then — when rules.txt has lines that parse as no rule —
-    the normalizer's proposals for them in the same step (seed 004: 先行解析，模糊行交给 LLM 归一化). Nothing is
-    written; the proposals are kept for `muse rules normalize --write` exactly as for `muse rules normalize`."""
-    report = check_book(book, chapter=chapter, span=span)
-    proposals = await run_normalize(book, session, write=False) if report.rules.unparsed else None
-    return CheckNormalizeDoc(**dict(report), normalize=proposals)
