@@ -168,7 +168,7 @@ MAY_RECORD_INPUT_ERRORS = {
     "replay/_receipt.py": "gate verification names every problem by seq",
     "replay/_verify.py": "gate verification names every problem by seq",
     "book/_project.py": "the heading unit is sampled; reading the chapter for real reports the problem",
-    "editorial/_records.py": "muse check's notes about reviews never fail the check",
+    "reports/_check.py": "muse check's notes about reviews never fail the check",
     "rules/_check.py": "muse check on a read-only book checks and says the registry update was skipped",
     "llm/_models_check.py": "models check lists a broken script among its configuration errors (exit 2 too)",
     "reports/_locations.py": "a location falls back to the offsets when the chapter cannot be read",
