@@ -46,8 +46,7 @@ from novelmuse.text import locate_quote, split_chapters
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from corpus import CACHE as CORPUS  # noqa: E402  (vendored, decompressed into corpus/.cache)
-
-from _calls import task_call  # noqa: E402  (benchmarks/, the script's own folder)
+from tests.llm.calls import task_call  # noqa: E402  (the model layer's own test calls)
 
 
 def chapters(n: int) -> list[str]:

@@ -35,7 +35,9 @@ from novelmuse.book import Book, find_book
 from novelmuse.llm import Message, ModelSession, Provider, ProviderRequest, ProviderResponse, Violation
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _calls import task_call
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.llm.calls import task_call  # the model layer's own test calls: one definition for tests and benchmarks
+
 from _loopback import BenchServer
 
 TEXT = "话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，楚、汉分争，又并入于汉。" * 20
