@@ -56,9 +56,9 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         BOOK_FILE,
         book_root_of,
         check_write_target,
+        listed_files,
         parsing_user_file,
         read_user_file,
-        require_listed_file,
     )
     from ._yamlfile import LineDict, LineList, line_of, load_yaml_lines, validate_located
 
@@ -119,6 +119,7 @@ __all__ = [
     "import_novel",
     "init_book",
     "line_of",
+    "listed_files",
     "load_config",
     "load_outline",
     "load_outlines",
@@ -133,7 +134,6 @@ __all__ = [
     "parsing_user_file",
     "read_chapter_file",
     "read_user_file",
-    "require_listed_file",
     "result_id",
     "rules_txt_text",
     "user_config_path",

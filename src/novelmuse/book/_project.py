@@ -14,7 +14,7 @@ from ..store import ChapterRecord, connect, registered_chapters, utc_now
 from ..text import HeadingUnit, LineIndex, chapter_label, count_chars, heading_unit, sha256_hex, split_paragraphs
 from ._config import BookConfig, load_config
 from ._files import sweep_temp_files
-from ._userfile import BOOK_FILE, check_book_dirs, read_user_file, require_listed_file
+from ._userfile import BOOK_FILE, check_book_dirs, listed_files, read_user_file
 
 _CHAPTER_NAME = re.compile(r"^(\d{1,6})\.md$")
 #: Chapter files whose heading lines decide the book's heading unit (a book does not switch units midway).
@@ -82,26 +82,25 @@ def numbered_files(folder: Path, pattern: re.Pattern[str], *, code: str, what: s
     if not folder.is_dir():
         return {}
     out: dict[int, Path] = {}
-    for p in sorted(folder.iterdir()):
+    for p in listed_files(folder, lambda name: pattern.match(name) is not None, code.rsplit("_", 1)[0]):
         m = pattern.match(p.name)
-        if m and not p.is_dir():
-            require_listed_file(p, code.rsplit("_", 1)[0])
-            n = int(m.group(1))
-            if n > MAX_CHAPTER_NUMBER:
-                raise InputError(
-                    "CHAPTER_NUMBER_TOO_LARGE",
-                    f"{p.name} is numbered beyond the cap of {MAX_CHAPTER_NUMBER:,} for chapter numbers",
-                    str(p),
-                    "rename or remove it",
-                )
-            if n in out:
-                raise InputError(
-                    code,
-                    f"two {what} for chapter {n}: {out[n].name} and {p.name}",
-                    str(folder),
-                    "remove or renumber one of them",
-                )
-            out[n] = p
+        assert m is not None
+        n = int(m.group(1))
+        if n > MAX_CHAPTER_NUMBER:
+            raise InputError(
+                "CHAPTER_NUMBER_TOO_LARGE",
+                f"{p.name} is numbered beyond the cap of {MAX_CHAPTER_NUMBER:,} for chapter numbers",
+                str(p),
+                "rename or remove it",
+            )
+        if n in out:
+            raise InputError(
+                code,
+                f"two {what} for chapter {n}: {out[n].name} and {p.name}",
+                str(folder),
+                "remove or renumber one of them",
+            )
+        out[n] = p
     return dict(sorted(out.items()))
 
 

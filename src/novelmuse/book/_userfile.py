@@ -27,7 +27,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal, overload
 
@@ -241,11 +241,31 @@ def parsing_user_file(code: str, where: str, what: str) -> Iterator[None]:
         raise InputError(code, f"the {what} cannot be read ({first})", where, "fix the file") from exc
 
 
-def require_listed_file(path: Path, kind: str, *, book_root: Path | None = None) -> None:
-    """For a file found by listing a book's directory (chapters, outlines, cards), without opening it (a FIFO
-    would block): refuse anything but a regular file — a FIFO, socket, device or broken link — as
-    ``<kind>_READ``, and, given `book_root`, a link that leads outside the book (BOOK_LINK_OUTSIDE) — for listings
-    whose files may be served from a cache without being read again."""
+def listed_files(
+    folder: Path, wanted: Callable[[str], bool], kind: str, *, book_root: Path | None = None
+) -> list[Path]:
+    """The files of `folder` whose names `wanted` accepts, sorted by name, for a listing of a book's directory
+    (chapters, outlines, cards); directories, and links to them, are ignored. Nothing is opened (a FIFO would
+    block): anything but a regular file — a FIFO, socket, device or broken link — is refused as ``<kind>_READ``,
+    and, given `book_root`, a link that leads outside the book (BOOK_LINK_OUTSIDE) — for listings whose files
+    may be served from a cache without being read again. One directory read: a regular file's type comes with
+    its directory entry, so only links and special files cost a stat."""
+    with os.scandir(folder) as listing:
+        entries = sorted((e for e in listing if wanted(e.name)), key=lambda e: e.name)
+    out: list[Path] = []
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            continue
+        path = folder / entry.name
+        if not entry.is_file(follow_symlinks=False):
+            if path.is_dir():
+                continue
+            _require_regular(path, kind, book_root)
+        out.append(path)
+    return out
+
+
+def _require_regular(path: Path, kind: str, book_root: Path | None) -> None:
     if book_root is not None and path.is_symlink() and not _inside(real := os.path.realpath(path), book_root):
         raise link_outside_error(path, real, book_root, action="read")
     try:

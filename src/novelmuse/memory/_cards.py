@@ -31,6 +31,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 import sqlite3
 import unicodedata
 from dataclasses import dataclass, field
@@ -52,10 +53,10 @@ from ..book import (
     LineDict,
     LineList,
     line_of,
+    listed_files,
     load_yaml_lines,
     read_chapter_file,
     read_user_file,
-    require_listed_file,
 )
 from ..errors import InputError, MuseError
 from ..store import StoreWriteError, transaction
@@ -453,10 +454,11 @@ def card_paths(book: Book) -> list[Path]:
     book (BOOK_LINK_OUTSIDE) — before the parse cache could serve it."""
     if not book.cards_dir.is_dir():
         return []
-    paths = sorted(p for p in book.cards_dir.iterdir() if p.suffix in (".yaml", ".yml") and not p.is_dir())
-    for p in paths:
-        require_listed_file(p, "CARD", book_root=book.root)
-    return paths
+    return listed_files(book.cards_dir, _is_card_name, "CARD", book_root=book.root)
+
+
+def _is_card_name(name: str) -> bool:
+    return os.path.splitext(name)[1] in (".yaml", ".yml")  # Path.suffix's rule: ".yaml" alone is no card
 
 
 def lint_cards(book: Book, *, check_sources: bool = True) -> tuple[CardSet, list[CardProblem]]:
