@@ -244,7 +244,8 @@ def test_an_admitted_run_corrects_lint_errors_and_writes_an_unconfirmed_draft(cl
         assert code in correction, code
     path = book.root / "outlines" / "0012.yaml"
     text = path.read_text(encoding="utf-8")
-    assert text.startswith("# 第 12 章细纲草稿") and "尚未确认" in text and "Gate B 回执 seq 4" in text
+    assert text.startswith("# 第12回细纲草稿") and "尚未确认" in text and "Gate B 回执 seq 4" in text
+    assert "# 记忆：截至第11回；" in text  # named the book's way (its chapters are 第N回)
     assert "# 依据：无（本稿补出，请核对）" in text and "# 依据：P3、上章、F-xuzhou" in text
     assert "大纲未交代荀彧之谏" in text
     show = json.loads(cli("outline", "show", "12", "--json", "--book", book.root).stdout)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,9 @@ def test_review_ends_with_the_gate_judged_against_the_chapter_evidence(
         "static_contract": "not_applicable",
     }
     assert row["lesson_id"] and row["evidence_sha256"] == gate["evidence"]["sha256"]
+    with sqlite3.connect(root / ".muse" / "muse.db") as conn:
+        (lesson,) = conn.execute("SELECT lesson FROM judge_lessons WHERE id = ?", (row["lesson_id"],)).fetchone()
+    assert " 第3回 passed" in lesson  # the chapter named the book's way
     status = json.loads(muse("status", "--book", root, "--json").stdout)
     assert status["gates"].startswith("quality gate: 1 decision(s) — 1 passed")
     # a rerun with the same inputs finds the decision: nothing is judged again

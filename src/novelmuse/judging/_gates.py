@@ -47,9 +47,10 @@ class GateRow(JudgeDoc):
     created_at: str
 
 
-def gate_lesson(decision: GateDecision, rubric: Rubric, chapter: int | None) -> str:
-    """The gate's terminal lesson: the rubric, the chapter, the outcome and its reasons (an effect signal)."""
-    where = f"第{chapter}章 " if chapter is not None else ""
+def gate_lesson(decision: GateDecision, rubric: Rubric, label: str | None) -> str:
+    """The gate's terminal lesson: the rubric, the chapter (`label`, named the book's way: 第N回), the outcome and
+    its reasons (an effect signal)."""
+    where = f"{label} " if label else ""
     why = "；".join(decision.reasons) if decision.reasons else "关键维度均达标，硬阻断均未触发"
     return f"{GATE_LESSON_TITLE}[{rubric.id} v{rubric.version}] {where}{decision.outcome}：{why}"
 
@@ -81,12 +82,13 @@ def record_gate_decisions(
     overrides: Mapping[str, str],
     evidence: Mapping[str, Any] | None,
     chapter: int | None,
+    label: str | None,
     origin: str,
     record_key: str | None,
     persist_lessons: bool,
 ) -> list[str]:
-    """Store one row per decision (and, with `persist_lessons`, its gate lesson) in one transaction; returns the
-    rows' ids in the order of `decisions`."""
+    """Store one row per decision (and, with `persist_lessons`, its gate lesson, naming the chapter by `label`) in
+    one transaction; returns the rows' ids in the order of `decisions`."""
     sha = {c.candidate_id: c.sha256 for c in report.candidates}
     ids: list[str] = []
     with transaction(conn):
@@ -99,7 +101,7 @@ def record_gate_decisions(
             if persist_lessons:
                 lesson_id = _register_gate_lesson(
                     conn,
-                    gate_lesson(d, rubric, chapter),
+                    gate_lesson(d, rubric, label),
                     run_id=report.run_id,
                     panel_id=report.panel_id,
                     rubric=rubric,

@@ -324,6 +324,7 @@ def _adjudicate_and_record(
         overrides=request.hard_block_overrides,
         evidence=request.evidence,
         chapter=request.chapter,
+        label=None if request.chapter is None else book.chapter_label(request.chapter),
         origin=request.origin,
         record_key=request.record_key,
         persist_lessons=request.persist_lessons,

@@ -133,6 +133,7 @@ class PreparedDraft:
     cards: CardSet
     outlines: dict[int, FineOutline]
     shas: dict[int, str]
+    unit: str | None  # how the chapters before N name a chapter (章 / 回 / 节), for the draft file's header
 
 
 def _plan_lines(parts: list[PlanPart], plan: Plan) -> tuple[list[str], list[str], list[Material]]:
@@ -301,7 +302,7 @@ def prepare_draft(book: Book, chapter: int) -> PreparedDraft:
         chars=chars,
         budget=cfg.context_chars,
     )
-    return PreparedDraft(chapter, request, inputs, cards, outlines, shas)
+    return PreparedDraft(chapter, request, inputs, cards, outlines, shas, unit)
 
 
 def _messages_sha256(prepared: PreparedDraft) -> tuple[str, list[dict[str, str]]]:
@@ -403,10 +404,10 @@ def _header(chapter: int, prepared: PreparedDraft, admission: Admission, run_id:
     inputs = prepared.inputs
     files = sorted({(m.where.split(":")[0], m.sha256[:12]) for m in inputs.materials if m.kind != "previous"})
     head = [
-        f"第 {chapter} 章细纲草稿 — 细纲智能体（muse outline draft {chapter}）生成，尚未确认。",
+        f"{chapter_label(prepared.unit, chapter)}细纲草稿 — 细纲智能体（muse outline draft {chapter}）生成，尚未确认。",
         f"请审阅、修改，然后运行 `muse outline confirm {chapter}`；确认前写手不会使用它。",
         "依据：" + ("，".join(f"{f}（sha256 {s}…）" for f, s in files) or "无"),
-        f"记忆：截至第 {inputs.as_of} 章；运行 {run_id}",
+        f"记忆：截至{chapter_label(prepared.unit, inputs.as_of)}；运行 {run_id}",
         "准入："
         + "，".join(f"Gate {g} 回执 seq {s}" for g, s in sorted(admission.receipts.items()))
         + f"（写手配置 {admission.writer_config_sha256[:12]}…）",
