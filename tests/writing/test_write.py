@@ -3,6 +3,8 @@ gate, bounded repair, held_for_author, fail-closed reports, skips, --apply, --dr
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
 import threading
 import time
@@ -12,9 +14,11 @@ from typing import Any
 import pytest
 
 from novelmuse.errors import exit_code
+from novelmuse.processes import pid_alive
 from novelmuse.text import sha256_hex
 
 from ..editorial.helpers import editor_output
+from ..reliability.harness import muse_killed
 from .write_helpers import (
     IDS_11,
     as_json,
@@ -279,3 +283,20 @@ def test_review_hands_the_applied_chapter_to_the_editorial_loop(tmp_path: Path, 
     assert reviewed["chapter"] == 11 and reviewed["status"] == "finalized"
     assert reviewed["chapter_sha256"] == sha256_hex((book.chapters_dir / "0011.md").read_bytes())
     assert doc["review"]["run_id"] == doc["run_id"]  # one session, one run, one budget
+
+
+def test_a_killed_write_is_closed_as_interrupted_by_the_next(tmp_path: Path, muse: Any) -> None:
+    """kill -9 of `muse write` while its writer's request is on the way (a real subprocess): `write show` then
+    says interrupted, not running, and the next write closes the row (issue 18 item 1)."""
+    script = {"writer": [draft(requests=[]), draft(requests=[])], "detector": [detector()], "extractor": [facts()]}
+    book = sample_book(tmp_path / "b", script)
+    killed = muse_killed(["write", "11", "--arm", "C", "--book", str(book.root)], 0, "send")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    ((status, ended, pid),) = book.db.execute("SELECT status, ended_at, pid FROM write_runs").fetchall()
+    assert (status, ended) == ("running", None) and not pid_alive(pid)  # what the killed process left
+    (shown,) = as_json(muse("write", "show", "11", "--json", "--book", book.root).stdout)["runs"]
+    assert shown["status"] == "interrupted"
+    r = muse("write", "11", "--arm", "C", "--json", "--book", book.root)
+    assert r.exit_code == 0, r.stderr
+    rows = book.db.execute("SELECT status, ended_at IS NOT NULL, pid FROM write_runs ORDER BY id").fetchall()
+    assert [tuple(row) for row in rows] == [("interrupted", 1, pid), ("passed", 1, os.getpid())]

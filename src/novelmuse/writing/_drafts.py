@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Literal
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..book import Book, atomic_write_bytes, read_chapter_file
 from ..errors import InputError
+from ..processes import process_alive, process_started
 from ..roles.writer import DeclaredFact, EvidenceRequest
 from ..store import new_id, transaction, utc_now
 from ..text import canonical_json, parse_heading, sha256_hex
@@ -67,16 +69,21 @@ def chapter_file_sha256(book: Book, chapter: int) -> str | None:
     return None if path is None else read_chapter_file(chapter, path).sha256
 
 
+_OWN_START = process_started(os.getpid())
+
+
 def begin_write(book: Book, build: ContextBuild, *, status: str = "running") -> tuple[str, str | None]:
-    """Record the start of a write run (its first manifest, its chapter file's state now); (its id, the chapter
-    file's sha256 now — None when there is none)."""
+    """Record the start of a write run (its first manifest, its chapter file's state now, the process running
+    it); (its id, the chapter file's sha256 now — None when there is none). Write runs left `running` by a
+    process that is gone (a killed `muse write`) are closed as `interrupted` first."""
     store_manifest(book, build)
     write_id = new_id("W")
     began = chapter_file_sha256(book, build.chapter)
+    close_dead_writes(book.db)
     with transaction(book.db) as conn:
         conn.execute(
             "INSERT INTO write_runs (id, chapter, arm, outline_sha256, manifest_sha256, chapter_file_sha256, status,"
-            " started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            " started_at, pid, pid_started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 write_id,
                 build.chapter,
@@ -86,9 +93,31 @@ def begin_write(book: Book, build: ContextBuild, *, status: str = "running") -> 
                 began,
                 status,
                 utc_now(),
+                os.getpid(),
+                _OWN_START,
             ),
         )
     return write_id, began
+
+
+def write_process_alive(row: sqlite3.Row) -> bool:
+    """Whether the process that runs write run `row` (a `write_runs` row) is still running it."""
+    return row["pid"] is not None and process_alive(int(row["pid"]), row["pid_started"])
+
+
+def close_dead_writes(conn: sqlite3.Connection) -> list[str]:
+    """Mark every write run still `running` whose process is gone as `interrupted` (its drafts and reports stay);
+    returns their ids."""
+    rows = conn.execute("SELECT id, pid, pid_started FROM write_runs WHERE status = 'running'").fetchall()
+    dead = [row["id"] for row in rows if not write_process_alive(row)]
+    if dead:
+        now = utc_now()
+        with transaction(conn):
+            conn.executemany(
+                "UPDATE write_runs SET status = 'interrupted', ended_at = ? WHERE id = ? AND status = 'running'",
+                [(now, write_id) for write_id in dead],
+            )
+    return dead
 
 
 def end_write(book: Book, doc: WriteDoc) -> None:

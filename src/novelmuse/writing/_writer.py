@@ -17,7 +17,7 @@ from ..book import Book
 from ..editorial import StepOutcome
 from ..text import count_chars
 from ._build import ContextBuild, build_context
-from ._drafts import DraftDoc, begin_write, end_write
+from ._drafts import DraftDoc, begin_write, end_write, write_process_alive
 from ._evidence import evidence_budget, evidence_used
 from ._gate import DetectorGate
 from ._manifest import Arm, ArmChoiceRef
@@ -127,7 +127,7 @@ def write_history(book: Book, chapter: int) -> WriteShowDoc:
                 write_id=row["id"],
                 run_id=row["run_id"],
                 arm=row["arm"],
-                status=row["status"] if row["ended_at"] else "interrupted",
+                status=row["status"] if row["ended_at"] or write_process_alive(row) else "interrupted",
                 reason=row["reason"],
                 error_code=row["error_code"],
                 manifest_sha256=row["manifest_sha256"],
