@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..book import Book, parse_chapter_file, read_chapter_file
 from ..editorial import NO_MODEL, ChapterReview, PreflightOut, ReviewRun, review_chapters
-from ..errors import InputError, MuseError
+from ..errors import FailedClosed, InputError
 from ..judging import (
     Candidate,
     GateDecision,
@@ -201,7 +201,7 @@ async def gate_chapter(
     )
     try:
         judged = await judge_item(book, session, request)
-    except MuseError as exc:  # a leak, the store or the vault refused: the gate failed closed
+    except FailedClosed as exc:  # a leak refused or the vault failed: the gate failed closed (bad input: exit 2)
         return base.model_copy(update={"code": exc.code})
     decision = judged.gate[0] if judged.gate else None
     if decision is None or decision.outcome == "error":
