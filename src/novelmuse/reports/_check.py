@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TextIO
 
 from pydantic import BaseModel
@@ -231,10 +231,9 @@ def write_check_json(
             out.write(("," if i else "") + "\n    " + body)
         out.write("\n  ]")
     else:
-        rule_parts: dict[tuple[object, ...], tuple[str, str]] = {}
         out.write("[")
-        for i, ch in enumerate(check.chapters):
-            out.write(("," if i else "") + _chapter_json(ch, rule_parts))
+        for i, chapter in enumerate(_chapters_json(check.chapters)):
+            out.write(("," if i else "") + chapter)
         out.write("]")
     out.write(after)
     out.write("\n")
@@ -267,40 +266,39 @@ def _chapter_doc(ch: ChapterCheck) -> dict[str, Any]:
     }
 
 
-def _chapter_json(ch: ChapterCheck, rule_parts: dict[tuple[object, ...], tuple[str, str]]) -> str:
-    """One chapter as compact JSON; `rule_parts` caches each rule's encoded fields across chapters."""
+def _chapters_json(chapters: list[ChapterCheck]) -> Iterator[str]:
+    """Each chapter as compact JSON, formatted by one `%` over all its hits (`ChapterCheck.flat_hits`); what is
+    per rule (target, origin, …) is encoded once per rule, as `%` template text."""
     dumps = json.dumps
-    parts = [
-        f'{{"number":{ch.number},"title":{dumps(ch.title, ensure_ascii=False)},'
-        f'"path":{dumps(ch.path, ensure_ascii=False)},"sha256":{dumps(ch.sha256)},"chars":{ch.chars},'
-        f'"paragraphs":{ch.paragraphs},"length":{ch.length.model_dump_json()},"findings":['
-    ]
-    for i, f in enumerate(ch.findings):
-        key = (f.rule, f.target, f.limit, f.severity, f.origin)
-        encoded = rule_parts.get(key)
-        if encoded is None:
-            limit = "null" if f.limit is None else str(f.limit)
-            encoded = rule_parts[key] = (
-                f'{{"rule":"{f.rule}","target":{dumps(f.target, ensure_ascii=False)},"limit":{limit},"actual":',
-                f',"severity":"{f.severity}","origin":{dumps(f.origin, ensure_ascii=False)},"hits":[',
-            )
-        parts.append(("," if i else "") + encoded[0] + str(f.actual) + encoded[1] + _hits_json(f) + "]}")
-    parts.append(f'],"errors":{ch.errors},"warnings":{ch.warnings}}}')
-    return "".join(parts)
-
-
-def _hits_json(f: Finding) -> str:
-    """``[p,s,e],[p,s,e],…`` for every hit of `f`, in one `%` over its offsets."""
-    n = f.hit_count
-    if not n:
-        return ""
-    a, width = f.first, len(f.target)
-    starts = f.all_starts[a : a + n].tolist()
-    flat: list[int] = [0] * (3 * n)
-    flat[0::3] = f.all_paragraphs[a : a + n].tolist()
-    flat[1::3] = starts
-    flat[2::3] = [s + width for s in starts]
-    return ("[%d,%d,%d]," * n)[:-1] % tuple(flat)
+    rule_parts: dict[tuple[object, ...], tuple[str, str]] = {}
+    hit_formats: dict[int, str] = {}
+    for ch in chapters:
+        head = (
+            f'{{"number":{ch.number},"title":{dumps(ch.title, ensure_ascii=False)},'
+            f'"path":{dumps(ch.path, ensure_ascii=False)},"sha256":{dumps(ch.sha256)},"chars":{ch.chars},'
+            f'"paragraphs":{ch.paragraphs},"length":{ch.length.model_dump_json()},"findings":['
+        )
+        template = [head.replace("%", "%%")]
+        add = template.extend
+        sep = ""
+        for f in ch.findings:
+            key = (f.rule, f.target, f.limit, f.severity, f.origin)
+            encoded = rule_parts.get(key)
+            if encoded is None:
+                limit = "null" if f.limit is None else str(f.limit)
+                target, origin = dumps(f.target, ensure_ascii=False), dumps(f.origin, ensure_ascii=False)
+                encoded = rule_parts[key] = (
+                    f'{{"rule":"{f.rule}","target":{target},"limit":{limit},"actual":'.replace("%", "%%"),
+                    f',"severity":"{f.severity}","origin":{origin},"hits":['.replace("%", "%%"),
+                )
+            n = f.hit_count
+            hits = hit_formats.get(n)
+            if hits is None:
+                hits = hit_formats[n] = ",".join(["[%d,%d,%d]"] * n)
+            add((sep, encoded[0], str(f.actual), encoded[1], hits, "]}"))
+            sep = ","
+        template.append(f'],"errors":{ch.errors},"warnings":{ch.warnings}}}')
+        yield "".join(template) % tuple(ch.flat_hits())
 
 
 def review_notes(book: Book, current_sha256: dict[int, str]) -> list[str]:
