@@ -168,3 +168,55 @@ def test_a_fifo_or_broken_link_listed_as_a_card_is_refused_unopened(muse, book: 
     (book / "cards" / "gone.yaml").symlink_to(book / "cards" / "nothing-here.yaml")
     r = muse("cards", "lint", "--book", book, "--json")
     assert r.exit_code == 2 and json.loads(r.stdout)["error"]["code"] == "CARD_READ"
+
+
+def test_reading_many_files_refuses_and_follows_exactly_as_reading_one(
+    book: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`read_user_files` (one directory descriptor, `openat` without following links; `muse check` reads every
+    chapter so) gives each file's bytes, and each refusal, exactly as `read_user_file` does: a link inside the
+    book is followed, a link leaving it, a FIFO and a missing file are the same errors; and a directory swapped
+    for a link leaving the book after it was opened cannot redirect the read."""
+    from novelmuse.book import read_user_file, read_user_files
+
+    chapters = book / "chapters"
+    (chapters / "0004.md").symlink_to(chapters / "0001.md")  # inside: followed
+    (chapters / "0005.md").symlink_to(outside / "secret.md")  # outside: refused
+    os.mkfifo(chapters / "0006.md")
+
+    def one(path: Path) -> bytes | str:
+        try:
+            return read_user_file(path, what="chapter file", kind="CHAPTER", book_root=book)
+        except InputError as exc:
+            return f"{exc.code} {exc}"
+
+    def many(paths: list[Path]) -> list[bytes] | str:
+        try:
+            return read_user_files(paths, what="chapter file", kind="CHAPTER", book_root=book)
+        except InputError as exc:
+            return f"{exc.code} {exc}"
+
+    good = [chapters / f"000{n}.md" for n in (1, 2, 3, 4)]
+    assert many(good) == [one(p) for p in good] and one(good[3]) == one(good[0])
+    for bad, code in (("0005.md", "BOOK_LINK_OUTSIDE"), ("0006.md", "CHAPTER_READ"), ("0009.md", "CHAPTER_READ")):
+        got = many([good[0], chapters / bad])
+        assert got == one(chapters / bad) and isinstance(got, str) and got.startswith(code), got
+        assert SECRET not in got
+
+    # the directory is checked and opened once: renaming it away and planting a link to the outside in its
+    # place meanwhile changes nothing for the files still to be read
+    from novelmuse.book import _userfile
+
+    real_open_dir = _userfile._open_book_dir
+
+    def open_then_swap(directory: Path, root: Path) -> int | None:
+        fd = real_open_dir(directory, root)
+        os.rename(chapters, book / "moved")
+        chapters.symlink_to(outside, target_is_directory=True)
+        return fd
+
+    (outside / "0001.md").write_text(f"# 第1章 外面\n{SECRET}\n", encoding="utf-8")
+    want = one(good[0])
+    assert isinstance(want, bytes) and SECRET.encode() not in want
+    monkeypatch.setattr(_userfile, "_open_book_dir", open_then_swap)
+    assert many([good[0]]) == [want]

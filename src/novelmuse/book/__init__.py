@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         result_id,
     )
     from ._plan import PLAN_DIR, Plan, PlanFile, PlanPart, PlanSection, heading_scope, load_plan
-    from ._project import Book, Chapter, find_book, parse_chapter_file, read_chapter_file
+    from ._project import Book, Chapter, find_book, parse_chapter_file, read_chapter_file, read_chapter_files
     from ._userfile import (
         BOOK_FILE,
         book_root_of,
@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         listed_files,
         parsing_user_file,
         read_user_file,
+        read_user_files,
     )
     from ._yamlfile import LineDict, LineList, line_of, load_yaml_lines, validate_located
 
@@ -133,7 +134,9 @@ __all__ = [
     "parse_outline",
     "parsing_user_file",
     "read_chapter_file",
+    "read_chapter_files",
     "read_user_file",
+    "read_user_files",
     "result_id",
     "rules_txt_text",
     "user_config_path",

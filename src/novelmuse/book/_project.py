@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -14,7 +15,7 @@ from ..store import ChapterRecord, connect, registered_chapters, utc_now
 from ..text import HeadingUnit, LineIndex, chapter_label, count_chars, heading_unit, sha256_hex, split_paragraphs
 from ._config import BookConfig, load_config
 from ._files import sweep_temp_files
-from ._userfile import BOOK_FILE, check_book_dirs, listed_files, read_user_file
+from ._userfile import BOOK_FILE, check_book_dirs, listed_files, read_user_file, read_user_files
 
 _CHAPTER_NAME = re.compile(r"^(\d{1,6})\.md$")
 #: Chapter files whose heading lines decide the book's heading unit (a book does not switch units midway).
@@ -111,6 +112,13 @@ def read_chapter_file(number: int, path: Path) -> Chapter:
     return parse_chapter_file(number, path, read_user_file(path, what="chapter file", kind="CHAPTER"))
 
 
+def read_chapter_files(paths: Mapping[int, Path], book_root: Path) -> list[Chapter]:
+    """`read_chapter_file` of every chapter in `paths` (number → file) of the book at `book_root`, in that
+    order: one directory descriptor for all of them (`read_user_files`), the same refusals and errors."""
+    data = read_user_files(list(paths.values()), what="chapter file", kind="CHAPTER", book_root=book_root)
+    return [parse_chapter_file(n, p, d) for (n, p), d in zip(paths.items(), data, strict=True)]
+
+
 @dataclass
 class Book:
     """An opened book project: its root directory and configuration."""
@@ -175,9 +183,12 @@ class Book:
             )
         return read_chapter_file(number, paths[number])
 
-    def select_chapters(self, chapter: int | None = None, span: tuple[int, int] | None = None) -> list[int]:
-        """Chapter numbers for `--chapter N` / `--range A-B` / everything; unknown numbers are errors."""
-        have = self.chapter_numbers()
+    def select_chapters(
+        self, chapter: int | None = None, span: tuple[int, int] | None = None, *, present: list[int] | None = None
+    ) -> list[int]:
+        """Chapter numbers for `--chapter N` / `--range A-B` / everything; unknown numbers are errors. `present`:
+        the chapter numbers, when the caller has just listed them."""
+        have = self.chapter_numbers() if present is None else present
         if chapter is not None:
             if chapter not in have:
                 self.read_chapter(chapter)  # raises CHAPTER_NOT_FOUND with what exists
@@ -201,13 +212,21 @@ class Book:
         """The unit the book's chapter headings use (章, 回, 节 or Chapter): the most common among the heading
         lines of the first UNIT_SAMPLE chapter files; None when none of them has a numbered heading."""
         lines: list[str] = []
-        for number, path in list(self.chapter_paths().items())[:UNIT_SAMPLE]:
-            if number == 0:
+        paths = [path for number, path in list(self.chapter_paths().items())[:UNIT_SAMPLE] if number != 0]
+        try:
+            files: list[bytes | None] = list(
+                read_user_files(paths, what="chapter file", kind="CHAPTER", book_root=self.root)
+            )
+        except InputError:  # one is unreadable: reading it for real reports the problem; the others still count
+            files = []
+            for path in paths:
+                try:
+                    files.append(read_user_file(path, what="chapter file", kind="CHAPTER", book_root=self.root))
+                except InputError:
+                    files.append(None)
+        for first in files:
+            if first is None:
                 continue
-            try:
-                first = read_user_file(path, what="chapter file", kind="CHAPTER", book_root=self.root)
-            except InputError:
-                continue  # reading it for real reports the problem
             line = first.split(b"\n", 1)[0].decode("utf-8", "replace")
             if line.startswith("# "):
                 lines.append(line[2:])

@@ -20,7 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from ..book import Book, Chapter, read_chapter_file
+from ..book import Book, Chapter, read_chapter_files
 from ..errors import MuseError
 from ..store import ChapterRecord, StoreWriteError, register_chapters, utc_now
 from ..text import count_chars, count_paragraphs
@@ -453,10 +453,10 @@ def check_chapters(
     `update`, the chapter registry gets each checked chapter's sha256 and counts (skipped on a read-only book).
     """
     loaded = load_book_rules(book)
-    numbers = book.select_chapters(chapter, span)
-    gaps = [] if chapter is not None else numbering_gaps(book.chapter_numbers(), span)
-    paths = book.chapter_paths()
-    chapters: list[Chapter] = [read_chapter_file(n, paths[n]) for n in numbers]
+    paths = book.chapter_paths()  # listed once
+    numbers = book.select_chapters(chapter, span, present=list(paths))
+    gaps = [] if chapter is not None else numbering_gaps(list(paths), span)
+    chapters: list[Chapter] = read_chapter_files({n: paths[n] for n in numbers}, book.root)
     compiled = CompiledRules(loaded.effective)
     per_text = compiled.check_texts([c.body for c in chapters])
     out: list[ChapterCheck] = []
