@@ -15,7 +15,7 @@ from rich.table import Table
 
 from ..book import Book, Chapter
 from ..errors import MuseError, Outcome, exit_code
-from ..rules import BookCheck, ChapterCheck, CheckReport, Finding, LintReport, ShowReport
+from ..rules import BookCheck, ChapterCheck, CheckReport, Finding, LintReport, ShowReport, collector_paused
 from ..store import latest_reviews
 from ..text import chapter_label
 
@@ -199,7 +199,20 @@ def write_check_json(
     (then indented by 2).
 
     A chapter's hits are formatted in one `%` operation over its offsets; what is per rule (target, origin,
-    …) is encoded once per rule, not once per finding."""
+    …) is encoded once per rule, not once per finding. The garbage collector is paused meanwhile (see
+    `rules.collector_paused`)."""
+    with collector_paused():
+        _write_check_json(check, out, pretty=pretty, extra=extra, outcome=outcome)
+
+
+def _write_check_json(
+    check: BookCheck,
+    out: TextIO,
+    *,
+    pretty: bool,
+    extra: Mapping[str, BaseModel | None] | None,
+    outcome: Outcome | None,
+) -> None:
     head = CheckReport(
         passed=check.passed,
         outcome=check.outcome,
