@@ -13,6 +13,8 @@ from novelmuse.rules import (
     LengthLimits,
     PhraseMatcher,
     build_effective,
+    chapter_findings,
+    flat_hits,
     load_defaults,
     parse_rules,
 )
@@ -146,17 +148,28 @@ def _findings(found: list[list[Finding]]) -> list[list[tuple[object, ...]]]:
     return [[(f.rule, f.target, f.limit, f.actual, f.severity, f.origin, f.hits()) for f in fs] for fs in found]
 
 
+def _flat_hits_are_the_hits(found: list[list[Finding]]) -> None:
+    """`flat_hits` (what --json formats) is every hit of the findings in their order, also in the order
+    `chapter_findings` puts them (errors first, a length finding without hits among them)."""
+    every = [f for fs in found for f in fs]  # findings of several texts together: several arrays
+    for findings in (every, *found, *(chapter_findings(fs, 1, LengthLimits(min_chars=2))[1] for fs in found)):
+        assert flat_hits(findings) == [x for f in findings for hit in f.hits() for x in hit]
+
+
 def both_paths(texts: list[str], rules: str, monkeypatch: pytest.MonkeyPatch) -> int:
     """`check_texts` gives the same findings checking each text in plain Python and scanning all with numpy."""
     from novelmuse.rules import _check
 
     compiled = CompiledRules(build_effective(parse_rules(rules), load_defaults(), LengthLimits(), "rules.txt"))
     monkeypatch.setattr(_check, "PLAIN_PYTHON_WORK", 10**18)
-    plain = _findings(compiled.check_texts(texts))
+    plain_found = compiled.check_texts(texts)
+    plain = _findings(plain_found)
     monkeypatch.setattr(_check, "PLAIN_PYTHON_WORK", -1)
     monkeypatch.setattr(_check, "PLAIN_PYTHON_RULES", -1)
-    vectorised = _findings(compiled.check_texts(texts))
-    assert plain == vectorised
+    vectorised_found = compiled.check_texts(texts)
+    assert plain == _findings(vectorised_found)
+    _flat_hits_are_the_hits(plain_found)
+    _flat_hits_are_the_hits(vectorised_found)
     return sum(len(fs) for fs in plain)
 
 

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from ..book import Book, Chapter
 from ..errors import MuseError, Outcome, exit_code
-from ..rules import BookCheck, ChapterCheck, CheckReport, Finding, LintReport, ShowReport, collector_paused
+from ..rules import BookCheck, ChapterCheck, CheckReport, Finding, LintReport, ShowReport, collector_paused, flat_hits
 from ..store import latest_reviews
 from ..text import chapter_label
 
@@ -280,7 +280,7 @@ def _chapter_doc(ch: ChapterCheck) -> dict[str, Any]:
 
 
 def _chapters_json(chapters: list[ChapterCheck]) -> Iterator[str]:
-    """Each chapter as compact JSON, formatted by one `%` over all its hits (`ChapterCheck.flat_hits`); what is
+    """Each chapter as compact JSON, formatted by one `%` over all its hits (`rules.flat_hits`); what is
     per rule (target, origin, …) is encoded once per rule, as `%` template text."""
     dumps = json.dumps
     rule_parts: dict[tuple[object, ...], tuple[str, str]] = {}
@@ -311,7 +311,7 @@ def _chapters_json(chapters: list[ChapterCheck]) -> Iterator[str]:
             add((sep, encoded[0], str(f.actual), encoded[1], hits, "]}"))
             sep = ","
         template.append(f'],"errors":{ch.errors},"warnings":{ch.warnings}}}')
-        yield "".join(template) % tuple(ch.flat_hits())
+        yield "".join(template) % tuple(flat_hits(ch.findings))
 
 
 def review_notes(book: Book, current_sha256: dict[int, str]) -> list[str]:

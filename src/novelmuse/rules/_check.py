@@ -90,6 +90,46 @@ class Finding:
         )
 
 
+def flat_hits(findings: Sequence[Finding]) -> list[int]:
+    """Every hit of `findings`, in their order, as one flat list ``[paragraph, start, end, …]`` (what
+    ``[x for f in findings for hit in f.hits() for x in hit]`` gives) — for writers that format a whole chapter at
+    once. Findings that share a vectorised scan's arrays are gathered with numpy (loaded then), others slice by
+    slice."""
+    located = [f for f in findings if f.rule != "length" and f.actual]
+    if not located:
+        return []
+    paragraphs, starts = located[0].all_paragraphs, located[0].all_starts
+    if isinstance(starts, array) or any(
+        f.all_starts is not starts or f.all_paragraphs is not paragraphs for f in located
+    ):
+        para_list: list[int] = []
+        start_list: list[int] = []
+        widths: list[int] = []
+        for f in located:
+            a, n = f.first, f.actual
+            para_list += f.all_paragraphs[a : a + n]
+            start_list += f.all_starts[a : a + n]
+            widths += [len(f.target)] * n
+        flat: list[int] = [0] * (3 * len(start_list))
+        flat[0::3] = para_list
+        flat[1::3] = start_list
+        flat[2::3] = map(operator.add, start_list, widths)
+        return flat
+    import numpy as np
+
+    counts = np.fromiter((f.actual for f in located), dtype=np.int64, count=len(located))
+    firsts = np.fromiter((f.first for f in located), dtype=np.int64, count=len(located))
+    widths_of = np.fromiter((len(f.target) for f in located), dtype=np.int64, count=len(located))
+    total = int(counts.sum())
+    index = np.repeat(firsts - (np.cumsum(counts) - counts), counts) + np.arange(total)
+    out = np.empty(3 * total, dtype=np.int64)
+    out[0::3] = paragraphs[index]
+    out[1::3] = hit_starts = starts[index]
+    out[2::3] = hit_starts + np.repeat(widths_of, counts)
+    result: list[int] = out.tolist()
+    return result
+
+
 #: Characters scanned at once by the vectorised path: bounds the memory of one scan (the joined text, its
 #: encoding and the automaton's match list) on a very long book. Measured at 5M characters and 10,000 rules:
 #: 8M per scan → 284 MB peak, 500k → 161 MB, and no slower (smaller arrays stay in cache).
@@ -345,44 +385,6 @@ class ChapterCheck:
     findings: list[Finding]  # errors first, then by rule and target
     errors: int
     warnings: int
-
-    def flat_hits(self) -> list[int]:
-        """Every hit of every finding, in finding order, as one flat list ``[paragraph, start, end, …]`` — for
-        writers that format a whole chapter at once. Findings that share a vectorised scan's arrays are gathered
-        with numpy (it is loaded then), others slice by slice."""
-        located = [f for f in self.findings if f.rule != "length" and f.actual]
-        if not located:
-            return []
-        paragraphs, starts = located[0].all_paragraphs, located[0].all_starts
-        if isinstance(starts, array) or any(
-            f.all_starts is not starts or f.all_paragraphs is not paragraphs for f in located
-        ):
-            para_list: list[int] = []
-            start_list: list[int] = []
-            widths: list[int] = []
-            for f in located:
-                a, n = f.first, f.actual
-                para_list += f.all_paragraphs[a : a + n]
-                start_list += f.all_starts[a : a + n]
-                widths += [len(f.target)] * n
-            flat: list[int] = [0] * (3 * len(start_list))
-            flat[0::3] = para_list
-            flat[1::3] = start_list
-            flat[2::3] = map(operator.add, start_list, widths)
-            return flat
-        import numpy as np
-
-        counts = np.fromiter((f.actual for f in located), dtype=np.int64, count=len(located))
-        firsts = np.fromiter((f.first for f in located), dtype=np.int64, count=len(located))
-        widths_of = np.fromiter((len(f.target) for f in located), dtype=np.int64, count=len(located))
-        total = int(counts.sum())
-        index = np.repeat(firsts - (np.cumsum(counts) - counts), counts) + np.arange(total)
-        out = np.empty(3 * total, dtype=np.int64)
-        out[0::3] = paragraphs[index]
-        out[1::3] = hit_starts = starts[index]
-        out[2::3] = hit_starts + np.repeat(widths_of, counts)
-        result: list[int] = out.tolist()
-        return result
 
     def to_out(self) -> ChapterOut:
         """The documented JSON shape of this chapter (every finding with every hit)."""
