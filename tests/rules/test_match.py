@@ -168,8 +168,11 @@ def both_paths(texts: list[str], rules: str, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(_check, "PLAIN_PYTHON_RULES", -1)
     vectorised_found = compiled.check_texts(texts)
     assert plain == _findings(vectorised_found)
-    _flat_hits_are_the_hits(plain_found)
-    _flat_hits_are_the_hits(vectorised_found)
+    monkeypatch.setattr(_check, "BATCH_CHARS", 1)  # a scan per text: findings of several texts, several arrays
+    one_by_one = compiled.check_texts(texts)
+    assert plain == _findings(one_by_one)
+    for found in (plain_found, vectorised_found, one_by_one):
+        _flat_hits_are_the_hits(found)
     return sum(len(fs) for fs in plain)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import repeat
 from pathlib import Path
 from typing import Literal, TypeAlias
 
@@ -94,21 +95,22 @@ def flat_hits(findings: Sequence[Finding]) -> list[int]:
     """Every hit of `findings`, in their order, as one flat list ``[paragraph, start, end, …]`` (what
     ``[x for f in findings for hit in f.hits() for x in hit]`` gives) — for writers that format a whole chapter at
     once. Findings that share a vectorised scan's arrays are gathered with numpy (loaded then), others slice by
-    slice."""
-    located = [f for f in findings if f.rule != "length" and f.actual]
+    slice; either way without Python work per hit, and per finding only C-level attribute reads."""
+    located = [f for f in findings if f.rule != "length"] if "length" in map(_RULE, findings) else findings
     if not located:
         return []
     paragraphs, starts = located[0].all_paragraphs, located[0].all_starts
-    if isinstance(starts, array) or any(
-        f.all_starts is not starts or f.all_paragraphs is not paragraphs for f in located
-    ):
+    shared = all(map(operator.is_, map(_STARTS, located), repeat(starts))) and all(
+        map(operator.is_, map(_PARAGRAPHS, located), repeat(paragraphs))
+    )
+    if isinstance(starts, array) or not shared:
         para_list: list[int] = []
         start_list: list[int] = []
         widths: list[int] = []
         for f in located:
             a, n = f.first, f.actual
-            para_list += f.all_paragraphs[a : a + n]
-            start_list += f.all_starts[a : a + n]
+            para_list.extend(f.all_paragraphs[a : a + n].tolist())  # not +=: numpy would add element-wise
+            start_list.extend(f.all_starts[a : a + n].tolist())
             widths += [len(f.target)] * n
         flat: list[int] = [0] * (3 * len(start_list))
         flat[0::3] = para_list
@@ -117,9 +119,10 @@ def flat_hits(findings: Sequence[Finding]) -> list[int]:
         return flat
     import numpy as np
 
-    counts = np.fromiter((f.actual for f in located), dtype=np.int64, count=len(located))
-    firsts = np.fromiter((f.first for f in located), dtype=np.int64, count=len(located))
-    widths_of = np.fromiter((len(f.target) for f in located), dtype=np.int64, count=len(located))
+    n = len(located)
+    counts = np.fromiter(map(_ACTUAL, located), dtype=np.int64, count=n)
+    firsts = np.fromiter(map(_FIRST, located), dtype=np.int64, count=n)
+    widths_of = np.fromiter(map(len, map(_TARGET, located)), dtype=np.int64, count=n)
     total = int(counts.sum())
     index = np.repeat(firsts - (np.cumsum(counts) - counts), counts) + np.arange(total)
     out = np.empty(3 * total, dtype=np.int64)
@@ -128,6 +131,10 @@ def flat_hits(findings: Sequence[Finding]) -> list[int]:
     out[2::3] = hit_starts + np.repeat(widths_of, counts)
     result: list[int] = out.tolist()
     return result
+
+
+_RULE, _TARGET, _ACTUAL, _FIRST = (operator.attrgetter(a) for a in ("rule", "target", "actual", "first"))
+_STARTS, _PARAGRAPHS = operator.attrgetter("all_starts"), operator.attrgetter("all_paragraphs")
 
 
 #: Characters scanned at once by the vectorised path: bounds the memory of one scan (the joined text, its
