@@ -192,7 +192,7 @@ def read_user_file(
 def read_user_files(
     paths: Sequence[Path], *, what: str, kind: str, book_root: Path, max_bytes: int = MAX_FILE_BYTES
 ) -> list[bytes]:
-    """`read_user_file` of many files of the book at `book_root` (chapters, outlines), each with the same
+    """`read_user_file` of many files of the book at `book_root` (a check's chapters), each with the same
     refusals and errors, at a fraction of the cost: each directory is resolved, checked to lie inside the book
     and opened once, and every file in it is opened relative to that descriptor without following a link
     (``openat`` with ``O_NOFOLLOW``) — so swapping a directory above a file for a link after that cannot

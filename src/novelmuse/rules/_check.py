@@ -95,7 +95,7 @@ def flat_hits(findings: Sequence[Finding]) -> list[int]:
     """Every hit of `findings`, in their order, as one flat list ``[paragraph, start, end, …]`` (what
     ``[x for f in findings for hit in f.hits() for x in hit]`` gives) — for writers that format a whole chapter at
     once. Findings that share a vectorised scan's arrays are gathered with numpy (loaded then), others slice by
-    slice; either way without Python work per hit, and per finding only C-level attribute reads."""
+    slice; either way without Python work per hit."""
     located = [f for f in findings if f.rule != "length"] if "length" in map(_RULE, findings) else findings
     if not located:
         return []
