@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..book import Chapter
+from ..book import Chapter, read_chapter_file
 from ..errors import InputError, MuseError
 from ..reports import check_notes, check_outcome, render_check, render_normalize, review_notes, write_check_json
 from ..rules import check_chapters
@@ -76,13 +76,14 @@ def check_cmd(
         write_check_json(report, sys.stdout, pretty=pretty, extra=extra, outcome=outcome)
     else:
         shas = {c.number: c.sha256 for c in report.chapters}
+        paths = opened.chapter_paths()  # listed once, not per chapter shown
 
         def chapter_of(number: int) -> Chapter | None:
             try:
-                ch = opened.read_chapter(number)
+                ch = read_chapter_file(number, paths[number]) if number in paths else None
             except MuseError:
                 return None
-            return ch if ch.sha256 == shas.get(number) else None  # changed meanwhile: offsets only
+            return ch if ch is not None and ch.sha256 == shas.get(number) else None  # changed meanwhile: offsets only
 
         render_check(report, console, chapter_of)
         if proposals is not None:
