@@ -24,7 +24,9 @@ Why not pyahocorasick: its per-character child lookup is linear in the number of
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_right
+import operator
+import struct
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -307,11 +309,23 @@ def _leftmost_non_overlapping(starts: list[int], length: int) -> list[int]:
 
 def paragraph_indices(text: str, starts: Sequence[int]) -> list[int]:
     """The paragraph index (`text.split_paragraphs`: non-blank lines, counted from 0) holding each offset of
-    `starts` (ascending or not) in `text`; plain Python, one `str.split` and a bisection per offset."""
-    lines = text.split("\n")
-    line_starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
-    through = list(itertools.accumulate(1 if line and not line.isspace() else 0 for line in lines))
-    return [through[bisect_right(line_starts, s) - 1] - 1 for s in starts]
+    `starts` (ascending or not) in `text`; plain Python: a table of every character's paragraph, built a line at
+    a time, then one C-level lookup of all the offsets (half the time of a bisection per offset)."""
+    if not starts:
+        return []
+    parts: list[bytes] = []
+    paragraph = -1
+    for line in text.split("\n"):
+        if line and not line.isspace():
+            paragraph += 1
+        parts.append(_PACK_INDEX(paragraph) * (len(line) + 1))  # the line's characters and its line break
+    table = array("i")
+    table.frombytes(b"".join(parts))
+    found = operator.itemgetter(*starts)(table)
+    return list(found) if len(starts) > 1 else [found]
+
+
+_PACK_INDEX = struct.Struct("i").pack
 
 
 def _paragraph_index(joined: str, starts: IntArray, text_starts: IntArray) -> IntArray:
