@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import repeat
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Literal, TypeAlias
 
@@ -221,7 +221,7 @@ class CompiledRules:
         violated = sorted((p, s) for p, s in self.matcher.occurrences(text).items() if len(s) > allowed[p])
         if not violated:
             return []
-        flat = [start for _, starts in violated for start in starts]
+        flat = list(chain.from_iterable(starts for _, starts in violated))
         starts, paras = array("q", flat), array("q", paragraph_indices(text, flat))
         out: list[Finding] = []
         first = 0

@@ -27,6 +27,7 @@ import itertools
 import operator
 import struct
 from array import array
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -212,10 +213,10 @@ class PhraseMatcher:
         """Phrase index → start offsets (ascending) of its `str.count` occurrences in `text`, for every phrase
         that occurs; plain Python (see the module docstring)."""
         found, width, mapped = self._find(text)
-        by_pattern: dict[int, list[int]] = {}
+        by_pattern: defaultdict[int, list[int]] = defaultdict(list)  # no empty list made per match
         for pattern, start, _end in found:
             if not start % width:
-                by_pattern.setdefault(pattern, []).append(start // width)
+                by_pattern[pattern].append(start // width)
         out: dict[int, list[int]] = {}
         for pattern, starts in by_pattern.items():
             phrase = self._bmp_ids[pattern] if mapped else pattern
