@@ -76,7 +76,10 @@ def check_cmd(
         write_check_json(report, sys.stdout, pretty=pretty, extra=extra, outcome=outcome)
     else:
         shas = {c.number: c.sha256 for c in report.chapters}
-        paths = opened.chapter_paths()  # listed once, not per chapter shown
+        try:
+            paths = opened.chapter_paths()  # listed once, not per chapter shown
+        except MuseError:  # changed meanwhile (say, a FIFO planted): offsets only, as for a changed chapter
+            paths = {}
 
         def chapter_of(number: int) -> Chapter | None:
             try:
