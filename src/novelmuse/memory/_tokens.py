@@ -21,6 +21,7 @@ from importlib.metadata import version
 from typing import TYPE_CHECKING
 
 from ._mentions import MentionMatcher
+from ._querycut import fast_segmenter
 
 if TYPE_CHECKING:  # rjieba loads lazily (~0.1 s for its dictionary): only indexing and searching need it
     import rjieba
@@ -69,34 +70,31 @@ class Tokenizer:
         self._names = MentionMatcher({w: w for w in words})
         self._jieba: rjieba.Jieba | None = None
 
-    def _cut(self, text: str, *, search: bool = False) -> list[str]:
-        if self._jieba is None:
-            self._jieba = _segmenter()
-        return self._jieba.cut_for_search(text) if search else self._jieba.cut(text)
+    def _cut(self, text: str, *, search: bool = False, jieba: rjieba.Jieba | None = None) -> list[str]:
+        if jieba is None:
+            if self._jieba is None:
+                self._jieba = _segmenter()
+            jieba = self._jieba
+        return jieba.cut_for_search(text) if search else jieba.cut(text)
 
-    def _split(self, text: str) -> tuple[list[str], set[int]]:
+    def _split(self, text: str, jieba: rjieba.Jieba | None = None) -> tuple[list[str], set[int]]:
         """Every token of `text` in order, punctuation included, and the positions of the card names in it."""
         out: list[str] = []
         names: set[int] = set()
         pos = 0
         for _, start, end in self._names.spans(text):
             if start > pos:
-                out.extend(self._cut(text[pos:start]))
+                out.extend(self._cut(text[pos:start], jieba=jieba))
             names.add(len(out))
             out.append(text[start:end])
             pos = end
         if pos < len(text):
-            out.extend(self._cut(text[pos:]))
+            out.extend(self._cut(text[pos:], jieba=jieba))
         return out, names
 
     def tokens(self, text: str) -> list[str]:
         """The tokens of `text` (punctuation and whitespace dropped)."""
         return _words(self._split(text)[0])
-
-    def _pieces(self, text: str) -> list[tuple[str, bool]]:
-        """Every token of `text` in order, with True for a card name (never cut further)."""
-        out, names = self._split(text)
-        return [(t, i in names) for i, t in enumerate(out) if _is_wordy(t)]
 
     def query_tokens(self, text: str, known: Callable[[set[str]], set[str]]) -> list[str]:
         """The query's tokens that occur in the index (`known` returns the subset of a set of words it holds).
@@ -107,13 +105,16 @@ class Tokenizer:
         characters are used only when nothing longer of the query is known (they match too much: 结义 →
         结/义 would rank every 麴义 first), so a query is never silently empty.
         """
-        pieces = self._pieces(text)
+        jieba = fast_segmenter(text)  # every text cut below is a substring of the query: the same tokens, fast
+        out, names = self._split(text, jieba)
+        pieces = [(t, i in names) for i, t in enumerate(out) if _is_wordy(t)]  # a card name is never cut further
         words: list[str] = []
         chars: list[str] = []
         for t, is_name in pieces:
             words.append(t)
             if not is_name and len(t) > 2:
-                words.extend(s for s in self._cut(t, search=True) if s != t and len(s) > 1 and _is_wordy(s))
+                subs = self._cut(t, search=True, jieba=jieba)
+                words.extend(s for s in subs if s != t and len(s) > 1 and _is_wordy(s))
             chars.extend(ch for ch in t if _is_wordy(ch))
         have = known(set(words) | set(chars))
         found = [w for w in dict.fromkeys(words) if w in have]
