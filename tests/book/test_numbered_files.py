@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from novelmuse.book import Book, find_book, outline_paths
 from novelmuse.errors import InputError
@@ -69,3 +72,26 @@ def test_a_chapter_that_is_not_utf8_names_the_bad_byte_in_the_file(tmp_path: Pat
     bom_ok = bom + "# 第一回\n正文\n".encode()
     (book.chapters_dir / "0001.md").write_bytes(bom_ok)
     assert book.read_chapter(1).body == "正文\n" and book.read_chapter(1).heading == "第一回"
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 12), st.integers(1, 6), st.booleans()),  # number, digits, is a folder
+        max_size=8,
+    )
+)
+def test_probing_a_chapter_finds_what_the_listing_finds(entries: list[tuple[int, int, bool]]) -> None:
+    """`probe_chapter_file` (no listing: the search output locates its few chapters) against the listing: the
+    same file when the listing has exactly one for the number, None when it has none or two."""
+    with tempfile.TemporaryDirectory() as tmp:  # a fresh folder per example
+        book = _book(Path(tmp))
+        book.chapters_dir.mkdir()
+        for n, width, folder in entries:
+            path = book.chapters_dir / f"{str(n).zfill(width)}.md"
+            if not path.exists():
+                path.mkdir() if folder else path.write_text("正文\n", encoding="utf-8")
+        files = [p for p in book.chapters_dir.iterdir() if not p.is_dir()]
+        for n in range(14):
+            mine = [p for p in files if int(p.stem) == n]
+            assert book.probe_chapter_file(n) == (mine[0] if len(mine) == 1 else None)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -162,6 +164,22 @@ class Book:
     def chapter_paths(self) -> dict[int, Path]:
         """Chapter number → file, for every ``chapters/NNNN.md`` (other files are ignored)."""
         return numbered_files(self.chapters_dir, _CHAPTER_NAME, code="CHAPTER_DUPLICATE", what="files")
+
+    def probe_chapter_file(self, number: int) -> Path | None:
+        """The file of chapter `number` found without listing the folder: of the names it may have (``7.md`` …
+        ``000007.md``) the one that exists and is not a directory; None when none or more than one does (the
+        listing would refuse the book: two files for one chapter). For callers that locate a few chapters."""
+        digits = str(number)
+        found: list[Path] = []
+        for width in range(len(digits), 7):
+            path = self.chapters_dir / f"{digits.zfill(width)}.md"
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                found.append(path)
+        return found[0] if len(found) == 1 else None
 
     def chapter_numbers(self) -> list[int]:
         return list(self.chapter_paths())

@@ -4,7 +4,9 @@ Rule: the text is first split at every card name and alias, found leftmost-longe
 (`MentionMatcher`), so each name is one token (曹操引兵追赶 → 曹操/引兵/追赶) whatever the dictionary says; the
 pieces between names are segmented by rjieba (jieba-rs, the Rust port of jieba: the same dictionary and the same
 tokens as jieba — checked on both vendored novels — ~20× faster, and its dictionary loads in ~0.1 s instead of
-jieba's ~0.8 s per process). Tokens that are only whitespace or punctuation are dropped.
+jieba's ~0.8 s per process). Tokens that are only whitespace or punctuation are dropped. A query (up to 200
+characters) is cut by a segmenter holding only the dictionary words inside it (`_querycut`: the same tokens,
+without building the 349k-word dictionary per process); indexing uses the default segmenter.
 
 Because names never enter the segmenter's dictionary, a new card changes the tokens of exactly the chunks that
 contain one of its names (`update_index` re-tokenises only those), and a name of any length costs time linear in
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING
 from ._mentions import MentionMatcher
 from ._querycut import fast_segmenter
 
-if TYPE_CHECKING:  # rjieba loads lazily (~0.1 s for its dictionary): only indexing and searching need it
+if TYPE_CHECKING:  # rjieba loads lazily (~0.1 s for its dictionary): only indexing (and long queries) need it
     import rjieba
 
 _WORDY = re.compile(r"[\w\u3400-\u9fff]")

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from ..book import Book, Chapter
+from ..book import Book, Chapter, read_chapter_file
 from ..errors import MuseError
 
 
 class ChapterLines:
     """Turns (chapter, offset) into ``path:line`` for offsets into a chapter file's current body — only when the
     file still holds what the offsets were computed on (its sha256, or the very text at the offset); otherwise
-    None, and the offsets are shown alone. Each chapter is read once."""
+    None, and the offsets are shown alone. Each chapter is found without listing the folder and read once."""
 
     def __init__(self, book: Book):
         self.book = book
@@ -18,7 +18,8 @@ class ChapterLines:
     def _chapter(self, number: int) -> Chapter | None:
         if number not in self._read:
             try:
-                self._read[number] = self.book.read_chapter(number)
+                path = self.book.probe_chapter_file(number)
+                self._read[number] = None if path is None else read_chapter_file(number, path)
             except MuseError:
                 self._read[number] = None
         return self._read[number]
