@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -29,7 +29,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
-    from rich.progress import TaskID
+    from rich.progress import Progress, TaskID
 
 cards_app = typer.Typer(help="Canon cards: show a card as of a chapter, validate all cards.", no_args_is_help=True)
 facts_app = typer.Typer(help="Fact cards (事实卡) of finalised chapters.", no_args_is_help=True)
@@ -48,20 +48,27 @@ def _last_chapter(numbers: list[int]) -> int:
 @contextmanager
 def _progress_bar() -> Iterator[Callable[[str, int, int], None]]:
     """A Rich progress bar on stderr, one task per step (`muse sync` and the first `search`/`mentions` on a
-    book); off a terminal it stays off (a transient bar would leave a blank line on stderr)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
-    ) as bar:
+    book); off a terminal it stays off (a transient bar would leave a blank line on stderr). The bar, and Rich's
+    progress module, are made only when a step reports: a warm `search` has nothing to show."""
+    with ExitStack() as stack:
+        bar: Progress | None = None
         tasks: dict[str, TaskID] = {}
 
         def progress(step: str, done: int, total: int) -> None:
+            nonlocal bar
+            if bar is None:
+                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+                bar = stack.enter_context(
+                    Progress(
+                        TextColumn("{task.description}"),
+                        BarColumn(),
+                        MofNCompleteColumn(),
+                        console=err_console,
+                        transient=True,
+                        disable=not err_console.is_terminal,
+                    )
+                )
             if step not in tasks:
                 tasks[step] = bar.add_task(step, total=total)
             bar.update(tasks[step], completed=done)

@@ -48,16 +48,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..book import (
-    Book,
-    LineDict,
-    LineList,
-    line_of,
-    listed_files,
-    load_yaml_lines,
-    read_chapter_file,
-    read_user_file,
-)
+from ..book import Book, listed_files, read_chapter_file, read_user_file
 from ..errors import InputError, MuseError
 from ..store import StoreWriteError, transaction
 from ..text import sha256_hex
@@ -269,6 +260,8 @@ class CardSet:
 
 
 def _entries(raw: Any, key_path: tuple[Any, ...], values: list[Any], rel: str, value_of: Any) -> list[AuthorEntry]:
+    from ..book import line_of
+
     out: list[AuthorEntry] = []
     for i, v in enumerate(values):
         out.append(AuthorEntry(value_of(v), v.from_, v.to, rel, line_of(raw, (*key_path, i)), v.source, v.note))
@@ -286,6 +279,8 @@ def _overlaps(entries: list[AuthorEntry]) -> list[tuple[AuthorEntry, AuthorEntry
 
 def _validation_problems(exc: ValidationError, raw: Any, rel: str) -> list[CardProblem]:
     """Every error of a card (each unknown key, each bad field) with the line it is written on."""
+    from ..book import line_of
+
     out: list[CardProblem] = []
     for err in exc.errors():
         loc = tuple(err["loc"])
@@ -304,7 +299,10 @@ class _CardInvalid(Exception):
 
 
 def _parse_card(book: Book, path: Path, data: bytes) -> Card:
-    """Parse and validate one card file (`_CardInvalid` lists every problem of the file)."""
+    """Parse and validate one card file (`_CardInvalid` lists every problem of the file). The YAML reader is
+    imported here: a book whose cards are all in the parse cache never loads it."""
+    from ..book import LineDict, LineList, line_of, load_yaml_lines
+
     rel = path.relative_to(book.root).as_posix()
     try:
         text = data.decode("utf-8-sig")
