@@ -220,7 +220,8 @@ def mentions(
     cards = _cards_for_lookup(b)
     card = cards.require(name)
     _refresh_index(b, cards)
-    doc = reports.mentions_doc(memory.card_mentions(b.db, card, before=before))
+    # the spans are only in --json: the terminal shows counts (8,536 spans of 刘备 in a 5M book cost 3 ms to decode)
+    doc = reports.mentions_doc(memory.card_mentions(b.db, card, before=before, offsets=json_out))
     if json_out:
         emit_json(doc)
     else:
