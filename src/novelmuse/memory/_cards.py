@@ -68,8 +68,11 @@ Chapter = Field(ge=0, le=MAX_CHAPTER)  # 0 is the prologue (序, chapters/0000.m
 
 
 class _Strict(BaseModel):
-    # strict: YAML `true` is not chapter 1 and `"3"` is not 3; no NaN or infinite values
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True, allow_inf_nan=False)
+    # strict: YAML `true` is not chapter 1 and `"3"` is not 3; no NaN or infinite values. Built on first use: a
+    # book whose cards all come from the parse cache (search, mentions) never validates one
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, strict=True, allow_inf_nan=False, defer_build=True
+    )
 
 
 def name_problem(name: str) -> str | None:
