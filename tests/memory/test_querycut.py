@@ -80,9 +80,21 @@ def test_query_tokens_are_those_of_the_full_segmenter(text: str, names: list[str
     def known(words: set[str]) -> set[str]:
         return words
 
-    fast = tok.query_tokens(text, known)
-    with mock.patch.object(_tokens, "fast_segmenter", lambda text: None):
+    with mock.patch.object(Tokenizer, "_query_segmenter", lambda self, text: fast_segmenter(text)):
+        fast = tok.query_tokens(text, known)
+    with mock.patch.object(Tokenizer, "_query_segmenter", lambda self, text: None):
         assert tok.query_tokens(text, known) == fast
+
+
+def test_a_long_series_of_queries_builds_the_default_segmenter_once() -> None:
+    """One command's query takes the fast path; past `FAST_QUERIES` (context assembly queries every chapter),
+    or once the default segmenter exists in the process, the default one serves."""
+    tok = Tokenizer([])
+    assert tok._query_segmenter("桃园结义") is None  # this test process has imported rjieba
+    with mock.patch.dict(sys.modules):
+        del sys.modules["rjieba"]
+        assert all(tok._query_segmenter("桃园结义") is not None for _ in range(_tokens.FAST_QUERIES))
+        assert tok._query_segmenter("桃园结义") is None
 
 
 def test_long_text_uses_the_full_segmenter() -> None:
