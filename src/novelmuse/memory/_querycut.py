@@ -12,7 +12,8 @@ against the default segmenter, `tests/memory/test_querycut.py`).
 The word → frequency table is ``data/jieba_dict.tsv``: one ``word<TAB>freq`` line per word, sorted by UTF-8
 bytes, read through mmap with a binary search per lookup (no 349k-line load). It is jieba's ``dict.txt`` with
 duplicates resolved as jieba-rs's `load_dict` does (the last line wins), which is the dictionary jieba-rs embeds
-(the same words and frequencies; the tags are dropped: they never change a cut). ``data/jieba_dict.toml``
+(its zstd-compressed copy, extracted from rjieba 0.2.2's extension, makes the very same table; the tags are
+dropped: they never change a cut). ``data/jieba_dict.toml``
 records its version, sha256, total frequency and the rjieba version it was checked against; with any other
 rjieba, or a text longer than `FAST_MAX_CHARS` (lookups grow with its length), `fast_segmenter` returns None
 and the caller uses the full segmenter.
@@ -22,6 +23,7 @@ Dictionary data: jieba (https://github.com/fxsjy/jieba), MIT licence, Copyright 
 
 from __future__ import annotations
 
+import hashlib
 import importlib.machinery
 import importlib.util
 import mmap
@@ -107,17 +109,19 @@ def _dictionary() -> _Dictionary | None:
     return _Dictionary(data, total, max_chars)
 
 
-def rjieba_extension() -> ModuleType:
+def rjieba_extension() -> ModuleType | None:
     """rjieba's compiled module, loaded without running ``rjieba/__init__.py`` (which builds the default
-    segmenter). It is registered as ``rjieba.rjieba``, so a later ``import rjieba`` reuses it (a PyO3 module
-    may be initialised only once per process)."""
+    segmenter); None when rjieba is not laid out as a package holding ``rjieba.rjieba``. It is registered as
+    ``rjieba.rjieba``, so a later ``import rjieba`` reuses it (a PyO3 module is initialised once per process)."""
     loaded = sys.modules.get("rjieba.rjieba")
     if loaded is not None:
         return loaded
     package = importlib.util.find_spec("rjieba")
-    assert package is not None and package.submodule_search_locations is not None
+    if package is None or package.submodule_search_locations is None:
+        return None
     spec = importlib.machinery.PathFinder.find_spec("rjieba.rjieba", list(package.submodule_search_locations))
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:
+        return None
     module = importlib.util.module_from_spec(spec)
     sys.modules["rjieba.rjieba"] = module
     try:
@@ -134,10 +138,11 @@ def fast_segmenter(text: str) -> rjieba.Jieba | None:
     if len(text) > FAST_MAX_CHARS:
         return None
     table = _dictionary()
-    if table is None:
+    extension = rjieba_extension() if table is not None else None
+    if table is None or extension is None:
         return None
     words = table.words_in(text)
-    jieba: rjieba.Jieba = rjieba_extension().Jieba.empty()
+    jieba: rjieba.Jieba = extension.Jieba.empty()
     for word, freq in words.items():
         jieba.add_word(word, freq, None)
     jieba.add_word(FILLER, table.total - sum(words.values()), None)
@@ -150,8 +155,6 @@ def write_dictionary(dict_txt: Path, out_dir: Path, *, rjieba_version: str) -> d
 
     Regenerate after an rjieba upgrade, once its default dictionary is checked to be this one (the tests
     compare the fast path with the default segmenter)."""
-    import hashlib
-
     freqs: dict[str, int] = {}
     for line in dict_txt.read_text(encoding="utf-8").splitlines():
         parts = line.split(" ")
