@@ -4,8 +4,10 @@ like rjieba's default segmenter (the tokens the index was built with), checked a
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 import sys
+import unicodedata as ud
 from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
@@ -140,3 +142,18 @@ def test_a_query_never_builds_the_default_dictionary() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["['桃园', '结义'] False", "['桃园', '结义']"]
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=6) | st.sampled_from(ODD))
+def test_word_characters_are_those_of_the_indexed_regex(text: str) -> None:
+    """The tokens the index keeps were chosen by ``re.search(r"[\\w\\u3400-\\u9fff]", token)``; the predicate that
+    replaced it (no class to compile per process) keeps the same ones."""
+    wordy = re.compile(r"[\w\u3400-\u9fff]")
+    assert [_tokens._is_word_char(ch) for ch in text] == [bool(wordy.match(ch)) for ch in text]
+    assert _tokens._is_wordy(text) == (bool(wordy.search(text)) and not all(ud.category(c)[0] == "P" for c in text))
+
+
+def test_word_characters_over_every_code_point() -> None:
+    wordy = re.compile(r"[\w\u3400-\u9fff]")
+    assert all(_tokens._is_word_char(chr(c)) == bool(wordy.match(chr(c))) for c in range(0x110000))
