@@ -99,8 +99,9 @@ def test_a_long_series_of_queries_builds_the_default_segmenter_once() -> None:
         assert tok._query_segmenter("桃园结义") is None
 
 
-def test_long_text_uses_the_full_segmenter() -> None:
+def test_long_or_invalid_text_uses_the_full_segmenter() -> None:
     assert fast_segmenter("桃" * (FAST_MAX_CHARS + 1)) is None
+    assert fast_segmenter("桃园\udcff结义") is None  # a lone surrogate (undecodable bytes in argv)
 
 
 def test_the_table_is_jiebas_dictionary(tmp_path: Path) -> None:

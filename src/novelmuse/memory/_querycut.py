@@ -13,10 +13,10 @@ The word → frequency table is ``data/jieba_dict.tsv``: one ``word<TAB>freq`` l
 bytes, read through mmap with a binary search per lookup (no 349k-line load). It is jieba's ``dict.txt`` with
 duplicates resolved as jieba-rs's `load_dict` does (the last line wins), which is the dictionary jieba-rs embeds
 (its zstd-compressed copy, extracted from rjieba 0.2.2's extension, makes the very same table; the tags are
-dropped: they never change a cut). ``data/jieba_dict.toml``
-records its version, sha256, total frequency and the rjieba version it was checked against; with any other
-rjieba, or a text longer than `FAST_MAX_CHARS` (lookups grow with its length), `fast_segmenter` returns None
-and the caller uses the full segmenter.
+dropped: they never change a cut). ``data/jieba_dict.toml`` records its version, sha256, total frequency and
+the rjieba version it was checked against; with any other rjieba, a text longer than `FAST_MAX_CHARS` (lookups
+grow with its length) or one that is not valid Unicode (lone surrogates), `fast_segmenter` returns None and the
+caller uses the full segmenter.
 
 Dictionary data: jieba (https://github.com/fxsjy/jieba), MIT licence, Copyright (c) 2013 Sun Junyi.
 """
@@ -132,10 +132,18 @@ def rjieba_extension() -> ModuleType | None:
     return module
 
 
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def fast_segmenter(text: str) -> rjieba.Jieba | None:
     """A segmenter that cuts `text` and any of its substrings (`cut`, `cut_for_search`) exactly like rjieba's
     default one, holding only the dictionary words inside `text`; None when that cannot be guaranteed."""
-    if len(text) > FAST_MAX_CHARS:
+    if len(text) > FAST_MAX_CHARS or _has_surrogate(text):
         return None
     table = _dictionary()
     extension = rjieba_extension() if table is not None else None
