@@ -5,6 +5,9 @@ not silently accepted (--before 10^20 searched everything) nor echoed back whole
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -79,3 +82,14 @@ def test_a_chapter_file_numbered_beyond_the_cap_is_named(muse: Any, book: Path) 
     assert r.exit_code == 2
     err = json.loads(r.stdout)["error"]
     assert err["code"] == "CHAPTER_NUMBER_TOO_LARGE" and err["where"].endswith(f"{MAX_CHAPTER_NUMBER + 1}.md")
+
+
+@pytest.mark.parametrize("command", [["search"], ["mentions"], ["cards", "show"]])
+def test_a_name_or_query_that_is_not_utf8_is_a_usage_error(book: Path, command: list[str]) -> None:
+    """An argument with a byte the locale cannot decode reaches Python as a lone surrogate (a real process,
+    real argv bytes): a usage error, not error[INTERNAL] from deep inside the matcher."""
+    args = [sys.executable, "-m", "novelmuse", *command, "关羽".encode() + b"\xff", "--book", str(book)]
+    r = subprocess.run(args, capture_output=True, env={**os.environ, "MUSE_CONFIG": "/nonexistent"}, timeout=120)
+    assert r.returncode == 2, r.stderr
+    err = r.stderr.decode("utf-8", "replace")
+    assert err.startswith("error[USAGE]") and "not valid UTF-8" in err and "Traceback" not in err

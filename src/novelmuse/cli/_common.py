@@ -63,12 +63,21 @@ def parse_range(value: str | None) -> tuple[int, int] | None:
 
 
 def capped_text(limit: int, what: str) -> Callable[[str | None], str | None]:
-    """A Typer callback refusing text longer than `limit` characters: a usage error naming the cap, without
-    echoing the text back."""
+    """A Typer callback refusing text longer than `limit` characters, or text that is not valid UTF-8 (bytes
+    the terminal's encoding could not decode reach Python as lone surrogates): a usage error naming the cap or
+    the encoding, without echoing the text back."""
 
     def check(value: str | None) -> str | None:
-        if value is not None and len(value) > limit:
+        if value is None:
+            return value
+        if len(value) > limit:
             raise typer.BadParameter(f"the {what} is {len(value):,} characters, over the cap of {limit:,}")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise typer.BadParameter(
+                f"the {what} is not valid UTF-8 (an undecodable byte at character {exc.start + 1})"
+            ) from None
         return value
 
     return check
