@@ -13,6 +13,11 @@ from ..errors import InputError, MuseError, Outcome, exit_code
 
 __all__ = ["main"]
 
+# No pydantic plugin (another package's `pydantic` entry point) observes what muse validates: it would see chapter
+# text and model answers. Discovering plugins also scans every installed package's metadata when the first model
+# is built (a few ms of every command's start-up). Set before any command module builds a model.
+os.environ["PYDANTIC_DISABLE_PLUGINS"] = "1"
+
 
 class _Internal(MuseError):
     """A novelmuse bug (an exception nobody classified), reported like any error — never a traceback."""
