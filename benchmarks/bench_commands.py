@@ -22,10 +22,15 @@ phrases drawn from 三国演义 (half forbidden, half fatigue ≤ 2), as in benc
 Targets are for the 5M-character book. Growth: the size-dependent rows at 1M and 5M, and their ratio (5.0 =
 linear; flagged when above 1.3 × linear).
 Bytecode caches are written first (an installed package has them; see `compile_bytecode`).
+
+`--before PYTHON` adds a column: the same muse commands run by another checkout's interpreter (say, a venv of
+the code before issue 17: `git worktree add ../before <commit>`, a venv there with its constraints), each on its
+own copy of the books, so "before" and "now" come from one machine in one run — absolute seconds differ by 1.5×
+between machines of the same kind here, ratios do not.
 The machine's load average is printed at start and end: on a shared 2-core machine CPU time still rises
 with load (caches, frequency), so read the ratios.
 
-    python benchmarks/bench_commands.py [--sizes 1,5] [--runs 3]
+    python benchmarks/bench_commands.py [--sizes 1,5] [--runs 3] [--before ../before/.venv/bin/python]
 """
 
 from __future__ import annotations
@@ -151,16 +156,16 @@ def measure(args: list[str], runs: int, cwd: Path | None = None, before: Path | 
     return best
 
 
-def compile_bytecode() -> None:
-    """Write novelmuse's bytecode caches, as an installed package has them: with PYTHONDONTWRITEBYTECODE set
-    (as on this machine) an editable install would otherwise compile every imported module from source on every
-    run (~0.03 s of a command)."""
-    package = Path(find_book.__code__.co_filename).parent.parent
-    subprocess.run([PY, "-m", "compileall", "-q", str(package)], check=True, stdout=subprocess.DEVNULL)
+def compile_bytecode(py: str = PY) -> None:
+    """Write the bytecode caches of `py`'s novelmuse, as an installed package has them: with
+    PYTHONDONTWRITEBYTECODE set (as on this machine) an editable install would otherwise compile every imported
+    module from source on every run (~0.03 s of a command)."""
+    code = "import compileall, os, novelmuse; compileall.compile_dir(os.path.dirname(novelmuse.__file__), quiet=1)"
+    subprocess.run([py, "-c", code], check=True, stdout=subprocess.DEVNULL, env=ENV)
 
 
-def muse(*args: str | Path) -> list[str]:
-    return [PY, "-m", "novelmuse", *map(str, args)]
+def muse(*args: str | Path, py: str = PY) -> list[str]:
+    return [py, "-m", "novelmuse", *map(str, args)]
 
 
 def bare(code: str, *args: str | Path) -> list[str]:
@@ -174,6 +179,7 @@ class Row:
     baseline: Run | None
     target_s: float | None = None
     target_mb: float | None = None
+    before: Run | None = None  # the same command by --before's interpreter
 
     @property
     def met(self) -> bool | None:
@@ -191,16 +197,61 @@ def write_rules(root: Path, n: int) -> None:
     (root / "rules.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def startup_rows(tmp: Path, runs: int) -> list[Row]:
+@dataclass
+class Muse:
+    """Runs a muse command by this checkout's interpreter and, with `--before`, by the other one too, each on
+    its own copy of the book (their databases differ)."""
+
+    runs: int
+    before_py: str | None
+
+    def twin(self, root: Path) -> Path:
+        other = root.with_name(root.name + "-before")
+        if not other.exists():
+            shutil.copytree(root, other, ignore=shutil.ignore_patterns(".muse"))
+        return other
+
+    def run(
+        self, root: Path | None, *args: str, runs: int | None = None, scratch: bool = False
+    ) -> tuple[Run, Run | None]:
+        """(now, before) of `muse ARGS [--book ROOT]`; `scratch`: the book's `.muse` is removed before each run."""
+        n = self.runs if runs is None else runs
+
+        def one(py: str, book: Path | None) -> Run:
+            where = ("--book", str(book)) if book is not None else ()
+            return measure(muse(*args, *where, py=py), n, before=book if scratch else None)
+
+        now = one(PY, root)
+        if self.before_py is None:
+            return now, None
+        return now, one(self.before_py, self.twin(root) if root is not None else None)
+
+    def warm(self, root: Path, *args: str) -> None:
+        """Run once, untimed, by both interpreters (creates the database, builds the index)."""
+        self.run(root, *args, runs=1)
+
+
+def row(
+    name: str,
+    timed: tuple[Run, Run | None],
+    baseline: Run | None,
+    target_s: float | None = None,
+    target_mb: float | None = None,
+) -> Row:
+    now, before = timed
+    return Row(name, now, baseline, target_s, target_mb, before)
+
+
+def startup_rows(tmp: Path, m: Muse) -> list[Row]:
     one = tmp / "one"
     write_book(one, 1)  # the first chapter of 三国演义
     write_rules(one, 20)
-    measure(muse("check", "--book", one), 1)  # creates the database once
-    typer_command = measure(bare(BARE_TYPER_COMMAND), runs)
+    m.warm(one, "check")
+    typer_command = measure(bare(BARE_TYPER_COMMAND), m.runs)
     return [
-        Row("`muse --help`", measure(muse("--help"), runs), measure(bare(BARE_STARTUP), runs), 0.15),
-        Row("`muse check`, 1-chapter book", measure(muse("check", "--book", one), runs), typer_command, 0.15),
-        Row("(bare Typer command, check's options)", typer_command, measure(bare(BARE_STARTUP), runs)),
+        row("`muse --help`", m.run(None, "--help"), measure(bare(BARE_STARTUP), m.runs), 0.15),
+        row("`muse check`, 1-chapter book", m.run(one, "check"), typer_command, 0.15),
+        Row("(bare Typer command, check's options)", typer_command, measure(bare(BARE_STARTUP), m.runs)),
     ]
 
 
@@ -208,7 +259,7 @@ def size_label(chars: int) -> str:
     return f"{chars / 1_000_000:g}M"
 
 
-def size_rows(tmp: Path, chars: int, runs: int) -> list[Row]:
+def size_rows(tmp: Path, chars: int, m: Muse) -> list[Row]:
     label = size_label(chars)
     root = tmp / f"book{label}"
     n_chapters, _ = write_book(root, chars)
@@ -217,72 +268,82 @@ def size_rows(tmp: Path, chars: int, runs: int) -> list[Row]:
     shutil.copytree(root, big)
     write_rules(big, 10_000)
     five = chars >= 5_000_000
+    fewer = max(1, m.runs - 1)
     rows = [
-        Row(
+        row(
             f"`muse sync` from scratch, {label}",
-            measure(muse("sync", "--book", root), max(1, runs - 1), before=root),
-            measure(bare(BARE_TOKENIZE, root), max(1, runs - 1)),
-            5.0 if five else None,
+            m.run(root, "sync", runs=fewer, scratch=True),
+            measure(bare(BARE_TOKENIZE, root), fewer),
+            *((5.0,) if five else ()),
         )
     ]
-    measure(muse("sync", "--book", root), 1)  # leaves the index warm for search and mentions
+    m.warm(root, "sync")  # leaves the index warm for search and mentions
     half = str(n_chapters // 2)
     rows.append(
-        Row(
+        row(
             f"`muse search` warm, {label}",
-            measure(muse("search", QUERY, "--before", half, "--book", root), runs),
-            measure(bare(BARE_SEARCH, root, QUERY, half), runs),
+            m.run(root, "search", QUERY, "--before", half),
+            measure(bare(BARE_SEARCH, root, QUERY, half), m.runs),
             0.25,
         )
     )
     rows.append(
-        Row(
+        row(
             f"`muse mentions` warm, {label}",
-            measure(muse("mentions", NAME, "--book", root), runs),
-            measure(bare(BARE_MENTIONS, root, NAME), runs),
+            m.run(root, "mentions", NAME),
+            measure(bare(BARE_MENTIONS, root, NAME), m.runs),
         )
     )
-    json_1k = measure(muse("check", "--json", "--book", root), runs)
-    bare_1k = measure(bare(BARE_CHECK, root), runs)
-    rows.append(Row(f"`muse check --json` 1,000 rules, {label}", json_1k, bare_1k, *((0.5, 150) if five else ())))
+    bare_1k = measure(bare(BARE_CHECK, root), m.runs)
     rows.append(
-        Row(
+        row(
+            f"`muse check --json` 1,000 rules, {label}",
+            m.run(root, "check", "--json"),
+            bare_1k,
+            *((0.5, 150) if five else ()),
+        )
+    )
+    rows.append(
+        row(
             f"`muse check --json` 10,000 rules, {label}",
-            measure(muse("check", "--json", "--book", big), runs),
-            measure(bare(BARE_CHECK, big), runs),
+            m.run(big, "check", "--json"),
+            measure(bare(BARE_CHECK, big), m.runs),
             *((1.5, 300) if five else ()),
         )
     )
     rows.append(
-        Row(
-            f"`muse check` terminal 1,000 rules, {label}",
-            measure(muse("check", "--book", root), runs),
-            bare_1k,
-            0.8 if five else None,
-        )
+        row(f"`muse check` terminal 1,000 rules, {label}", m.run(root, "check"), bare_1k, *((0.8,) if five else ()))
     )
     return rows
 
 
-def cards_rows(tmp: Path, runs: int) -> list[Row]:
+def cards_rows(tmp: Path, m: Muse) -> list[Row]:
     root = tmp / "cards"
     write_cards_book(root)
     card_args = ("角色7", "500")
     measure(bare(BARE_CARD, root, *card_args), 1)  # replays once and stores the per-card cache
+    show = ("cards", "show", card_args[0], "--as-of", card_args[1])
+    m.warm(root, *show)
     return [
-        Row(
+        row(
             "`muse cards show X --as-of N`, 500 cards",
-            measure(muse("cards", "show", card_args[0], "--as-of", card_args[1], "--book", root), runs),
-            measure(bare(BARE_CARD, root, *card_args), runs),
+            m.run(root, *show),
+            measure(bare(BARE_CARD, root, *card_args), m.runs),
             0.3,
         )
     ]
 
 
 def report(rows: list[Row]) -> bool:
-    print(f"\n{'command (whole process, CPU, best of runs)':52} {'muse':>9} {'MB':>5} {'bare':>9} {'ratio':>6}  target")
+    with_before = any(r.before for r in rows)
+    head = f"{'before':>9} {'MB':>5} " if with_before else ""
+    title = "command (whole process, CPU, best of runs)"
+    print(f"\n{title:52} {head}{'muse':>9} {'MB':>5} {'bare':>9} {'ratio':>6}  target")
     ok = True
     for r in rows:
+        was = ""
+        if with_before:
+            was = f"{r.before.cpu:8.3f}s {r.before.rss_mb:5.0f} " if r.before else f"{'—':>9} {'':5} "
         base = f"{r.baseline.cpu:8.3f}s" if r.baseline else f"{'—':>9}"
         ratio = f"{r.command.cpu / r.baseline.cpu:5.1f}x" if r.baseline and r.baseline.cpu else f"{'—':>6}"
         target = []
@@ -292,8 +353,12 @@ def report(rows: list[Row]) -> bool:
             target.append(f"≤ {r.target_mb:g} MB")
         mark = {None: "", True: "  met", False: "  MISSED"}[r.met]
         ok &= r.met is not False
-        print(f"{r.name:52} {r.command.cpu:8.3f}s {r.command.rss_mb:5.0f} {base} {ratio}  {', '.join(target)}{mark}")
+        print(
+            f"{r.name:52} {was}{r.command.cpu:8.3f}s {r.command.rss_mb:5.0f} {base} {ratio}  {', '.join(target)}{mark}"
+        )
     print("(ratio = muse / bare script doing the same work in the same run)")
+    if with_before:
+        print("(before = the same command by --before's interpreter, on its own copy of the book)")
     return ok
 
 
@@ -322,17 +387,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1,5", help="book sizes in millions of characters (default 1,5)")
     ap.add_argument("--runs", type=int, default=3, help="runs per command; the best is kept (default 3)")
+    ap.add_argument("--before", metavar="PYTHON", help="also run every muse command by this interpreter")
     args = ap.parse_args()
     sizes = [int(float(s) * 1_000_000) for s in args.sizes.split(",")]
     print(f"bench_commands: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
     find_book  # noqa: B018  (the library is importable before anything is timed)
     compile_bytecode()
+    if args.before:
+        compile_bytecode(args.before)
+    m = Muse(args.runs, args.before)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        rows = startup_rows(tmp, args.runs)
+        rows = startup_rows(tmp, m)
         for chars in sizes:
-            rows += size_rows(tmp, chars, args.runs)
-        rows += cards_rows(tmp, args.runs)
+            rows += size_rows(tmp, chars, m)
+        rows += cards_rows(tmp, m)
     ok = report(rows)
     ok &= growth(rows, sizes)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
