@@ -84,3 +84,35 @@ def test_status_sees_edits_gaps_and_skipped_reviews(sample: Path, tmp_path: Path
     assert by_area["index"]["next"] == "muse sync"
     skipped = next(p for p in doc["problems"] if p["area"] == "reviews")
     assert skipped["chapters"] == [4] and "skipped" in skipped["what"]
+
+
+def test_chapters_breaking_the_same_rules_are_one_problem(tmp_path: Path) -> None:
+    """A novel imported under limits none of its chapters meets is one line naming all of them, not one per
+    chapter (1,000 lines would bury the rest of the screen); other error signatures stay apart, and a chapter
+    alone keeps its file. Length is never sent to `muse review`, which repairs forbidden phrases only."""
+    book = tmp_path / "b"
+    assert run_muse(tmp_path, "init", book).code == 0
+    toml = book / "book.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace("min_chars = 2000", "min_chars = 50", 1), encoding="utf-8")
+    (book / "rules.txt").write_text("禁止:后宫\n", encoding="utf-8")
+    short = "　　林凡深吸一口气。\n"
+    bodies = {n: short for n in range(1, 31)}
+    bodies[30] = short + "　　又一句。\n"
+    bodies[7] = short + "　　后宫之中。\n"  # short and forbidden
+    bodies[9] = short + "　　后宫之中。\n"
+    bodies[12] = "　　" + "后宫佳丽三千人。" * 10 + "\n"  # long enough, forbidden
+    for n, body in bodies.items():
+        (book / "chapters" / f"{n:04d}.md").write_text(f"# 第{n}章\n{body}", encoding="utf-8")
+    doc = _status(book)
+    check = [p for p in doc["problems"] if p["area"] == "check" and p["severity"] == "error"]
+    assert [p["chapters"] for p in check] == [[n for n in range(1, 31) if n not in (7, 9, 12)], [7, 9], [12]]
+    short_only, both, forbidden = check
+    assert short_only["what"] == "27 chapters (1–6, 8, 10–11, 13–30): length min_chars (8–12 chars)"
+    assert "muse review" not in short_only["next"] and "min_chars" in short_only["next"]
+    assert both["what"] == "2 chapters (7, 9): forbidden 后宫 ×1, length min_chars (13 chars)"
+    assert both["next"].startswith("muse review 7   (then each chapter listed)") and "length" in both["next"]
+    assert forbidden["what"] == "chapter 12 (chapters/0012.md): forbidden 后宫 ×10"
+    assert forbidden["next"] == "muse review 12"
+    assert doc["chapters_with_errors"] == list(range(1, 31))
+    text = run_muse(book, "status", "--book", book).stdout
+    assert text.count("✗ check") == 3

@@ -16,7 +16,7 @@ from ..errors import MuseError
 from ..judging import gate_rows
 from ..llm import cost_summary
 from ..memory import lint_cards, replay
-from ..rules import check_book, load_book_rules
+from ..rules import CheckReport, check_book, load_book_rules
 from .html._chapters import load_panels, load_reviews, review_state
 
 STATUS_SCHEMA_VERSION = 1
@@ -123,6 +123,55 @@ def _stale_problem(problems: list[Problem], area: str, severity: Severity, statu
                 area=area, severity=severity, what=f"{what}: {_ranges(changed)}", chapters=changed, next="muse sync"
             )
         )
+
+
+def _check_problems(check: CheckReport) -> list[Problem]:
+    """The check's errors as problems: one per chapter, except that chapters breaking exactly the same rules
+    (say, every chapter of an imported novel under min_chars) are one problem naming all of them — a whole
+    book's worth of identical lines would bury everything else on the screen."""
+    groups: dict[tuple[tuple[str, str], ...], list[tuple[int, str, list[int]]]] = {}
+    for ch in check.chapters:
+        errors = [f for f in ch.findings if f.severity == "error"]
+        if errors:
+            signature: tuple[tuple[str, str], ...] = tuple((f.rule, f.target) for f in errors)
+            groups.setdefault(signature, []).append((ch.number, ch.path, [f.actual for f in errors]))
+    out: list[Problem] = []
+    for key, members in groups.items():
+        numbers = [n for n, _, _ in members]
+        per_rule = [[a[i] for _, _, a in members] for i in range(len(key))]
+        what = ", ".join(_error_text(rule, target, acts) for (rule, target), acts in zip(key, per_rule, strict=True))
+        where = f"chapter {numbers[0]} ({members[0][1]})" if len(numbers) == 1 else f"{len(numbers)} chapters"
+        out.append(
+            Problem(
+                area="check",
+                severity="error",
+                chapters=numbers,
+                what=f"{where}{'' if len(numbers) == 1 else f' ({_ranges(numbers)})'}: {what}",
+                next=_check_next(numbers, {rule for rule, _ in key}),
+            )
+        )
+    return out
+
+
+def _check_next(numbers: list[int], rules: set[str]) -> str:
+    """`muse review` repairs forbidden phrases, not length (no step does): for length the author decides."""
+    fit = "edit the chapter(s) to fit, or change min_chars/max_chars in [chapters] of book.toml"
+    if rules == {"length"}:
+        return fit
+    if len(numbers) == 1:
+        review = f"muse review {numbers[0]}"
+    elif numbers[-1] - numbers[0] + 1 == len(numbers):
+        review = f"muse review --range {numbers[0]}-{numbers[-1]}"
+    else:
+        review = f"muse review {numbers[0]}   (then each chapter listed)"
+    return review + ("   (length: " + fit + ")" if "length" in rules else "")
+
+
+def _error_text(rule: str, target: str, actual: list[int]) -> str:
+    """`forbidden 后宫 ×2`, `length min_chars (952 chars)`; over several chapters the range of the counts."""
+    lo, hi = min(actual), max(actual)
+    amount = str(lo) if lo == hi else f"{lo}–{hi}"
+    return f"{rule} {target} ({amount} chars)" if rule == "length" else f"{rule} {target} ×{amount}"
 
 
 def book_status(book: Book) -> StatusDoc:
@@ -247,23 +296,8 @@ def book_status(book: Book) -> StatusDoc:
     if check is not None:
         unparsed = check.rules.unparsed_lines
         errors, warnings = check.summary.errors, check.summary.warnings
-        for ch in check.chapters:
-            if ch.errors:
-                with_errors.append(ch.number)
-                what = ", ".join(
-                    f"{f.rule} {f.target}" + (f" ×{f.actual}" if f.rule != "length" else f" ({f.actual} chars)")
-                    for f in ch.findings
-                    if f.severity == "error"
-                )
-                problems.append(
-                    Problem(
-                        area="check",
-                        severity="error",
-                        chapters=[ch.number],
-                        what=f"chapter {ch.number} ({ch.path}): {what}",
-                        next=f"muse review {ch.number}",
-                    )
-                )
+        with_errors = [ch.number for ch in check.chapters if ch.errors]
+        problems += _check_problems(check)
         if warnings:
             problems.append(
                 Problem(
