@@ -140,13 +140,14 @@ def _check_problems(check: CheckReport) -> list[Problem]:
         numbers = [n for n, _, _ in members]
         per_rule = [[a[i] for _, _, a in members] for i in range(len(key))]
         what = ", ".join(_error_text(rule, target, acts) for (rule, target), acts in zip(key, per_rule, strict=True))
-        where = f"chapter {numbers[0]} ({members[0][1]})" if len(numbers) == 1 else f"{len(numbers)} chapters"
+        single = len(numbers) == 1
+        where = f"chapter {numbers[0]} ({members[0][1]})" if single else f"{len(numbers)} chapters ({_ranges(numbers)})"
         out.append(
             Problem(
                 area="check",
                 severity="error",
                 chapters=numbers,
-                what=f"{where}{'' if len(numbers) == 1 else f' ({_ranges(numbers)})'}: {what}",
+                what=f"{where}: {what}",
                 next=_check_next(numbers, {rule for rule, _ in key}),
             )
         )
