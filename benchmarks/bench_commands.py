@@ -25,7 +25,7 @@ Bytecode caches are written first (an installed package has them; see `compile_b
 
 `--before PYTHON` adds a column: the same muse commands run by another checkout's interpreter (say, a venv of
 the code before issue 17: `git worktree add ../before <commit>`, a venv there with its constraints), each on its
-own copy of the books, so "before" and "now" come from one machine in one run — absolute seconds differ by 1.5×
+own copy of the books, so "before" and "now" come from one machine in one run — absolute seconds differ by up to 1.6×
 between machines of the same kind here, ratios do not.
 The machine's load average is printed at start and end: on a shared 2-core machine CPU time still rises
 with load (caches, frequency), so read the ratios.
