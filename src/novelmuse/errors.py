@@ -7,11 +7,20 @@ receipts rely on; the message texts may change.
 
 How a command ended is an `Outcome`; `exit_code(outcome)` is the only place an exit code is decided (the
 CLI's errors, usage errors, interruptions and every command's result go through it).
+
+Every code is declared once in the registry `errors.toml` beside this module, with the outcome a command has when
+the code is what stopped it, its cause and its fix (`registry()`); the documentation's error reference is generated
+from it, and a test fails on a code the source uses that the registry does not declare.
 """
 
 from __future__ import annotations
 
+import functools
+import tomllib
+import typing
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Final, Literal
 
 #: How a command ended: everything asked for evaluated and passed; a check found errors (or a gate failed); bad
@@ -38,7 +47,7 @@ _SEVERITY: Final[tuple[Outcome, ...]] = ("internal", "failed_closed", "findings"
 
 
 def exit_code(outcome: Outcome) -> int:
-    """The process exit code of an outcome (the documented table in the README)."""
+    """The process exit code of an outcome (the documented table of exit codes)."""
     return _EXIT_CODES[outcome]
 
 
@@ -111,3 +120,56 @@ class NotEvaluated(MuseError):
     model is configured: it is refused before anything runs, and never reads as a pass."""
 
     outcome: Outcome = "not_evaluated"
+
+
+#: The areas of the registry, in the order the error reference lists them (key → section title).
+AREAS: Final[Mapping[str, str]] = {
+    "usage": "The command line",
+    "book": "Book projects",
+    "files": "Reading files",
+    "config": "Configuration",
+    "store": "The database",
+    "import": "Importing a novel",
+    "rules": "Hard rules",
+    "memory": "Story memory",
+    "models": "Models, calls and the vault",
+    "outlines": "Fine outlines, the plan and the fine-outline agent",
+    "writer": "The writer and its context",
+    "review": "Review",
+    "judging": "Judging and the quality gate",
+    "replay": "Replay experiments",
+    "gate": "Gates, receipts and the journal",
+    "report": "Report and export",
+}
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    """One registered code: how a command ends when it is what stopped it, its area, cause and fix."""
+
+    code: str
+    outcome: Outcome
+    area: str
+    cause: str
+    fix: str
+
+    @property
+    def exit_code(self) -> int:
+        """The exit code of this code's outcome."""
+        return exit_code(self.outcome)
+
+
+_OUTCOMES: Final = frozenset(typing.get_args(Outcome))
+
+
+@functools.cache
+def registry() -> Mapping[str, ErrorCode]:
+    """Every registered code, read once from errors.toml (checked: a known outcome and area, a cause and a fix)."""
+    raw = tomllib.loads((Path(__file__).with_name("errors.toml")).read_text(encoding="utf-8"))
+    out: dict[str, ErrorCode] = {}
+    for code, entry in raw.items():
+        outcome, area = entry["exit"], entry["area"]
+        if outcome not in _OUTCOMES or area not in AREAS or not entry["cause"] or not entry["fix"] or len(entry) != 4:
+            raise ValueError(f"errors.toml: [{code}] needs exit (an outcome), area (of AREAS), cause and fix only")
+        out[code] = ErrorCode(code, outcome, area, entry["cause"], entry["fix"])
+    return out
