@@ -7,6 +7,8 @@ from .._lazy import lazy_getattr
 if TYPE_CHECKING:  # the public API; each name is imported from its module on first use (see novelmuse._lazy)
     from ._config import (
         ROLE_NAMES,
+        SEED_CAPS,
+        USER_TABLES,
         AnthropicProviderConfig,
         BookConfig,
         Budget,
@@ -71,7 +73,9 @@ __all__ = [
     "PLAN_DIR",
     "ROLE_NAMES",
     "SCENE_TYPES",
+    "SEED_CAPS",
     "SETTING_KINDS",
+    "USER_TABLES",
     "AnthropicProviderConfig",
     "Beat",
     "Book",

@@ -51,16 +51,34 @@ _PROVIDER_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,63}$"
 
 
 class BookMeta(_Strict):
-    title: str = "untitled"
-    language: str = Field(default="zh", pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$")
-    author: str = ""
+    """[book]: what the book is called and who wrote it (the report, `muse status` and exports show it)."""
+
+    title: str = Field(default="untitled", description="The book's title: the report's heading, the EPUB's title.")
+    language: str = Field(
+        default="zh",
+        pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$",
+        description="A language tag (`zh`, `zh-Hans`, `zh-TW`): the EPUB's language.",
+    )
+    author: str = Field(default="", description="The author's name, written into exports.")
 
 
 class ChapterLimits(_Strict):
     """Chapter length limits, in characters excluding whitespace (`text.count_chars`)."""
 
-    min_chars: int | None = Field(default=None, ge=0, le=10_000_000)
-    max_chars: int | None = Field(default=None, ge=1, le=10_000_000)
+    min_chars: int | None = Field(
+        default=None,
+        ge=0,
+        le=10_000_000,
+        description="A chapter shorter than this is an error finding of `muse check`; unset: not checked "
+        "(the length check says skipped, never passed).",
+    )
+    max_chars: int | None = Field(
+        default=None,
+        ge=1,
+        le=10_000_000,
+        description="A chapter longer than this is an error finding; `muse review` refuses to send it "
+        "(CHAPTER_TOO_LONG). Unset: not checked.",
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> ChapterLimits:
@@ -70,8 +88,12 @@ class ChapterLimits(_Strict):
 
 
 class _ProviderBase(_Strict):
-    timeout_s: Seconds = 120.0
-    max_concurrency: int = Field(default=4, ge=1, le=256)
+    timeout_s: Seconds = Field(
+        default=120.0, description="Seconds one request may take before it fails (MODEL_TIMEOUT)."
+    )
+    max_concurrency: int = Field(
+        default=4, ge=1, le=256, description="Requests this provider has in flight at once (replay runs many)."
+    )
 
 
 #: How an HTTP provider's requests travel: through the official SDK, or the thin client of llm/_http_direct.py
@@ -83,43 +105,76 @@ class OpenAIProviderConfig(_ProviderBase):
     """Any OpenAI-compatible endpoint through the official openai SDK (or `transport = "http"`)."""
 
     kind: Literal["openai"]
-    base_url: HttpUrl | None = None
-    api_key_env: EnvName = "OPENAI_API_KEY"
-    structured: Literal["json_schema", "json_object"] = "json_schema"  # endpoints without json_schema: json_object
-    transport: Transport = "sdk"
+    base_url: HttpUrl | None = Field(
+        default=None, description="The endpoint, e.g. `https://api.deepseek.com/v1`; unset: OpenAI's own."
+    )
+    api_key_env: EnvName = Field(
+        default="OPENAI_API_KEY",
+        description="The environment variable holding the API key (the key itself is never here).",
+    )
+    structured: Literal["json_schema", "json_object"] = Field(
+        default="json_schema",
+        description="How structured output is asked for: `json_object` for endpoints without `json_schema`.",
+    )
+    transport: Transport = Field(
+        default="sdk",
+        description="`sdk`: the official SDK; `http`: a thin HTTP/1.1 client with the same requests and failure "
+        "classes, cheaper per request for many concurrent calls (it does not use proxies).",
+    )
 
 
 class AnthropicProviderConfig(_ProviderBase):
+    """Anthropic's Messages API (or a compatible gateway) through the official anthropic SDK."""
+
     kind: Literal["anthropic"]
-    base_url: HttpUrl | None = None
-    api_key_env: EnvName = "ANTHROPIC_API_KEY"
-    max_tokens: int = Field(default=8192, ge=1, le=1_000_000)
-    # Anthropic-compatible endpoints without structured outputs: "tool" forces one tool call with the schema
-    structured: Literal["output_format", "tool"] = "output_format"
-    transport: Transport = "sdk"
+    base_url: HttpUrl | None = Field(default=None, description="The endpoint; unset: Anthropic's own.")
+    api_key_env: EnvName = Field(
+        default="ANTHROPIC_API_KEY",
+        description="The environment variable holding the API key (the key itself is never here).",
+    )
+    max_tokens: int = Field(default=8192, ge=1, le=1_000_000, description="The output cap of one request.")
+    structured: Literal["output_format", "tool"] = Field(
+        default="output_format",
+        description="How structured output is asked for: `tool` (one forced tool call carrying the schema) for "
+        "Anthropic-compatible gateways without structured outputs; refused for the writer and the detector.",
+    )
+    transport: Transport = Field(default="sdk", description="`sdk` or `http`, as for `openai`.")
 
 
 class ClaudeCliProviderConfig(_ProviderBase):
     """The isolated Claude CLI subprocess (seed 003): pinned path, sha256 and version."""
 
     kind: Literal["claude-cli"]
-    path: PathText
-    sha256: str = Field(pattern=r"^[0-9a-fA-F]{64}$")
-    version: str = Field(min_length=1, max_length=64)
-    api_key_env: EnvName | None = "ANTHROPIC_API_KEY"
-    #: refuse to run without bwrap (Linux) / sandbox-exec (macOS); unset: true on Linux where bubblewrap is installed
-    require_sandbox: bool | None = None
-    effort: str | None = Field(default=None, pattern=r"^[a-z]{1,16}$")
-    max_turns: int = Field(default=3, ge=1, le=10)  # structured output takes a tool turn: 1 is too few
-    max_budget_usd: float | None = Field(default=None, gt=0, le=1_000_000)  # the CLI's own cap (--max-budget-usd)
-    sandbox_read_paths: list[PathText] = []  # extra read-only paths for the sandbox (relative: to the book root)
+    path: PathText = Field(description="The CLI binary: an absolute, resolved path (no symbolic link).")
+    sha256: str = Field(pattern=r"^[0-9a-fA-F]{64}$", description="The binary's sha256 (`sha256sum` of `path`).")
+    version: str = Field(min_length=1, max_length=64, description="What `claude --version` prints.")
+    api_key_env: EnvName | None = Field(
+        default="ANTHROPIC_API_KEY", description="The environment variable passed to the CLI as its key; unset: none."
+    )
+    require_sandbox: bool | None = Field(
+        default=None,
+        description="Refuse to run without bubblewrap (Linux) or sandbox-exec (macOS); unset: true on Linux "
+        "where bubblewrap is installed, false elsewhere.",
+    )
+    effort: str | None = Field(default=None, pattern=r"^[a-z]{1,16}$", description="The CLI's `--effort`, if set.")
+    max_turns: int = Field(
+        default=3, ge=1, le=10, description="The CLI's `--max-turns` (structured output takes a tool turn)."
+    )
+    max_budget_usd: float | None = Field(
+        default=None, gt=0, le=1_000_000, description="The CLI's own spending cap (`--max-budget-usd`)."
+    )
+    sandbox_read_paths: list[PathText] = Field(
+        default=[], description="Extra paths the sandbox may read (relative paths: to the book's folder)."
+    )
 
 
 class ScriptedProviderConfig(_ProviderBase):
     """Deterministic responses read from a file: for tests and demos; every receipt says so."""
 
     kind: Literal["scripted"]
-    script: str = Field(min_length=1, max_length=4096)  # path, relative to the book root
+    script: str = Field(
+        min_length=1, max_length=4096, description="The YAML file of canned answers, relative to the book's folder."
+    )
 
 
 ProviderConfig = Annotated[
@@ -131,25 +186,39 @@ ProviderConfig = Annotated[
 class Price(_Strict):
     """Price per million tokens, in the book's currency unit (pinned: a receipt records the table's hash)."""
 
-    input: PerMillion
-    output: PerMillion
-    cache_read: PerMillion | None = None
-    cache_write: PerMillion | None = None
+    input: PerMillion = Field(description="Price of a million input tokens.")
+    output: PerMillion = Field(description="Price of a million output tokens.")
+    cache_read: PerMillion | None = Field(default=None, description="Price of a million cached input tokens read.")
+    cache_write: PerMillion | None = Field(
+        default=None, description="Price of a million input tokens written to a cache."
+    )
 
 
 class Budget(_Strict):
     """Per-run limits; a request that could exceed one is not sent (BUDGET_EXCEEDED)."""
 
-    max_cost: float | None = Field(default=None, ge=0, le=1_000_000_000)
-    max_tokens: Tokens | None = None
-    deadline_s: Seconds | None = None
+    max_cost: float | None = Field(
+        default=None,
+        ge=0,
+        le=1_000_000_000,
+        description="The most one command's run may spend; an unpriced model is then refused before sending.",
+    )
+    max_tokens: Tokens | None = Field(default=None, description="The most tokens (input + output) one run may use.")
+    deadline_s: Seconds | None = Field(
+        default=None, description="Seconds one run may take; later requests are not sent."
+    )
 
 
 class CallPolicy(_Strict):
     """The bound on model requests per logical call (format corrections and transient retries share it)."""
 
-    max_attempts: int = Field(default=MAX_ATTEMPTS_CAP, ge=1, le=MAX_ATTEMPTS_CAP)
-    max_output_tokens: int = Field(default=8192, ge=16, le=1_000_000)
+    max_attempts: int = Field(
+        default=MAX_ATTEMPTS_CAP,
+        ge=1,
+        le=MAX_ATTEMPTS_CAP,
+        description="Requests one logical call may make: format corrections and resent transient errors share it.",
+    )
+    max_output_tokens: int = Field(default=8192, ge=16, le=1_000_000, description="The output cap of one request.")
 
 
 def _within_seed(table: str, model: BaseModel, limits: dict[str, int | float], seed: str) -> None:
@@ -175,15 +244,27 @@ REVIEW_SEED_LIMITS: dict[str, int | float] = {
 class ReviewConfig(_Strict):
     """Bounds of the editorial loop (seed 004): every loop is finite, and the seed's own bounds are caps."""
 
-    repair_rounds: int = Field(default=1, ge=0)
-    rereview_rounds: int = Field(default=1, ge=0)
-    rewrite_rounds: int = Field(default=1, ge=0, le=5)
-    arbiter_rounds: int = Field(default=1, ge=0, le=5)
-    polish_max_paragraphs: int = Field(default=5, ge=1, le=50)  # a polish (one round) touches at most this many
-    neutral_foreshadow_chapters: int = Field(default=3, ge=0)
+    repair_rounds: int = Field(
+        default=1, ge=0, description="Repairs after a consistency review finds a critical or major issue."
+    )
+    rereview_rounds: int = Field(default=1, ge=0, description="Consistency re-reviews after a repair.")
+    rewrite_rounds: int = Field(
+        default=1, ge=0, le=5, description="Whole-chapter rewrites when the editor's computed verdict is rewrite."
+    )
+    arbiter_rounds: int = Field(default=1, ge=0, le=5, description="Arbiter calls when a rewrite still scores rewrite.")
+    polish_max_paragraphs: int = Field(default=5, ge=1, le=50, description="The most paragraphs one polish may touch.")
+    neutral_foreshadow_chapters: int = Field(
+        default=3,
+        ge=0,
+        description="In chapters up to this one, 伏笔健康 without evidence is neutral and left out of the verdict.",
+    )
     #: `muse review` ends with the quality gate on each final text when a judge model is configured (seed 000:
     #: 候选交付用户前评分); false leaves it out (said so: skipped(not requested), never passed)
-    quality_gate: bool = True
+    quality_gate: bool = Field(
+        default=True,
+        description="End `muse review` with the quality gate (a blind judge panel) on each final text; false "
+        "leaves it out, said so as skipped, never passed.",
+    )
 
     @model_validator(mode="after")
     def _seed_limits(self) -> ReviewConfig:
@@ -196,9 +277,20 @@ MEMORY_SEED_LIMITS: dict[str, int | float] = {"max_plants_per_chapter": MAX_PLAN
 
 
 class MemoryConfig(_Strict):
-    max_plants_per_chapter: int = Field(default=MAX_PLANTS_CAP, ge=0)  # seed 004: ≤ 3 plants; a book may lower it
-    chunk_max_chars: int = Field(default=400, ge=50, le=100_000)
-    overdue_default_age: int | None = Field(default=None, ge=1, le=MAX_CHAPTER_NUMBER)
+    max_plants_per_chapter: int = Field(
+        default=MAX_PLANTS_CAP,
+        ge=0,
+        description="Foreshadows one chapter may plant, in fine outlines and fact cards alike; more is rejected.",
+    )
+    chunk_max_chars: int = Field(
+        default=400, ge=50, le=100_000, description="The longest paragraph chunk the search index stores."
+    )
+    overdue_default_age: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_CHAPTER_NUMBER,
+        description="A foreshadow without a payoff chapter is overdue after this many chapters; unset: never.",
+    )
 
     @model_validator(mode="after")
     def _seed_limits(self) -> MemoryConfig:
@@ -228,13 +320,36 @@ class WritingConfig(_Strict):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    prior_chapters: int = Field(default=4, ge=0)
-    retrieval_chars: int = Field(default=6_000, ge=0, le=1_000_000)
-    context_chars: int = Field(default=40_000, ge=1, le=4_000_000)
-    evidence_rounds: int = Field(default=3, ge=0)
-    evidence_fraction: float = Field(default=0.30, ge=0, allow_inf_nan=False)
-    repair_rounds: int = Field(default=2, ge=0)
-    fact_cards: Literal["required", "optional"] = "required"
+    prior_chapters: int = Field(
+        default=4, ge=0, description="The chapters before N whose raw text the writer reads whole (the window)."
+    )
+    retrieval_chars: int = Field(
+        default=6_000,
+        ge=0,
+        le=1_000_000,
+        description="Raw text retrieved from earlier chapters (readback and style evidence): the same for arms A "
+        "and C.",
+    )
+    context_chars: int = Field(
+        default=40_000,
+        ge=1,
+        le=4_000_000,
+        description="Everything the writer is given except its fixed instructions; the protected blocks never "
+        "shrink (CONTEXT_OVER_BUDGET instead).",
+    )
+    evidence_rounds: int = Field(default=3, ge=0, description="Evidence rounds the writer may ask for.")
+    evidence_fraction: float = Field(
+        default=0.30,
+        ge=0,
+        allow_inf_nan=False,
+        description="The share of `retrieval_chars` all evidence rounds together may add.",
+    )
+    repair_rounds: int = Field(default=2, ge=0, description="Repairs of a draft the detector gate blocked.")
+    fact_cards: Literal["required", "optional"] = Field(
+        default="required",
+        description="`optional`: write from the author's cards alone; chapters without a current fact card are "
+        "listed in the manifest instead of refused (CONTEXT_MEMORY_STALE).",
+    )
 
     @model_validator(mode="after")
     def _seed_limits(self) -> WritingConfig:
@@ -242,31 +357,70 @@ class WritingConfig(_Strict):
         return self
 
 
+#: The seeds' numbers by table and key (the configuration reference lists them): a book may lower them, never
+#: raise them.
+SEED_CAPS: dict[str, dict[str, int | float]] = {
+    "calls": {"max_attempts": MAX_ATTEMPTS_CAP},
+    "review": REVIEW_SEED_LIMITS,
+    "memory": MEMORY_SEED_LIMITS,
+    "writing": WRITING_SEED_LIMITS,
+}
+
+
 class GateConfig(_Strict):
     """[gate]: `signer` is the public key that signs this book's gate receipts (book.toml); `key_path` is where
     the private key lives (user config only — the key is the user's and never inside a book)."""
 
-    signer: str | None = Field(default=None, pattern=r"^ed25519:[A-Za-z0-9+/]{43}=$")
-    key_path: str | None = None
+    signer: str | None = Field(
+        default=None,
+        pattern=r"^ed25519:[A-Za-z0-9+/]{43}=$",
+        description="The public key that signs this book's gate receipts, as `muse gate keygen` prints it.",
+    )
+    key_path: str | None = Field(
+        default=None,
+        description="Where the private signing key lives (user config only); unset: `keys/gate_ed25519.pem` "
+        "beside the user config.",
+    )
 
 
 class BookConfig(_Strict):
     """The whole of book.toml."""
 
-    book: BookMeta = BookMeta()
-    chapters: ChapterLimits = ChapterLimits()
-    providers: dict[Annotated[str, Field(pattern=_PROVIDER_NAME)], ProviderConfig] = {}
-    roles: dict[str, str] = {}
-    prices: dict[Annotated[str, Field(min_length=1, max_length=256)], Price] = {}
+    book: BookMeta = Field(default=BookMeta(), description="The book itself.")
+    chapters: ChapterLimits = Field(default=ChapterLimits(), description="Chapter length limits.")
+    providers: dict[Annotated[str, Field(pattern=_PROVIDER_NAME)], ProviderConfig] = Field(
+        default={}, description="Model endpoints by a name of your choice; `kind` says which kind of provider."
+    )
+    roles: dict[str, str] = Field(
+        default={},
+        description="Which model plays each role, as `provider:full-model-id`; `default` covers every role not named.",
+    )
+    prices: dict[Annotated[str, Field(min_length=1, max_length=256)], Price] = Field(
+        default={}, description="Prices per million tokens by model id; a model without a price has an unknown cost."
+    )
     #: "provider:full-model-id" → the model's context window in tokens (input + output) at that endpoint; over
     #: llm/data/context_windows.toml (e.g. an Ollama model served with a smaller num_ctx)
-    context_windows: dict[Annotated[str, Field(min_length=1, max_length=300)], ContextTokens] = {}
-    budget: Budget = Budget()
-    calls: CallPolicy = CallPolicy()
-    review: ReviewConfig = ReviewConfig()
-    memory: MemoryConfig = MemoryConfig()
-    writing: WritingConfig = WritingConfig()
-    gate: GateConfig = GateConfig()
+    context_windows: dict[Annotated[str, Field(min_length=1, max_length=300)], ContextTokens] = Field(
+        default={},
+        description="Tokens one request may hold (input + output) at an endpoint, by `provider:full-model-id`, "
+        "over the built-in table; unknown windows are not checked.",
+    )
+    budget: Budget = Field(
+        default=Budget(),
+        description="Limits of one command's run; a request that could exceed one is not sent (BUDGET_EXCEEDED).",
+    )
+    calls: CallPolicy = Field(default=CallPolicy(), description="The bound on requests per model call.")
+    review: ReviewConfig = Field(
+        default=ReviewConfig(), description="Bounds of `muse review`'s loop: every loop is finite."
+    )
+    memory: MemoryConfig = Field(
+        default=MemoryConfig(), description="Story memory: the foreshadow ledger and the search index."
+    )
+    writing: WritingConfig = Field(
+        default=WritingConfig(),
+        description="The writer's context budgets and loop bounds, in characters without whitespace.",
+    )
+    gate: GateConfig = Field(default=GateConfig(), description="Signing gate receipts.")
 
     @model_validator(mode="after")
     def _roles_valid(self) -> BookConfig:
@@ -317,7 +471,8 @@ def user_config_path() -> Path:
     return base / "novelmuse" / "config.toml"
 
 
-_USER_TABLES = ("providers", "roles", "prices", "context_windows", "budget", "calls", "gate")
+#: The tables a user-level config may hold (the book's own tables win per key).
+USER_TABLES = ("providers", "roles", "prices", "context_windows", "budget", "calls", "gate")
 
 
 class _UserConfig(_Strict):
@@ -339,7 +494,7 @@ def _invalid(exc: ValidationError, path: Path) -> InputError:
     more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
     msg = first["msg"].removeprefix("Value error, ")
     return InputError(
-        "CONFIG_INVALID", f"{msg} at {loc}{more}", str(path), f"fix {path.name} (see README: configuration)"
+        "CONFIG_INVALID", f"{msg} at {loc}{more}", str(path), f"fix {path.name} (see docs/reference/configuration.md)"
     )
 
 
@@ -348,11 +503,11 @@ def _user_tables(user: Path) -> dict[str, Any]:
     if not user.is_file():
         return {}
     user_data = _read_toml(user)
-    unknown = set(user_data) - set(_USER_TABLES)
+    unknown = set(user_data) - set(USER_TABLES)
     if unknown:
         raise InputError(
             "CONFIG_INVALID",
-            f"the user config may only hold {', '.join(_USER_TABLES)}; found {', '.join(sorted(unknown))}",
+            f"the user config may only hold {', '.join(USER_TABLES)}; found {', '.join(sorted(unknown))}",
             str(user),
             "move book settings into book.toml",
         )
@@ -383,7 +538,7 @@ def load_config(path: Path, *, user_config: Path | None = None) -> BookConfig:
             "move key_path to the user config (see `muse gate keygen --help`)",
         )
     user_data = _user_tables(user_config if user_config is not None else user_config_path())
-    for table in _USER_TABLES:
+    for table in USER_TABLES:
         if table not in user_data:
             continue
         if not isinstance(data.get(table, {}), dict):

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     )
     from ._export import ExportResult, export_book
     from ._files import render_export, render_report_written
+    from ._gate import KeygenResult, ReindexResult
     from ._judge import (
         RubricRow,
         RubricsDoc,
@@ -102,8 +103,10 @@ __all__ = [
     "CostReport",
     "ExportResult",
     "FactsDoc",
+    "KeygenResult",
     "LedgerDoc",
     "MentionsDoc",
+    "ReindexResult",
     "ReportResult",
     "RubricRow",
     "RubricsDoc",
