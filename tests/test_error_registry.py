@@ -87,9 +87,14 @@ def used_codes() -> dict[str, set[str]]:
                 for suffix in KIND_SUFFIXES[node.arg or ""]:
                     found.setdefault(f"{kind}{suffix}", set()).add(where)
         for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
-                if CODE.match(node.value) and node.value not in NOT_CODES:
-                    found.setdefault(node.value, set()).add(where)
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in skip
+                and CODE.match(node.value)
+                and node.value not in NOT_CODES
+            ):
+                found.setdefault(node.value, set()).add(where)
     return found
 
 
