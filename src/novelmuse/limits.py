@@ -1,7 +1,7 @@
 """Caps on every number, length and file size that comes from outside (issue 18 item 2) — defined here only.
 
 A value beyond a cap is a clear error (exit 2) that names the cap, never a hang, a crash or an overflow
-later (an SQLite integer, a regular expression, an automaton). The README's "Limits" section lists them.
+later (an SQLite integer, a regular expression, an automaton). docs/reference/files.md#limits lists them.
 Every layer may import this module (it imports nothing of novelmuse).
 """
 

@@ -417,7 +417,11 @@ def parse_outline(path: Path, text: str | None = None, *, expect_chapter: int | 
     if not isinstance(data, dict):
         raise InputError("OUTLINE_INVALID", "an outline must be one mapping (chapter, hard_events, …)", f"{path}:1", "")
     outline = validate_located(
-        FineOutline, data, path, code="OUTLINE_INVALID", fix="fix the fine outline (see README: fine outlines)"
+        FineOutline,
+        data,
+        path,
+        code="OUTLINE_INVALID",
+        fix="fix the fine outline (see docs/guide/outlines.md#fine-outlines)",
     )
     outline._data = data
     if expect_chapter is not None and outline.chapter != expect_chapter:

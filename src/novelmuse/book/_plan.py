@@ -112,7 +112,7 @@ class Plan:
                 "PLAN_MISSING",
                 "the book has no outline (大纲) to draft from",
                 f"{PLAN_DIR}/{OUTLINE_NAMES[0]}",
-                f"write the book's outline in {PLAN_DIR}/{OUTLINE_NAMES[0]} (see README: the plan)",
+                f"write the book's outline in {PLAN_DIR}/{OUTLINE_NAMES[0]} (see docs/guide/outlines.md#the-plan)",
             )
         scoped = [s for s in self.sections if s.scope is not None]
         if scoped and not any(_covers(s.scope, chapter) for s in scoped):

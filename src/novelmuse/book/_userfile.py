@@ -270,7 +270,7 @@ def too_large(path: Path, what: str, kind: str, size: int, max_bytes: int) -> In
         f"{kind}_TOO_LARGE",
         f"the {what} is {shown}, over the cap of {_size(max_bytes)}",
         str(path),
-        "split it or pass a smaller file (see README: limits)",
+        "split it or pass a smaller file (see docs/reference/files.md#limits)",
     )
 
 

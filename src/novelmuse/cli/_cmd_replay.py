@@ -30,7 +30,9 @@ app.add_typer(replay_app, name="replay")
 
 @replay_app.command("register")
 def register_cmd(
-    set_file: Annotated[Path, typer.Argument(help="The set file (YAML; see README: replay).", metavar="SET.yaml")],
+    set_file: Annotated[
+        Path, typer.Argument(help="The set file (YAML; see docs/guide/replay.md#set-files).", metavar="SET.yaml")
+    ],
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:

@@ -1,7 +1,7 @@
 """Leak check: a blind judge input may not contain arm names, strategy names, card ids, manifest content or
 any token the caller registers as secret. Checked on the exact text that would be sent, before any request.
 
-Matching rules (documented in the README):
+Matching rules (documented in docs/guide/judging.md):
 - a token made only of ASCII letters, digits, ``_`` and ``-`` matches as a whole word (not inside a longer
   ASCII word), case-sensitively — so arm ``A`` is found in ``A计划`` or ``arm A`` but not in ``Apple``;
 - any other token (Chinese names, phrases) matches as a substring after normalisation (NFC, full/half-width

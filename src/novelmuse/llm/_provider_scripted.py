@@ -39,6 +39,8 @@ from ..book import ScriptedProviderConfig, parsing_user_file, read_user_file
 from ..errors import InputError
 from ._types import Finish, ProviderError, ProviderRequest, ProviderResponse, Usage
 
+_SEE_SCRIPT = "see docs/guide/models.md#the-scripted-provider for the script's format"
+
 TRANSIENT_CODES = frozenset({"MODEL_TRANSIENT", "MODEL_RATE_LIMITED", "MODEL_TIMEOUT", "MODEL_CONNECTION"})
 
 
@@ -93,11 +95,11 @@ def load_script(path: Path) -> dict[str, list[ScriptEntry]]:
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
         raise InputError("SCRIPT_INVALID", f"not valid YAML/JSON ({problem})", where, "fix the script") from exc
     if not isinstance(data, dict):
-        raise InputError("SCRIPT_INVALID", "the script must map role names to lists", str(path), "see README")
+        raise InputError("SCRIPT_INVALID", "the script must map role names to lists", str(path), _SEE_SCRIPT)
     script: dict[str, list[ScriptEntry]] = {}
     for role, entries in data.items():
         if not isinstance(entries, list):
-            raise InputError("SCRIPT_INVALID", f"role {role!r} must hold a list of entries", str(path), "see README")
+            raise InputError("SCRIPT_INVALID", f"role {role!r} must hold a list of entries", str(path), _SEE_SCRIPT)
         parsed = []
         for i, entry in enumerate(entries, 1):
             try:

@@ -342,7 +342,9 @@ def read_set_file(book: Book, path: Path) -> tuple[RegisteredSet, bytes]:
     """Parse and check a set file against the book now: the registered document it gives, and the file's bytes."""
     data = read_user_file(path, what="set file", kind="REPLAY_SET")
     raw = load_yaml_lines(path, code_prefix="REPLAY_SET", text=data.decode("utf-8-sig", errors="strict"))
-    parsed = validate_located(SetIn, raw, path, code="REPLAY_SET_INVALID", fix="fix the set file (see README: replay)")
+    parsed = validate_located(
+        SetIn, raw, path, code="REPLAY_SET_INVALID", fix="fix the set file (see docs/guide/replay.md#set-files)"
+    )
     title = book.config.book.title
     if parsed.book is not None and parsed.book != title:
         raise _refuse(

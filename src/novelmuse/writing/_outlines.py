@@ -77,7 +77,7 @@ def read_outline(book: Book, chapter: int) -> FineOutline:
             "OUTLINE_NOT_FOUND",
             f"chapter {chapter} has no fine outline",
             str(book.outlines_dir / f"{chapter:04d}.yaml"),
-            "write the chapter's fine outline (see README: fine outlines)",
+            "write the chapter's fine outline (see docs/guide/outlines.md#fine-outlines)",
         )
     return parse_outline(path, expect_chapter=chapter)
 
