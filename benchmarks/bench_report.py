@@ -165,7 +165,7 @@ def make_book(root: Path) -> None:
             ),
             usage=UsageOut(calls=2, attempts=2, input_tokens=9000, output_tokens=900, cost=0.004, by_role={}),
         )
-        save_review(book.db, doc, None, run_id=None, started_at=utc_now(), revision_text=new_bytes.decode())
+        save_review(book.db, doc, None, run_id=None, tasks=[], started_at=utc_now(), revision_text=new_bytes.decode())
 
 
 def timed(args: list[str], root: Path) -> float:

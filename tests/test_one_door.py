@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "novelmuse"
-#: Where a model session may be opened: the CLI's commands and replay's orchestrator (issue 12) — exactly it.
-ENTRY_POINTS = ("cli/", "replay/_orchestrator.py")
+#: Where a model session may be opened: the CLI's commands, the studio's actions (the CLI's second face) and replay's
+#: orchestrator (issue 12) — exactly these.
+ENTRY_POINTS = ("cli/", "studio/", "replay/_orchestrator.py")
 _BUILDERS = {"Message", "TaskCall", "Correction"}
 
 

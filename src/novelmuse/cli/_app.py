@@ -73,6 +73,11 @@ COMMANDS: dict[str, tuple[str, ...]] = {
         " foreshadows, unenforced rules lines, spend vs budget — and the next command for each problem.",
         "_cmd_report",
     ),
+    "studio": (
+        "Serve the book as a local web app and open it in the browser: the desk, chapters with every finding"
+        " highlighted, outlines (lint, confirm), the story memory as of any chapter, spend, experiments.",
+        "_cmd_studio",
+    ),
     "export": (
         "Export the book as one file: chapter headings as imported, the text exactly as in the chapter files.",
         "_cmd_report",

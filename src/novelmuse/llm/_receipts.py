@@ -317,11 +317,12 @@ class CostLine:
 
 @dataclass(frozen=True)
 class CostSummary:
-    """`muse cost`: totals, by role and by run."""
+    """`muse cost`: totals, by role and by run (and by UTC day, for the studio's spend chart)."""
 
     total: CostLine
     by_role: list[CostLine]
     by_run: list[CostLine]
+    by_day: list[CostLine] = field(default_factory=list)  # key: YYYY-MM-DD (UTC) the attempt started
 
 
 #: An attempt's usage and cost count only when every token count is a possible one and the cost finite and in
@@ -379,10 +380,14 @@ def cost_summary(conn: sqlite3.Connection, run_id: str | None = None) -> CostSum
         f" {where} GROUP BY r.run_id ORDER BY r.run_id",
         args,
     )
+    days = conn.execute(
+        f"SELECT {_SUMS}, substr(r.started_at, 1, 10) AS day FROM receipts r {where} GROUP BY day ORDER BY day", args
+    )
     return CostSummary(
         total=_line("total", total),
         by_role=[_line(row[10], row) for row in roles],
         by_run=[_line(row[10], row, {"kind": row[11], "status": row[12], "started_at": row[13]}) for row in runs],
+        by_day=[_line(row[10], row) for row in days],
     )
 
 

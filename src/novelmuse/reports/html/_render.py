@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import BaseLoader, ChoiceLoader, Environment, PackageLoader, StrictUndefined, select_autoescape
 from pydantic import BaseModel
 
 from ... import __version__
@@ -20,11 +20,12 @@ from ...book import Book, Chapter, atomic_write_bytes, read_chapter_file
 from ...errors import InputError, MuseError
 from ...judging import PanelReport, gate_rows
 from ...llm import CostSummary, cost_summary
-from ...memory import MemoryState, current_fact_cards, replay
+from ...memory import FactCard, MemoryState, current_fact_cards, replay
 from ...replay import gate_input_rebuilder, replay_report, run_doc, runs_of, store_reader, verify_journal
 from ...rules import CheckReport, check_book
 from ...text import sha256_hex
 from ._chapters import (
+    ChapterPage,
     ChapterRow,
     StoredReview,
     build_chapter_page,
@@ -97,9 +98,12 @@ class Section:
     load: Callable[[ReportData], dict[str, Any]]
 
 
-def _env() -> Environment:
+def template_env(loader: BaseLoader | None = None) -> Environment:
+    """The report's Jinja2 environment (autoescape on, strict undefined); `loader` comes before the report's own
+    templates, so another face (the studio) can render the same pages under its own `base.html`."""
+    own = PackageLoader("novelmuse.reports.html", "templates")
     env = Environment(
-        loader=PackageLoader("novelmuse.reports.html", "templates"),
+        loader=own if loader is None else ChoiceLoader([loader, own]),
         autoescape=select_autoescape(default=True, default_for_string=True),
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -203,13 +207,13 @@ def _overview(data: ReportData) -> dict[str, Any]:
 
 def _memory(data: ReportData) -> dict[str, Any]:
     if data.memory is None:
-        return {"error": data.memory_error or "no story memory", "mem": None, "timeline": None}
+        return {"error": data.memory_error or "no story memory", "mem": None, "timeline": None, "as_of": 0}
     numbers = data.book.chapter_numbers()
     shas = {n: c.sha256 for n, c in data.chapters.items()}
     current = {n: fc.id for n, fc in current_fact_cards(data.book.db, shas).items()}
     page = build_memory_page(data.memory, numbers, current, set(data.chapters))
     first = min(numbers) if numbers else 0
-    return {"error": "", "mem": page, "timeline": timeline(page.tracks, first, page.last)}
+    return {"error": "", "mem": page, "timeline": timeline(page.tracks, first, page.last), "as_of": page.last}
 
 
 def _judging(data: ReportData) -> dict[str, Any]:
@@ -245,6 +249,57 @@ SECTIONS: tuple[Section, ...] = (
 )
 
 
+def common_context(book: Book) -> dict[str, Any]:
+    """What every page's template needs besides its own section (title, version, the chapter-page namer)."""
+    return {
+        "version": __version__,
+        "book_title": book.config.book.title,
+        "author": book.config.book.author,
+        "generated_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "kinds": KINDS,
+        "page_of": page_name,
+    }
+
+
+def section_context(book: Book, key: str) -> dict[str, Any]:
+    """The template context of one section of the report (`SECTIONS`), loaded for the whole book."""
+    section = next(s for s in SECTIONS if s.key == key)
+    return section.load(_load(book, None, None))
+
+
+def chapter_context(book: Book, number: int) -> dict[str, Any]:
+    """The template context of one chapter page (`chapter.html`), loading only that chapter's check; raises
+    CHAPTER_NOT_FOUND (or the chapter file's own error) like `muse report --chapter N`."""
+    book.read_chapter(number)
+    data = _load(book, number, None)
+    numbers = book.chapter_numbers()
+    at = numbers.index(number)
+    neighbours = (numbers[at - 1] if at > 0 else None, numbers[at + 1] if at + 1 < len(numbers) else None)
+    return {"c": _chapter_page(data, 0, neighbours, _fact_cards(data))}
+
+
+def _fact_cards(data: ReportData) -> dict[int, FactCard]:
+    return current_fact_cards(data.book.db, {n: c.sha256 for n, c in data.chapters.items()})
+
+
+def _chapter_page(
+    data: ReportData, k: int, neighbours: tuple[int | None, int | None], fact_cards: dict[int, FactCard]
+) -> ChapterPage:
+    row = data.rows[k]
+    n = row.number
+    return build_chapter_page(
+        data.book,
+        next(c for c in data.check.chapters if c.number == n),
+        data.chapters[n],
+        data.reviews.get(n, []),
+        row,
+        fact_cards.get(n),
+        data.panels,
+        data.candidates,
+        neighbours,
+    )
+
+
 def _write(path: Path, text: str) -> int:
     """Write a page atomically (a reader never sees half a page); its size in bytes."""
     data = text.encode("utf-8")
@@ -264,15 +319,10 @@ def build_report(
     if folder.exists() and not folder.is_dir():
         raise InputError("REPORT_OUT", f"{folder} exists and is not a folder", "--out", "name a folder")
     data = _load(book, chapter, span)
-    env = _env()
+    env = template_env()
     common = {
-        "version": __version__,
-        "book_title": book.config.book.title,
-        "author": book.config.book.author,
-        "generated_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        **common_context(book),
         "nav": [{"key": s.key, "title": s.title, "href": s.filename} for s in SECTIONS],
-        "kinds": KINDS,
-        "page_of": page_name,
     }
     written: dict[str, int] = {}
     for s in SECTIONS:
@@ -280,20 +330,11 @@ def build_report(
         written[s.filename] = _write(folder / s.filename, env.get_template(s.template).render(ctx))
     chapter_tpl = env.get_template("chapter.html")
     numbers = sorted(data.chapters)
-    fact_cards = current_fact_cards(book.db, {n: c.sha256 for n, c in data.chapters.items()})
+    fact_cards = _fact_cards(data)
     for k, row in enumerate(data.rows):
         n = row.number
-        page = build_chapter_page(
-            book,
-            next(c for c in data.check.chapters if c.number == n),
-            data.chapters[n],
-            data.reviews.get(n, []),
-            row,
-            fact_cards.get(n),
-            data.panels,
-            data.candidates,
-            (numbers[k - 1] if k > 0 else None, numbers[k + 1] if k + 1 < len(numbers) else None),
-        )
+        neighbours = (numbers[k - 1] if k > 0 else None, numbers[k + 1] if k + 1 < len(numbers) else None)
+        page = _chapter_page(data, k, neighbours, fact_cards)
         ctx = {**common, "c": page, "root": "../", "active": "chapters"}
         written[page_name(n)] = _write(folder / page_name(n), chapter_tpl.render(ctx))
     return ReportResult(
@@ -307,4 +348,13 @@ def build_report(
     )
 
 
-__all__ = ["SECTIONS", "ReportResult", "Section", "build_report"]
+__all__ = [
+    "SECTIONS",
+    "ReportResult",
+    "Section",
+    "build_report",
+    "chapter_context",
+    "common_context",
+    "section_context",
+    "template_env",
+]

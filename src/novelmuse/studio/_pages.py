@@ -1,0 +1,226 @@
+"""What each page of the studio shows: one function per page, each calling the services the CLI calls and
+returning the template's context. Nothing here decides anything the CLI does not (reports/ renders, services
+decide): a page is a command's result, laid out for looking and clicking."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..book import Book, FineOutline, outline_paths, read_user_file
+from ..errors import MuseError
+from ..llm import ModelSession, cost_summary
+from ..memory import SearchIndex, lint_cards, replay, update_index
+from ..memory import sync as sync_memory
+from ..reports import book_status, search_doc, sync_doc
+from ..reports.html import chapter_context, cost_plot, section_context
+from ..rules import check_book
+from ..writing import confirm_outline, lint_outlines, read_outline, show_outline
+
+#: How a problem's next command is offered on the desk: a button running the same service (a command that
+#: calls no model), or a link to the page where the author acts. The command itself is always shown too.
+_BUTTONS = {"muse sync": "sync", "muse check": "check"}
+_LINKS = (
+    ("muse ledger", "/memory.html#ledger", "open the ledger"),
+    ("muse facts show", "/memory.html", "open the memory"),
+    ("muse cards lint", "/memory.html#problems", "open the memory"),
+    ("muse cost", "/spend.html", "open the spend"),
+    ("add [prices", "/spend.html", "open the spend"),
+    ("muse judge-summary", "/judging.html", "open the panels"),
+    ("muse outline", "/outlines", "open the outlines"),
+)
+
+
+@dataclass
+class Action:
+    """One thing the author can do about a problem from the desk."""
+
+    kind: str  # button / link
+    label: str
+    target: str  # the action's name (button) or the page (link)
+
+
+def _actions(next_command: str, chapters: list[int]) -> list[Action]:
+    out: list[Action] = []
+    if next_command in _BUTTONS:
+        verb = _BUTTONS[next_command]
+        out.append(Action("button", f"run {verb}", verb))
+    for prefix, page, label in _LINKS:
+        if next_command.startswith(prefix):
+            out.append(Action("link", label, page))
+            break
+    if chapters and next_command.startswith(("muse review", "edit the chapter")):
+        out.extend(Action("link", f"chapter {n}", f"/chapters/{n:04d}.html") for n in chapters[:6])
+    return out
+
+
+def desk(book: Book) -> dict[str, Any]:
+    """The home page: `muse status`, each problem with its actions."""
+    doc = book_status(book)
+    order = {"error": 0, "warning": 1, "info": 2}
+    ranked = sorted(doc.problems, key=lambda p: order[p.severity])
+    return {"s": doc, "problems": [{"p": p, "actions": _actions(p.next, p.chapters)} for p in ranked]}
+
+
+def chapters(book: Book) -> dict[str, Any]:
+    """The chapter list: the report's overview (length, rule findings, review, gate, fact card, cost)."""
+    return section_context(book, "overview")
+
+
+def chapter(book: Book, number: int) -> dict[str, Any]:
+    """One chapter page: the report's page, every finding highlighted in the text."""
+    return chapter_context(book, number)
+
+
+def outlines(book: Book) -> dict[str, Any]:
+    """Every fine outline with its confirmation and lint counts (`muse outline lint`)."""
+    paths = outline_paths(book)
+    lint = lint_outlines(book) if paths else None
+    return {"lint": lint, "chapters": set(book.chapter_numbers())}
+
+
+_LINE = re.compile(r":(\d+)$")
+
+
+def outline(book: Book, number: int) -> dict[str, Any]:
+    """One fine outline as its parts, each with its constraint id and the lint problems found on its line."""
+    shown = show_outline(book, number)
+    parsed: FineOutline = read_outline(book, number)
+    lint = lint_outlines(book, [number]).outlines[0]
+    by_line: dict[int, list[Any]] = {}
+    loose: list[Any] = []
+    for p in [*lint.problems]:
+        m = _LINE.search(p.where)
+        (by_line.setdefault(int(m.group(1)), []) if m else loose).append(p)
+    items = {i.id: i for i in shown.items}
+    placed = {i.line for i in shown.items}
+    loose += [p for line, ps in by_line.items() if line not in placed for p in ps]
+    raw = read_user_file(Path(parsed.path), what="outline", kind="OUTLINE", book_root=book.root)
+    return {
+        "o": shown,
+        "outline": parsed,
+        "lint": lint,
+        "items": items,
+        "by_line": by_line,
+        "loose": loose,
+        "yaml": raw.decode("utf-8", "replace"),
+        "has_chapter": number in set(book.chapter_numbers()),
+    }
+
+
+def memory(book: Book, as_of: int | None, query: str, before: int | None) -> dict[str, Any]:
+    """The report's memory page (ledger timeline, cards as of any chapter) with the active ledger as of the
+    chosen chapter (`muse ledger --as-of N`: ages, overdue) and a search (`muse search`) with hits in context."""
+    ctx = section_context(book, "memory")
+    page = ctx.get("mem")
+    numbers = book.chapter_numbers()
+    last = page.last if page is not None else (numbers[-1] if numbers else 0)
+    n = last if as_of is None else max(min(as_of, last), numbers[0] if numbers else 0)
+    ctx["as_of"] = n
+    ledger = None
+    if page is not None:
+        ledger = replay(book).active_foreshadows(n)
+    ctx["ledger"] = ledger
+    ctx["query"] = query
+    ctx["before"] = before
+    ctx["search"] = None
+    ctx["search_warnings"] = []
+    if query:
+        cards, problems = lint_cards(book, check_sources=False)
+        ctx["search_warnings"] = [f"{p.code}: {p.message}, {p.where} — left out of the search" for p in problems]
+        update_index(book, cards)
+        ctx["search"] = search_doc(SearchIndex(book, cards).find(query, before=before, k=10))
+    return ctx
+
+
+def spend(book: Book) -> dict[str, Any]:
+    """`muse cost`: calls, tokens and cost per run, role and day, as charts; a budget line when one is set."""
+    summary = cost_summary(book.db)
+    budget = book.config.budget.max_cost
+    return {
+        "summary": summary,
+        "budget": budget,
+        "charts": [
+            cost_plot("by day (UTC)", summary.by_day),
+            cost_plot("by role", summary.by_role),
+            cost_plot("by run", summary.by_run, label="run"),
+        ],
+    }
+
+
+def experiments(book: Book) -> dict[str, Any]:
+    """Replay runs and the gate journal: the report's page, read only."""
+    return section_context(book, "replay")
+
+
+def judging(book: Book) -> dict[str, Any]:
+    """Judge panels: the report's page, read only."""
+    return section_context(book, "judging")
+
+
+def error_context(exc: MuseError) -> dict[str, Any]:
+    return {"code": exc.code, "what": exc.what, "where": exc.where, "fix": exc.fix}
+
+
+@dataclass
+class Notice:
+    """What an action did, shown at the top of the page it returns to."""
+
+    ok: bool
+    text: str
+
+
+def confirm(book: Book, number: int) -> Notice:
+    """`muse outline confirm N`: refused (OUTLINE_LINT_ERRORS) while lint finds an error."""
+    result = confirm_outline(book, number)
+    c = result.confirmation
+    verb = "confirmed" if result.newly_confirmed else "already confirmed"
+    return Notice(True, f"outline {c.chapter} {verb}: sha256 {c.current_sha256}")
+
+
+async def _check(book: Book) -> Notice:
+    """`muse check`: every chapter against the hard rules and the length limits (the registry updated)."""
+    report = check_book(book, update=True)
+    s = report.summary
+    text = f"check {report.outcome}: {s.errors} error(s), {s.warnings} warning(s) in {s.chapters} chapter(s)"
+    if report.reason:
+        text += f" — {report.reason}"
+    return Notice(report.outcome == "passed", text)
+
+
+async def _sync(book: Book) -> Notice:
+    """`muse sync --no-extract`: re-index changed chapters and mark stale fact cards; no model is called here
+    (extracting fact cards is paid: `muse sync` in the terminal shows its bill first)."""
+    async with ModelSession.open(book, run_kind="sync") as session:
+        result = await sync_memory(book, session, extract=False)
+    doc = sync_doc(result)
+    changed = len(doc.added) + len(doc.changed) + len(doc.removed)
+    text = f"sync: {changed} chapter(s) re-indexed, {doc.unchanged} unchanged; fact cards {doc.facts_step}"
+    if doc.facts_stale:
+        text += f", stale: {', '.join(map(str, doc.facts_stale))} (extracting them calls a model: `muse sync`)"
+    return Notice(doc.ok, text)
+
+
+#: The desk's buttons: actions that call no model, each the service its CLI command calls.
+ACTIONS: dict[str, Callable[[Book], Coroutine[Any, Any, Notice]]] = {"check": _check, "sync": _sync}
+
+
+def marked(text: str, tokens: list[str]) -> list[tuple[str, bool]]:
+    """`text` cut into pieces, each saying whether it is one of the search's tokens (for <mark>)."""
+    words = sorted({t for t in tokens if t.strip()}, key=len, reverse=True)
+    if not words:
+        return [(text, False)]
+    pattern = re.compile("|".join(re.escape(w) for w in words))
+    out: list[tuple[str, bool]] = []
+    at = 0
+    for m in pattern.finditer(text):
+        if m.start() > at:
+            out.append((text[at : m.start()], False))
+        out.append((m.group(0), True))
+        at = m.end()
+    if at < len(text):
+        out.append((text[at:], False))
+    return out
