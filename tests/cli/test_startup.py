@@ -109,6 +109,7 @@ def test_help_lists_the_registry_in_order(muse) -> None:
     [
         "novelmuse.book",
         "novelmuse.reports",
+        "novelmuse.reports.html",
         "novelmuse.rules",
         "novelmuse.memory",
         "novelmuse.roles",

@@ -16,9 +16,10 @@ from ..llm import ModelSession, cost_summary
 from ..memory import SearchIndex, lint_cards, replay, update_index
 from ..memory import sync as sync_memory
 from ..reports import book_status, search_doc, sync_doc
-from ..reports.html import chapter_context, cost_plot, section_context
 from ..rules import check_book
-from ..writing import confirm_outline, lint_outlines, read_outline, show_outline
+
+# The report's loaders (`reports.html`) and the writer's outline services (`writing`) bring in replay, judging and
+# the writer: imported by the pages that use them, so the studio's first page (the desk) is not kept waiting.
 
 #: How a problem's next command is offered on the desk: a button running the same service (a command that
 #: calls no model), or a link to the page where the author acts. The command itself is always shown too.
@@ -67,16 +68,22 @@ def desk(book: Book) -> dict[str, Any]:
 
 def chapters(book: Book) -> dict[str, Any]:
     """The chapter list: the report's overview (length, rule findings, review, gate, fact card, cost)."""
+    from ..reports.html import section_context
+
     return section_context(book, "overview")
 
 
 def chapter(book: Book, number: int) -> dict[str, Any]:
     """One chapter page: the report's page, every finding highlighted in the text."""
+    from ..reports.html import chapter_context
+
     return chapter_context(book, number)
 
 
 def outlines(book: Book) -> dict[str, Any]:
     """Every fine outline with its confirmation and lint counts (`muse outline lint`)."""
+    from ..writing import lint_outlines
+
     paths = outline_paths(book)
     lint = lint_outlines(book) if paths else None
     return {"lint": lint, "chapters": set(book.chapter_numbers())}
@@ -87,6 +94,8 @@ _LINE = re.compile(r":(\d+)$")
 
 def outline(book: Book, number: int) -> dict[str, Any]:
     """One fine outline as its parts, each with its constraint id and the lint problems found on its line."""
+    from ..writing import lint_outlines, read_outline, show_outline
+
     shown = show_outline(book, number)
     parsed: FineOutline = read_outline(book, number)
     lint = lint_outlines(book, [number]).outlines[0]
@@ -114,7 +123,9 @@ def outline(book: Book, number: int) -> dict[str, Any]:
 def memory(book: Book, as_of: int | None, query: str, before: int | None) -> dict[str, Any]:
     """The report's memory page (ledger timeline, cards as of any chapter) with the active ledger as of the
     chosen chapter (`muse ledger --as-of N`: ages, overdue) and a search (`muse search`) with hits in context."""
-    ctx = section_context(book, "memory")
+    from ..reports.html import memory_context
+
+    ctx = memory_context(book)
     page = ctx.get("mem")
     numbers = book.chapter_numbers()
     last = page.last if page is not None else (numbers[-1] if numbers else 0)
@@ -138,6 +149,8 @@ def memory(book: Book, as_of: int | None, query: str, before: int | None) -> dic
 
 def spend(book: Book) -> dict[str, Any]:
     """`muse cost`: calls, tokens and cost per run, role and day, as charts; a budget line when one is set."""
+    from ..reports.html import cost_plot
+
     summary = cost_summary(book.db)
     budget = book.config.budget.max_cost
     return {
@@ -153,11 +166,15 @@ def spend(book: Book) -> dict[str, Any]:
 
 def experiments(book: Book) -> dict[str, Any]:
     """Replay runs and the gate journal: the report's page, read only."""
+    from ..reports.html import section_context
+
     return section_context(book, "replay")
 
 
 def judging(book: Book) -> dict[str, Any]:
     """Judge panels: the report's page, read only."""
+    from ..reports.html import section_context
+
     return section_context(book, "judging")
 
 
@@ -175,6 +192,8 @@ class Notice:
 
 def confirm(book: Book, number: int) -> Notice:
     """`muse outline confirm N`: refused (OUTLINE_LINT_ERRORS) while lint finds an error."""
+    from ..writing import confirm_outline
+
     result = confirm_outline(book, number)
     c = result.confirmation
     verb = "confirmed" if result.newly_confirmed else "already confirmed"

@@ -21,6 +21,7 @@ from ...rules import ChapterOut
 from ...store import get_texts
 from ...text import LineIndex, paragraph_at, sha256_hex, split_paragraphs
 from ._diff import Diff, char_diff
+from ._env import page_name
 from ._marks import Line, Mark, segment_lines, valid_marks
 
 MAIN_STEPS = ("consistency_review", "editor_review")
@@ -197,10 +198,6 @@ def chapter_row(out: ChapterOut, reviews: list[StoredReview], facts: str, gate: 
         cost=doc.usage.cost if doc is not None else None,
         reviewed=doc is not None,
     )
-
-
-def page_name(number: int) -> str:
-    return f"chapters/{number:04d}.html"
 
 
 def fact_mark_id(start: int, end: int) -> str:

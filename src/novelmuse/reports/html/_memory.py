@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...memory import MemoryState, Source
-from ._chapters import fact_mark_id, page_name
+from ._chapters import fact_mark_id
+from ._env import page_name
 
 
 @dataclass

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from jinja2 import BaseLoader, ChoiceLoader, Environment, PackageLoader, StrictUndefined, select_autoescape
 from pydantic import BaseModel
 
-from ... import __version__
 from ...book import Book, Chapter, atomic_write_bytes, read_chapter_file
 from ...errors import InputError, MuseError
 from ...judging import PanelReport, gate_rows
@@ -32,8 +29,8 @@ from ._chapters import (
     chapter_row,
     load_panels,
     load_reviews,
-    page_name,
 )
+from ._env import common_context, page_name, template_env
 from ._judging import build_judging, candidate_texts
 from ._memory import build_memory_page
 from ._plots import chapter_plot, cost_plot, timeline
@@ -45,13 +42,6 @@ REVIEW_STATES = (
     ("not_reviewed", "not reviewed"),
     ("stale", "stale"),
     ("error", "error"),
-)
-KINDS = (  # (side-panel group, mark kind, label) for the chapter page's show/hide switches
-    ("rules", "rule", "rules"),
-    ("consistency", "consistency", "consistency"),
-    ("editor", "editor", "editor"),
-    ("judge", "judge", "judges"),
-    ("facts", "fact", "facts"),
 )
 
 
@@ -96,20 +86,6 @@ class Section:
     filename: str
     template: str
     load: Callable[[ReportData], dict[str, Any]]
-
-
-def template_env(loader: BaseLoader | None = None) -> Environment:
-    """The report's Jinja2 environment (autoescape on, strict undefined); `loader` comes before the report's own
-    templates, so another face (the studio) can render the same pages under its own `base.html`."""
-    own = PackageLoader("novelmuse.reports.html", "templates")
-    env = Environment(
-        loader=own if loader is None else ChoiceLoader([loader, own]),
-        autoescape=select_autoescape(default=True, default_for_string=True),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    return env
 
 
 def _load(book: Book, chapter: int | None, span: tuple[int, int] | None) -> ReportData:
@@ -206,14 +182,30 @@ def _overview(data: ReportData) -> dict[str, Any]:
 
 
 def _memory(data: ReportData) -> dict[str, Any]:
-    if data.memory is None:
-        return {"error": data.memory_error or "no story memory", "mem": None, "timeline": None, "as_of": 0}
-    numbers = data.book.chapter_numbers()
     shas = {n: c.sha256 for n, c in data.chapters.items()}
-    current = {n: fc.id for n, fc in current_fact_cards(data.book.db, shas).items()}
-    page = build_memory_page(data.memory, numbers, current, set(data.chapters))
+    return _memory_context(data.book, data.memory, data.memory_error, shas)
+
+
+def _memory_context(book: Book, memory: MemoryState | None, error: str, shas: dict[int, str]) -> dict[str, Any]:
+    """The memory page of the chapters `shas` names (number → sha256 of the file now)."""
+    if memory is None:
+        return {"error": error or "no story memory", "mem": None, "timeline": None, "as_of": 0}
+    numbers = book.chapter_numbers()
+    current = {n: fc.id for n, fc in current_fact_cards(book.db, shas).items()}
+    page = build_memory_page(memory, numbers, current, set(shas))
     first = min(numbers) if numbers else 0
     return {"error": "", "mem": page, "timeline": timeline(page.tracks, first, page.last), "as_of": page.last}
+
+
+def memory_context(book: Book) -> dict[str, Any]:
+    """The template context of the memory page (`memory.html`) for the whole book, loading only what it shows
+    (the memory replay and the chapters' hashes, not the rule check or the reviews the other pages need)."""
+    try:
+        memory, error = replay(book), ""
+    except MuseError as exc:
+        memory, error = None, f"the story memory could not be replayed: {exc.render()}"
+    shas = {n: read_chapter_file(n, p).sha256 for n, p in book.chapter_paths().items()}
+    return _memory_context(book, memory, error, shas)
 
 
 def _judging(data: ReportData) -> dict[str, Any]:
@@ -247,18 +239,6 @@ SECTIONS: tuple[Section, ...] = (
     Section("judging", "Judging", "judging.html", "judging.html", _judging),
     Section("replay", "Replay & gates", "replay.html", "replay.html", _replay),
 )
-
-
-def common_context(book: Book) -> dict[str, Any]:
-    """What every page's template needs besides its own section (title, version, the chapter-page namer)."""
-    return {
-        "version": __version__,
-        "book_title": book.config.book.title,
-        "author": book.config.book.author,
-        "generated_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "kinds": KINDS,
-        "page_of": page_name,
-    }
 
 
 def section_context(book: Book, key: str) -> dict[str, Any]:
@@ -354,7 +334,6 @@ __all__ = [
     "Section",
     "build_report",
     "chapter_context",
-    "common_context",
+    "memory_context",
     "section_context",
-    "template_env",
 ]
