@@ -140,6 +140,7 @@ AREAS: Final[Mapping[str, str]] = {
     "replay": "Replay experiments",
     "gate": "Gates, receipts and the journal",
     "report": "Report and export",
+    "studio": "The studio (muse studio)",
 }
 
 

@@ -134,7 +134,7 @@ async def form_of(request: Request) -> dict[str, str]:
 
 
 def not_found(studio: Studio) -> Response:
-    ctx = {"code": "NOT_FOUND", "what": "no such page", "where": "", "fix": "use the menu above"}
+    ctx = {"code": "STUDIO_PAGE_NOT_FOUND", "what": "no such page", "where": "", "fix": "use the menu above"}
     return HTMLResponse(studio.render("error.html", None, "", ctx), status_code=404)
 
 
