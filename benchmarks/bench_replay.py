@@ -85,7 +85,16 @@ def by_hand(book: Book, doc: RegisteredSet) -> float:
                 builds = {arm: build_context(book, item.chapter, arm=arm) for arm in ARMS}
                 candidates = []
                 for arm in ARMS:
-                    written = await write_chapter(book, session, item.chapter, arm=arm, build=builds[arm])
+                    written = await write_chapter(
+                        book,
+                        session,
+                        item.chapter,
+                        arm=arm,
+                        build=builds[arm],
+                        shadow=True,
+                        resume="never",
+                        origin="replay",
+                    )
                     candidates.append(Candidate(arm, final_candidate(book, written)[1]))
                 outline = builds["A"].inputs.outline
                 request = JudgeRequest(

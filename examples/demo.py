@@ -158,8 +158,9 @@ def scripted_steps(copy: Path) -> list[Step]:
         Step("Every model call with its receipts — provider kind (scripted), tokens, attempts", ("calls", *book)),
         Step("Tokens and cost by role and run — cost unknown: the scripted provider has no price", ("cost", *book)),
         Step(
-            "Write the stored revision into chapters/0002.md — the review resumes (no new review calls); "
-            "the facts step now extracts the fact card of the new file",
+            "Accept the stored revision into chapters/0002.md — the review resumes (no new review calls), the accept "
+            "preflight finds the quality gate's stored decision (no new judge calls), the original is kept as a "
+            "revision; the facts step then extracts the fact card of the new file",
             ("review", "2", "--apply", *book),
         ),
         Step(
@@ -212,11 +213,21 @@ def scripted_steps(copy: Path) -> list[Step]:
             ("outline", "confirm", "11", *book),
         ),
         Step(
-            "Write chapter 11 from its outline (SCRIPTED writer, detector, extractor) with arm C forced — no Gate B "
-            "receipt promotes it, so muse write alone would use arm A and say so: the manifest and its evidence "
-            "round (a hash chain), a draft the detector gate blocks (黄昏 missing, 典韦 undeclared), its repair, "
-            "then --apply",
+            "Write chapter 11 from its outline (SCRIPTED writer, detector, extractor, judges) with arm C forced — no "
+            "Gate B receipt promotes it, so muse write alone would use arm A and say so: the bill first, the manifest "
+            "and its evidence round (a hash chain), a draft the detector gate blocks (黄昏 missing, 典韦 undeclared), "
+            "its repair — then --apply accepts the draft this run made through the accept preflight (the file, the "
+            "manifest rebuilt, the detector, the rules, the quality gate's blind judges) and writes chapters/0011.md",
             ("write", "11", "--arm", "C", "--apply", *book),
+        ),
+        Step(
+            "The author's desk: every draft with its status and the decision on it (accepted by --apply above)",
+            ("drafts", *book),
+        ),
+        Step(
+            "The versions of chapter 2 a command replaced (the original, kept when `review 2 --apply` accepted the "
+            "revision): `muse revisions restore 2 REV` would put it back",
+            ("revisions", "2", *book),
         ),
         Step(
             "Hard rules on the new chapter 11: no error (the fatigue words only warn)",

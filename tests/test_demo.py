@@ -57,7 +57,7 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     steps = _sections(proc.stdout)
-    assert sorted(steps) == list(range(1, 23))
+    assert sorted(steps) == list(range(1, 25))
     by_command = {s.splitlines()[1]: s for s in steps.values()}
 
     check_all = by_command["$ muse check --book examples/sanguo"]
@@ -100,8 +100,9 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     assert sorted(line.split()[3] for line in receipts) == ["editor", "judge", "judge", "reviewer", "writer"]
 
     applied = by_command[f"$ muse review 2 --apply {book}"]
-    assert "applied to the chapter file" in applied
-    assert "quality gate 第2回: passed  (resumed" in applied  # the stored decision: nothing judged again
+    assert "accepted: written to chapters/0002.md; the text it replaced is kept as revision" in applied
+    assert re.search(r"quality_gate\s+│\s+passed\s+│\s+reused", applied)  # the stored decision: nothing judged again
+    assert "quality gate 第2回: passed  (resumed" in applied
     incomplete = by_command[f"$ muse check --chapter 2 --normalize {book}"].split("\n", 2)[2]  # output only
     assert "INCOMPLETE" in incomplete and "偏好:写得更有古典味道一些" in incomplete and "后宫" not in incomplete
     assert "written" in by_command[f"$ muse rules normalize --write {book}"]
@@ -133,12 +134,18 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     assert "evidence 1-1 style 「关羽」: served" in written
     assert re.search(r"detector\s+│\s+failed", written) and re.search(r"repair_1\s+│\s+passed", written)
     assert "✗ T2" in written and "✗ entity:典韦" in written and "(the detector claimed 1.00)" in written
-    assert "written to chapters/0011.md" in written
+    assert "accept: at most 3 call(s)" in written  # the accept's bill, before its judges are called
+    assert re.search(r"manifest\s+│\s+passed\s+│\s+rebuilds identically", written)
+    assert "accepted: written to chapters/0011.md" in written
+    desk = by_command[f"$ muse drafts {book}"]
+    assert desk.count("accepted (apply)") == 2
+    kept = by_command[f"$ muse revisions 2 {book}"]
+    assert "muse review 2 --apply" in kept and "restore" in kept
     new = (copy / "chapters" / "0011.md").read_text(encoding="utf-8")
     assert new.startswith("# 第十一回　刘皇叔北海救孔融") and "却说曹操于黄昏时分引军至西寨" in new
     assert "0 error(s)" in by_command[f"$ muse check --chapter 11 {book}"]
     assert not (SAMPLE_BOOK / "chapters" / "0011.md").exists()
-    assert "demo finished: 22 steps" in proc.stdout
+    assert "demo finished: 24 steps" in proc.stdout
     assert _tree_digest(SAMPLE_BOOK) == before_tree
     assert _git_status() == before_git
 

@@ -177,6 +177,8 @@ MAY_RECORD_INPUT_ERRORS = {
     "replay/_guard.py": "the entry guard lists why the journal cannot be verified among its refusal's findings",
     "replay/_orchestrator.py": "a failed replay sample or panel is recorded not ok with its code (seed 003)",
     "studio/_app.py": "the studio, a face like the CLI, shows an error as its page (the error line, with a 4xx status)",
+    "writing/_accept.py": "accept_preflight names a context that no longer builds as its failed manifest check",
+    "writing/_desk.py": "an outline draft's lint lists its YAML error among its problems",
 }
 
 

@@ -9,7 +9,6 @@ import yaml
 
 from novelmuse.book import find_book
 from novelmuse.editorial import memory_context
-from novelmuse.editorial._revisions import apply_revision
 from novelmuse.errors import InputError
 
 from ..conftest import muse_subprocess
@@ -96,8 +95,8 @@ def test_apply_never_overwrites_a_changed_file(tmp_path: Path) -> None:
     chapter = book.read_chapter(1)
     chapter.path.write_text(chapter.path.read_text(encoding="utf-8") + "作者刚加的一句。\n", encoding="utf-8")
     edited = chapter.path.read_bytes()
-    with pytest.raises(InputError) as exc:
-        apply_revision(chapter, b"# x\nnew")
+    with pytest.raises(InputError) as exc:  # what the review read is not what the file holds now
+        book.replace_file(chapter.path, b"# x\nnew", expect_sha256=chapter.sha256, kind="chapter", command="t")
     assert exc.value.code == "FILE_CHANGED_ON_DISK"
     assert chapter.path.read_bytes() == edited
 

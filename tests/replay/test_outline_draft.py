@@ -236,26 +236,27 @@ def test_an_admitted_run_corrects_lint_errors_and_writes_an_unconfirmed_draft(cl
     doc = _doc(r)
     draft = doc["draft"]
     assert doc["status"] == "drafted" and draft["attempts"] == 2 and draft["confirmed"] is False
-    assert draft["written_to"] == "outlines/0012.yaml" and draft["author_outline"] is None
+    assert draft["written_to"].startswith(".muse/drafts/outlines/0012-") and draft["author_outline"] is None
+    assert not (book.root / "outlines" / "0012.yaml").exists()  # a shadow draft until the author accepts it
     assert draft["admission"]["receipts"] == {"A": 2, "B": 4}
     # the correction named every lint error of the first answer
     correction = requests_of(book.root, "outliner")[1][-1]["content"]
     for code in ("OUTLINE_UNKNOWN_ENTITY", "FORESHADOW_UNKNOWN", "FORESHADOW_PLANT_CAP", "CONTRACT_UNKNOWN_BASIS"):
         assert code in correction, code
-    path = book.root / "outlines" / "0012.yaml"
-    text = path.read_text(encoding="utf-8")
+    text = (book.root / draft["written_to"]).read_text(encoding="utf-8")
     assert text.startswith("# 第12回细纲草稿") and "尚未确认" in text and "Gate B 回执 seq 4" in text
     assert "# 记忆：截至第11回；" in text  # named the book's way (its chapters are 第N回)
     assert "# 依据：无（本稿补出，请核对）" in text and "# 依据：P3、上章、F-xuzhou" in text
     assert "大纲未交代荀彧之谏" in text
-    show = json.loads(cli("outline", "show", "12", "--json", "--book", book.root).stdout)
-    assert show["confirmation"]["state"] == "unconfirmed" and show["version"] == 2
-    assert show["constraint_ids"][:4] == ["E1", "R1", "E2", "R2"] and "F-resolve:F-xuzhou" in show["constraint_ids"]
     context = cli("context", "12", "--book", book.root)
-    assert context.exit_code == 2 and "OUTLINE_NOT_CONFIRMED" in context.stderr  # never used unconfirmed
-    confirm = cli("outline", "confirm", "12", "--json", "--book", book.root)
-    assert confirm.exit_code == 0, confirm.stderr  # the draft passes the book's own lint as written
-    assert json.loads(confirm.stdout)["confirmation"]["current_sha256"] == draft["file_sha256"]
+    assert context.exit_code == 2 and "OUTLINE_NOT_FOUND" in context.stderr  # never used before it is accepted
+    accept = cli("drafts", "accept", draft["short"], "--json", "--book", book.root)
+    assert accept.exit_code == 0, accept.stderr  # the draft passes the book's own lint as written, and is confirmed
+    assert [c["step"] for c in json.loads(accept.stdout)["preflight"]] == ["file", "lint"]
+    show = json.loads(cli("outline", "show", "12", "--json", "--book", book.root).stdout)
+    assert show["confirmation"]["state"] == "confirmed" and show["version"] == 2
+    assert show["confirmation"]["current_sha256"] == draft["file_sha256"]
+    assert show["constraint_ids"][:4] == ["E1", "R1", "E2", "R2"] and "F-resolve:F-xuzhou" in show["constraint_ids"]
 
 
 def test_an_authors_outline_is_never_overwritten(cli, book: Book, store: Store) -> None:  # type: ignore[no-untyped-def]
@@ -271,6 +272,11 @@ def test_an_authors_outline_is_never_overwritten(cli, book: Book, store: Store) 
     assert (book.root / "outlines" / "0011.yaml").read_bytes() == before
     drafts = list((book.root / ".muse" / "drafts" / "outlines").glob("0011-*.yaml"))
     assert len(drafts) == 1 and "outlines/0011.yaml is the author's outline" in r.stdout.replace("\n", " ")
+    (listed,) = json.loads(cli("drafts", "--json", "--book", book.root).stdout)["drafts"]
+    assert listed["kind"] == "outline" and listed["chapter"] == 11
+    refused = cli("drafts", "accept", listed["short"], "--book", book.root)
+    assert refused.exit_code == 2 and "AUTHOR_TEXT_EXISTS" in refused.stderr
+    assert (book.root / "outlines" / "0011.yaml").read_bytes() == before
 
 
 def test_a_draft_that_stays_wrong_fails_closed_and_writes_nothing(cli, book: Book, store: Store) -> None:  # type: ignore[no-untyped-def]

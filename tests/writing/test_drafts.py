@@ -1,4 +1,4 @@
-"""Where a write run keeps its work, and the one way a draft reaches the author's file (sample book, chapter 11)."""
+"""Where a write run keeps its work, and how a new chapter is headed (sample book, chapter 11)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from novelmuse.book import Book, find_book
-from novelmuse.errors import InputError
 from novelmuse.text import parse_chinese_numeral, parse_heading, sha256_hex
 from novelmuse.writing import (
-    apply_draft,
     chinese_numeral,
     confirm_outline,
     heading_for,
@@ -60,35 +58,6 @@ def test_a_new_chapter_follows_the_books_heading_style(sample: Book) -> None:
     assert line == "第十一回\u3000刘皇叔北海救孔融"
     h = parse_heading(line)
     assert h is not None and (h.unit, h.number, h.title) == ("回", 11, "刘皇叔北海救孔融")
-
-
-def test_apply_writes_an_absent_file_and_never_one_created_meanwhile(sample: Book) -> None:
-    path = apply_draft(sample, 11, "第一段。\n第二段。", "刘皇叔北海救孔融", None)
-    assert path == sample.chapters_dir / "0011.md"
-    ch = sample.read_chapter(11)
-    assert ch.heading == "第十一回\u3000刘皇叔北海救孔融" and ch.body == "第一段。\n第二段。\n"
-    # a run that began when chapter 12 was absent, while the author created it meanwhile
-    theirs = sample.chapters_dir / "0012.md"
-    theirs.write_text("# 第十二回\n作者自己写的。\n", encoding="utf-8")
-    with pytest.raises(InputError) as exc:
-        apply_draft(sample, 12, "草稿。", "", None)
-    assert exc.value.code == "FILE_CHANGED_ON_DISK" and exc.value.exit_code == 2
-    assert theirs.read_text(encoding="utf-8") == "# 第十二回\n作者自己写的。\n"
-    assert not [p for p in sample.chapters_dir.iterdir() if p.name.startswith(".")]  # no temp file left
-
-
-def test_apply_replaces_an_unchanged_file_and_refuses_an_edited_one(sample: Book) -> None:
-    path = sample.chapters_dir / "0011.md"
-    path.write_text("# 第十一回\n旧稿。\n", encoding="utf-8")
-    began = sha256_hex(path.read_bytes())
-    apply_draft(sample, 11, "新稿。", "题", began)
-    assert sample.read_chapter(11).body == "新稿。\n"
-    began = sha256_hex(path.read_bytes())
-    path.write_text("# 第十一回\n作者改过了。\n", encoding="utf-8")  # edited while the run was going on
-    with pytest.raises(InputError) as exc:
-        apply_draft(sample, 11, "又一稿。", "题", began)
-    assert exc.value.code == "FILE_CHANGED_ON_DISK"
-    assert sample.read_chapter(11).body == "作者改过了。\n"
 
 
 def test_a_dry_run_builds_context_and_prompt_records_itself_and_calls_nothing(sample: Book) -> None:

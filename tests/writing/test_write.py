@@ -26,6 +26,7 @@ from .write_helpers import (
     detector,
     draft,
     facts,
+    judges,
     sample_book,
     writer_calls,
 )
@@ -40,13 +41,18 @@ def test_a_draft_with_an_evidence_round_passes_and_is_applied(tmp_path: Path, mu
         "writer": [draft(requests=[_request("关羽", "style")]), draft(requests=[])],
         "detector": [detector()],
         "extractor": [facts()],
+        "judge": judges(),
     }
     book = sample_book(tmp_path / "b", script)
     r = muse("write", "11", "--arm", "C", "--apply", "--json", "--book", book.root)
     assert r.exit_code == 0, r.stderr
+    assert "write chapter 11 (arm C): at most" in r.stderr and "accept: at most 3 call(s)" in r.stderr  # bills first
     doc = as_json(r.stdout)
     assert doc["status"] == "passed" and doc["ok"]
-    assert [s["step"] for s in doc["steps"]] == ["context", "write", "evidence_1", "write", "detector", "apply"]
+    assert [s["step"] for s in doc["steps"]] == ["context", "write", "evidence_1", "write", "detector", "accept"]
+    checks = {c["step"]: c["status"] for c in doc["accept"]["preflight"]}
+    assert checks == dict.fromkeys(("file", "manifest", "detector", "rules", "quality_gate"), "passed")
+    assert doc["accept"]["decision"]["mode"] == "apply" and doc["accept"]["replaced_sha256"] is None
     m0, m1 = doc["manifests"]
     assert (m0["round"], m1["round"], m1["previous_sha256"]) == (0, 1, m0["sha256"])
     for m in (m0, m1):
@@ -220,6 +226,7 @@ def test_apply_refuses_a_chapter_file_written_while_the_run_was_going_on(tmp_pat
         "writer": [{**draft(requests=[]), "delay_s": 1.0}],
         "detector": [detector()],
         "extractor": [facts()],
+        "judge": judges(),
     }
     book = sample_book(tmp_path / "b", script)
     theirs = book.chapters_dir / "0011.md"
@@ -273,6 +280,7 @@ def test_review_hands_the_applied_chapter_to_the_editorial_loop(tmp_path: Path, 
         "extractor": [facts(), facts()],  # the candidate's, then the reviewed chapter's fact card
         "reviewer": [{"output": {"issues": [], "passed": True}}],
         "editor": [{"output": editor_output(text)}],
+        "judge": judges(),
     }
     book = sample_book(tmp_path / "b", script)
     r = muse("write", "11", "--arm", "C", "--apply", "--review", "--json", "--book", book.root)
@@ -298,5 +306,6 @@ def test_a_killed_write_is_closed_as_interrupted_by_the_next(tmp_path: Path, mus
     assert shown["status"] == "interrupted"
     r = muse("write", "11", "--arm", "C", "--json", "--book", book.root)
     assert r.exit_code == 0, r.stderr
+    assert "resuming the interrupted write" in r.stderr
     rows = book.db.execute("SELECT status, ended_at IS NOT NULL, pid FROM write_runs ORDER BY id").fetchall()
-    assert [tuple(row) for row in rows] == [("interrupted", 1, pid), ("passed", 1, os.getpid())]
+    assert [tuple(row) for row in rows] == [("passed", 1, os.getpid())]  # the interrupted run, resumed

@@ -57,7 +57,7 @@ def test_guan_yu_dying_in_chapter_60_undeclared_is_blocked(book: Book, muse: Any
             "extractor": [facts(states=[DEATH_STATE])] * 3,
         },
     )
-    r = muse("write", "60", "--arm", "C", "--json", "--book", book.root)
+    r = muse("write", "60", "--arm", "C", "--shadow", "--json", "--book", book.root)
     assert r.exit_code == 1, r.stderr
     doc = as_json(r.stdout)
     assert doc["status"] == "held_for_author"
@@ -74,7 +74,7 @@ def test_the_same_death_declared_and_allowed_by_the_outline_passes(book: Book, m
             "extractor": [facts(states=[DEATH_STATE])],
         },
     )
-    r = muse("write", "60", "--arm", "C", "--json", "--book", book.root)
+    r = muse("write", "60", "--arm", "C", "--shadow", "--json", "--book", book.root)
     assert r.exit_code == 0, r.stderr
     doc = as_json(r.stdout)
     assert doc["status"] == "passed" and _blocking(doc) == []
@@ -92,7 +92,7 @@ def test_guan_yu_speaking_in_chapter_80_is_blocked(book: Book, muse: Any) -> Non
             "extractor": [facts()] * 3,
         },
     )
-    r = muse("write", "80", "--arm", "C", "--json", "--book", book.root)
+    r = muse("write", "80", "--arm", "C", "--shadow", "--json", "--book", book.root)
     assert r.exit_code == 1, r.stderr
     doc = as_json(r.stdout)
     assert doc["status"] == "held_for_author" and _blocking(doc) == [("acts", "acts:guan-yu")]

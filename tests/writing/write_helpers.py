@@ -80,6 +80,23 @@ def detector(
     }
 
 
+def judges(text: str | None = None, chapter: int = 11, canon: float = 4.5) -> list[Any]:
+    """The two judges' answers of the quality gate on `text` (chapter 11 by default): every dimension 4.5."""
+    from novelmuse.judging import Candidate, build_blind_item, load_rubric
+
+    from ..judging._helpers import good_report
+
+    text = text if text is not None else chapter_text(11)
+    item = build_blind_item(
+        item_id=f"gate-{chapter}-{sha256_hex(text)[:16]}",
+        seed="0",
+        rubric=load_rubric("quality_gate"),
+        candidates=[Candidate("A", text)],
+    )
+    report = good_report(item.blind, lambda c, d, i: canon if d == "canon_compliance" else 4.5)
+    return [{"output": report}, {"output": report}]
+
+
 def facts(**items: Any) -> Any:
     """An extractor answer (empty lists unless given)."""
     return {"output": {**NO_FACTS, **items}}

@@ -54,6 +54,15 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     )
     from ._plan import PLAN_DIR, Plan, PlanFile, PlanPart, PlanSection, heading_scope, load_plan
     from ._project import Book, Chapter, find_book, parse_chapter_file, read_chapter_file, read_chapter_files
+    from ._revisions import (
+        FileRevision,
+        RevisionKind,
+        file_revisions,
+        find_revision,
+        keep_bytes,
+        kept_bytes,
+        object_path,
+    )
     from ._userfile import (
         BOOK_FILE,
         book_root_of,
@@ -85,6 +94,7 @@ __all__ = [
     "Chapter",
     "ChapterLimits",
     "ClaudeCliProviderConfig",
+    "FileRevision",
     "FineOutline",
     "ForeshadowDecl",
     "Gap",
@@ -108,6 +118,7 @@ __all__ = [
     "Price",
     "ProviderConfig",
     "ReviewConfig",
+    "RevisionKind",
     "SceneType",
     "ScriptedProviderConfig",
     "SettingKind",
@@ -119,10 +130,14 @@ __all__ = [
     "book_toml_text",
     "check_numbering",
     "check_write_target",
+    "file_revisions",
     "find_book",
+    "find_revision",
     "heading_scope",
     "import_novel",
     "init_book",
+    "keep_bytes",
+    "kept_bytes",
     "line_of",
     "listed_files",
     "load_config",
@@ -131,6 +146,7 @@ __all__ = [
     "load_plan",
     "load_user_config",
     "load_yaml_lines",
+    "object_path",
     "outline_items",
     "outline_paths",
     "outline_problems",

@@ -27,9 +27,10 @@ def atomic_write_bytes(path: Path, data: bytes, *, expect_sha256: str | None = N
     """Write `data` to `path` atomically (temp file + fsync + rename + fsync of the directory).
 
     With `expect_sha256`, the write is refused (FILE_CHANGED_ON_DISK) unless the file's current
-    bytes still hash to it — an author's manual edit is never overwritten. A crash at any moment
-    leaves either the old file or the new one, never a mix (a killed writer's temp file is removed by the next
-    command: `sweep_temp_files`). A path inside a book is never written through a link that leads outside it
+    bytes still hash to it — an author's manual edit is never overwritten. ``expect_sha256=""`` means the file
+    must not exist: it is then published by a hard link, which never replaces a file created meanwhile. A crash
+    at any moment leaves either the old file or the new one, never a mix (a killed writer's temp file is removed
+    by the next command: `sweep_temp_files`). A path inside a book is never written through a link that leads outside it
     (BOOK_LINK_OUTSIDE). An I/O error (disk full, EIO) is FILE_WRITE naming the file, and the old file stays.
     """
     check_write_target(path)
@@ -57,7 +58,19 @@ def atomic_write_bytes(path: Path, data: bytes, *, expect_sha256: str | None = N
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         point("rename", path)
-        os.replace(tmp, path)
+        if expect_sha256 == "":
+            try:
+                os.link(tmp, path)  # atomic, and never over a file that appeared since the check above
+            except FileExistsError:
+                raise InputError(
+                    "FILE_CHANGED_ON_DISK",
+                    "the file was created on disk since novelmuse looked",
+                    str(path),
+                    "your file was kept; compare it with what novelmuse wanted to write, then retry",
+                ) from None
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
         tmp = None
         _fsync_dir(path.parent)
     except OSError as exc:

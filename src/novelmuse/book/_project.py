@@ -17,6 +17,7 @@ from ..store import ChapterRecord, connect, registered_chapters, utc_now
 from ..text import HeadingUnit, LineIndex, chapter_label, count_chars, heading_unit, sha256_hex, split_paragraphs
 from ._config import BookConfig, load_config
 from ._files import sweep_temp_files
+from ._revisions import AlsoRecord, FileRevision, RevisionKind, replace_author_file, settle_revisions
 from ._userfile import BOOK_FILE, check_book_dirs, listed_files, read_user_file, read_user_files
 
 _CHAPTER_NAME = re.compile(r"^(\d{1,6})\.md$")
@@ -160,6 +161,38 @@ class Book:
     def db(self) -> sqlite3.Connection:
         """The book's database, opened (and migrated) on first use."""
         return connect(self.db_path)
+
+    def replace_file(
+        self,
+        path: Path,
+        data: bytes | None,
+        *,
+        expect_sha256: str,
+        kind: RevisionKind,
+        command: str,
+        chapter: int | None = None,
+        note: str = "",
+        also: AlsoRecord | None = None,
+    ) -> FileRevision:
+        """Replace (or, with `data` None, remove) one of the author's files, keeping the bytes it had in the
+        revision store (`muse revisions`); see `book._revisions.replace_author_file`."""
+        return replace_author_file(
+            self.db,
+            self.root,
+            self.state_dir,
+            path,
+            data,
+            expect_sha256=expect_sha256,
+            kind=kind,
+            command=command,
+            chapter=chapter,
+            note=note,
+            also=also,
+        )
+
+    def settle(self) -> None:
+        """Finish what a killed replacement of an author's file left pending (see `settle_revisions`)."""
+        settle_revisions(self.db, self.root)
 
     def chapter_paths(self) -> dict[int, Path]:
         """Chapter number → file, for every ``chapters/NNNN.md`` (other files are ignored)."""

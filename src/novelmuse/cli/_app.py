@@ -89,9 +89,17 @@ COMMANDS: dict[str, tuple[str, ...]] = {
         "_cmd_review",
     ),
     "write": (
-        "Write chapter N from its confirmed fine outline: writer (with evidence rounds), the detector gate, at most"
-        " two repairs.",
+        "Write chapter N from its confirmed fine outline — a draft for your decision: writer (with evidence rounds),"
+        " the detector gate, at most two repairs.",
         "_cmd_write",
+    ),
+    "drafts": (
+        "The author's desk: drafts a model made for the book wait here for your decision — accept, revise, reject.",
+        "_cmd_desk",
+    ),
+    "revisions": (
+        "Every version of a chapter, outline, card, plan or rules file a command replaced, kept and restorable.",
+        "_cmd_desk",
     ),
     "context": (
         "Build chapter N's writer context and manifest (no model call): `muse context N [--arm A|B|C]`.",

@@ -35,7 +35,15 @@ def review(
         str | None, typer.Option("--range", help="Review chapters A-B in order (resumable).", show_default=False)
     ] = None,
     apply: Annotated[
-        bool, typer.Option("--apply", help="Write the resulting revision over the chapter file (if unchanged).")
+        bool,
+        typer.Option(
+            "--apply",
+            help="Accept each resulting revision: the same preflight as `muse drafts accept` (the file unchanged since"
+            " the review, the rules, the quality gate); the replaced text is kept (`muse revisions`).",
+        ),
+    ] = False,
+    without_gate: Annotated[
+        bool, typer.Option("--without-gate", help="With --apply: accept although the quality gate cannot run.")
     ] = False,
     no_editor: Annotated[
         bool, typer.Option("--no-editor", help="Leave out the 7-dimension editor (rules and consistency only).")
@@ -62,9 +70,10 @@ def review(
     then, with a judge model configured, the quality gate on each final text (blind judges against the
     chapter's evidence pack, hard blocks from the rule layer; every decision stored, see `muse judge-summary`).
 
-    The original text is kept; the result is stored as a revision and written to the chapter file only
-    with --apply. A finalised chapter whose file is the finalised text then gets its fact card (事实卡)
-    from the extractor. Before any model call the requests are sized and what can never be sent is refused:
+    The original text is kept; the result is a draft on your desk (`muse drafts`), written to the chapter file only
+    when accepted (`muse drafts accept`, or --apply, which needs the quality gate to pass — or --without-gate).
+    A finalised chapter whose file is the finalised text then gets its fact card (事实卡) from the extractor.
+    Before any model call the requests are sized and what can never be sent is refused:
     a chapter over [chapters] max_chars (CHAPTER_TOO_LONG, exit 2), a request over the model's context window or
     the budget (exit 3). A failed quality gate exits 1, a gate that failed closed 3, a wanted gate without a
     judge model 4. --apply on a chapter edited since its review needs --rerun (a new, paid review).
@@ -76,6 +85,8 @@ def review(
         raise InputError(
             "USAGE_REVIEW", "give a chapter number or --range A-B (not both)", "command line", "e.g. `muse review 3`"
         )
+    if without_gate and not apply:
+        raise InputError("USAGE", "--without-gate is an option of the accept: it needs --apply", "command line", "")
     b = open_book(book)
     numbers = b.select_chapters(chapter=chapter, span=parse_range(range_))
     with Progress(
@@ -109,6 +120,7 @@ def review(
                 s,
                 numbers,
                 apply=apply,
+                without_gate=without_gate,
                 resume=not force,
                 editor=not no_editor,
                 rerun=rerun,

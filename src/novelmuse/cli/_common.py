@@ -141,6 +141,13 @@ def _say_recovered(report: RecoveryReport) -> None:
         )
 
 
+def say_before(lines: list[str], *, json_out: bool) -> None:
+    """What a command says before its first model call (its bill, what it resumes): on stdout with the rest of its
+    output, on stderr under --json (stdout is then one JSON document)."""
+    for line in lines:
+        (err_console if json_out else console).print(line, markup=False, soft_wrap=True)
+
+
 def finish(outcome: Outcome) -> None:
     """End the command with its outcome's exit code (`errors.exit_code`); a 0 just returns."""
     code = exit_code(outcome)

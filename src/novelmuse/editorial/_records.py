@@ -8,6 +8,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -17,7 +18,9 @@ from ..roles import current_ref
 from ..store import put_texts, transaction, utc_now
 from ..text import sha256_hex
 from ._models import ChapterReview
-from ._state import LoopState
+
+if TYPE_CHECKING:  # the loop's state is only annotated here: importing it would load the whole loop
+    from ._state import LoopState
 
 
 def save_review(
@@ -124,12 +127,20 @@ def save_review(
             )
 
 
-def mark_applied(conn: sqlite3.Connection, doc: ChapterReview) -> None:
-    """Record that the revision was written to the author's file (and update the stored document)."""
-    assert doc.revision is not None
-    with transaction(conn):
-        conn.execute("UPDATE revisions SET applied_at = ? WHERE id = ?", (utc_now(), doc.revision.id))
-        conn.execute("UPDATE review_records SET report_json = ? WHERE id = ?", (doc.model_dump_json(), doc.record_id))
+def mark_revision_applied(conn: sqlite3.Connection, revision_id: str) -> None:
+    """Record, inside the caller's transaction (the one that records the file's replacement), that the review's
+    revision was written to the author's file — in its row and in its review's stored document."""
+    conn.execute("UPDATE revisions SET applied_at = ? WHERE id = ?", (utc_now(), revision_id))
+    row = conn.execute(
+        "SELECT r.id, r.report_json FROM review_records r JOIN revisions v ON v.record_id = r.id WHERE v.id = ?",
+        (revision_id,),
+    ).fetchone()
+    if row is None:
+        return
+    doc = ChapterReview.model_validate_json(row[1])
+    if doc.revision is not None and doc.revision.id == revision_id:
+        doc = doc.model_copy(update={"revision": doc.revision.model_copy(update={"applied": True})})
+        conn.execute("UPDATE review_records SET report_json = ? WHERE id = ?", (doc.model_dump_json(), row[0]))
 
 
 def stored_revision(conn: sqlite3.Connection, revision_id: str, sha256: str) -> bytes:

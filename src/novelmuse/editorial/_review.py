@@ -10,7 +10,7 @@ never rewrote.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 
 from ..book import Book, Chapter, atomic_write_bytes
 from ..llm import ModelSession, list_receipts
@@ -31,10 +31,14 @@ from ._models import (
     UsageOut,
 )
 from ._preflight import plan_chapter, refuse_unsendable
-from ._records import find_current_review, mark_applied, record_facts, save_review, stored_revision
-from ._revisions import apply_revision, base_path, revision_bytes, revision_path
+from ._records import find_current_review, record_facts, save_review
+from ._revisions import base_path, revision_bytes, revision_path
 from ._rules_step import RuleView, fatigue_hits, forbidden_hits, length_outcome, load_rule_view
 from ._state import LoopState
+
+#: `--apply`: accept the review's revision (the author's desk: preflight, revision store, decision row); True when
+#: the revision became the chapter file.
+ApplyHook = Callable[[ChapterReview], Awaitable[bool]]
 
 LOOP_VERSION = 2  # 2: the prompts left the configuration hash for the recorded task refs
 REVIEW_ROLES = ("reviewer", "editor", "writer", "arbiter")
@@ -98,7 +102,7 @@ async def review_chapter(
     number: int,
     session: ModelSession | None,
     *,
-    apply: bool = False,
+    apply: ApplyHook | None = None,
     resume: bool = True,
     rules: RuleView | None = None,
     memory_state: MemoryState | str | None = None,
@@ -106,7 +110,7 @@ async def review_chapter(
 ) -> ChapterReview:
     """Review chapter `number` (seed 004 loop); store the record and, if the text changed, a revision.
 
-    With `apply`, a revision is written over the author's file (only if unchanged since it was read).
+    With `apply`, the revision is handed to the author's desk to be accepted (the hook writes it, or says why not).
     Then the `facts` step extracts the fact card when the file on disk is the finalised text.
     With `resume`, a record of the same file bytes and configuration whose role tasks are unchanged is returned
     instead (resumed=True).
@@ -197,10 +201,8 @@ async def review_chapter(
         started_at=started,
         revision_text=new_bytes.decode("utf-8") if changed else None,
     )
-    if apply and revision is not None:
-        apply_revision(chapter, new_bytes)
+    if apply is not None and revision is not None and await apply(doc):
         doc = doc.model_copy(update={"revision": revision.model_copy(update={"applied": True})})
-        mark_applied(book.db, doc)
     outcome, facts = await facts_step(book, doc, caller)
     doc = doc.model_copy(
         update={"steps": [*doc.steps, outcome], "facts": facts, "usage": usage_of(book, caller.call_ids)}
@@ -210,19 +212,17 @@ async def review_chapter(
 
 
 async def _resume(
-    book: Book, chapter: Chapter, doc: ChapterReview, session: ModelSession | None, *, apply: bool
+    book: Book, chapter: Chapter, doc: ChapterReview, session: ModelSession | None, *, apply: ApplyHook | None
 ) -> ChapterReview:
     """A review already done for these bytes and configuration: only --apply and the `facts` step may be due.
 
-    With `apply`, its stored revision (verified by sha256) is written now, exactly as a fresh review would
-    have written it. Its fact card is kept when it is still the chapter's current card; otherwise (none yet: no model
+    With `apply`, its stored revision is handed to the desk now, exactly as a fresh review would have handed it.
+    Its fact card is kept when it is still the chapter's current card; otherwise (none yet: no model
     then, the extraction failed closed, the record predates the step) the step runs now and the
     record is updated. The review's own usage stays as recorded; a new extraction's tokens are in `facts`.
     """
-    if apply and doc.revision is not None and not doc.revision.applied:
-        apply_revision(chapter, stored_revision(book.db, doc.revision.id, doc.revision.sha256))
+    if apply is not None and doc.revision is not None and not doc.revision.applied and await apply(doc):
         doc = doc.model_copy(update={"revision": doc.revision.model_copy(update={"applied": True})})
-        mark_applied(book.db, doc)
     kept = next((s for s in doc.steps if s.step == FACTS_STEP), None)
     if kept is not None and kept.status in ("passed", "failed") and doc.facts is not None:
         current = current_fact_cards(book.db, {doc.chapter: doc.facts.chapter_sha256}).get(doc.chapter)

@@ -2,16 +2,16 @@
 
 The author's file is the source of truth: a revision is stored in the database (table `revisions`)
 and as a file `.muse/revisions/NNNN.<revision id>.md` beside the original it was made from
-(`NNNN.<revision id>.base.md`, byte-exact: the original text is always kept), and written to
-`chapters/NNNN.md` only with `--apply`, atomically, and only if the file still has
-the bytes that were reviewed (FILE_CHANGED_ON_DISK otherwise — the author's edit is kept).
+(`NNNN.<revision id>.base.md`, byte-exact: the original text is always kept). It is a draft on the author's
+desk: it reaches `chapters/NNNN.md` only when accepted (`muse drafts accept`, or `--apply`), through the
+accept preflight and the revision store.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..book import Book, Chapter, atomic_write_bytes
+from ..book import Book, Chapter
 
 
 def revision_bytes(chapter: Chapter, raw: bytes, new_body: str) -> bytes:
@@ -35,11 +35,6 @@ def _uses_crlf(raw: bytes) -> bool:
     """Whether most of the file's line breaks are CRLF."""
     breaks = raw.count(b"\n")
     return breaks > 0 and raw.count(b"\r\n") * 2 > breaks
-
-
-def apply_revision(chapter: Chapter, data: bytes) -> None:
-    """Write a revision over the chapter file, refusing if the author changed the file meanwhile."""
-    atomic_write_bytes(chapter.path, data, expect_sha256=chapter.sha256)
 
 
 def revision_path(book: Book, number: int, revision_id: str) -> Path:

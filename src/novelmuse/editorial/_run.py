@@ -13,7 +13,7 @@ from ._facts_step import STEP as FACTS_STEP
 from ._models import SCHEMA_VERSION, ChapterReview, Disagreements, PreflightOut
 from ._outcomes import StepOutcome
 from ._preflight import ChapterPlan, plan_chapter, plan_doc, refuse_review_before_apply, refuse_unsendable
-from ._review import REVIEW_ROLES, is_current, review_chapter
+from ._review import REVIEW_ROLES, ApplyHook, is_current, review_chapter
 from ._rules_step import RuleView, load_rule_view
 from ._state import LoopState
 
@@ -130,7 +130,7 @@ async def review_chapters(
     session: ModelSession,
     numbers: list[int],
     *,
-    apply: bool = False,
+    apply: ApplyHook | None = None,
     resume: bool = True,
     editor: bool = True,
     rerun: bool = False,
@@ -143,10 +143,10 @@ async def review_chapters(
     resumes: chapters whose record matches their current bytes and configuration are not reviewed again
     (they come back with `resumed: true`). An interruption leaves the chapters already recorded recorded.
     Before any request, the preflight (`plan_review`) refuses what can never be sent and hands its plan to
-    `on_plan`. With `apply`, a chapter edited since its review is refused unless `rerun` (or not `resume`) asks for
-    the new review that applying it would need.
+    `on_plan`. With `apply` (the desk's accept of each revision), a chapter edited since its review is refused unless
+    `rerun` (or not `resume`) asks for the new review that applying it would need.
     """
-    if apply and resume and not rerun and any(session.is_configured(r) for r in REVIEW_ROLES):
+    if apply is not None and resume and not rerun and any(session.is_configured(r) for r in REVIEW_ROLES):
         refuse_review_before_apply(book, numbers)
     rules = load_rule_view(book)
     memory = story_memory(book)

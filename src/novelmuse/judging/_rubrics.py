@@ -28,6 +28,9 @@ from ..text import sha256_hex
 PROFILES = JUDGE_PROFILES  # one scoring task (prompt) per profile in roles/judge
 HARD_BLOCKS = ("source_safety", "output_compliance", "static_contract")
 
+#: libyaml's safe loader when PyYAML was built with it (5–10× faster on the shipped data files), else the Python one.
+_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -223,7 +226,7 @@ def _read(folder: Traversable | Path, name: str, where: str) -> bytes:
 
 def _parse_yaml(data: bytes, where: str) -> object:
     try:
-        return yaml.safe_load(data.decode("utf-8"))
+        return yaml.load(data.decode("utf-8"), Loader=_SAFE_LOADER)
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise InputError("RUBRIC_INVALID", f"not valid YAML ({exc})", where, "fix the file") from exc
 

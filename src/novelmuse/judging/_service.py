@@ -15,11 +15,11 @@ from pydantic import Field
 
 from ..book import Book
 from ..errors import InputError, MuseError
-from ..llm import ModelSession
+from ..llm import ModelSession, RoleBill
 from ..rules import HardBlockReport
 from ..store import new_id, put_texts, transaction, utc_now
 from ._adjudicate import GateDecision, adjudicate_quality_gate, merge_hard_blocks
-from ._blind import BlindItem, SealedArmMap, build_blind_item
+from ._blind import BlindItem, SealedArmMap, build_blind_item, judge_call
 from ._doc import JudgeDoc
 from ._gates import GateRow, gate_rows, record_gate_decisions
 from ._leak import check_future_text
@@ -32,6 +32,8 @@ from ._rubrics import PROFILES, Rubric, as_fraction, load_rubric
 
 #: Seed 000: each fresh judge makes at most three calls (format corrections and transient retries share them).
 MAX_CALLS_PER_JUDGE = 3
+#: A panel: two judges, and a third only when they disagree by more than the rubric allows.
+PANEL_JUDGES = 3
 
 
 class LessonRef(JudgeDoc):
@@ -201,6 +203,32 @@ def open_arm_map(book: Book, report: PanelReport) -> dict[str, str]:
     return arms
 
 
+def _blind_item(book: Book, request: JudgeRequest, rubric: Rubric) -> BlindItem:
+    return build_blind_item(
+        item_id=request.item_id,
+        seed=request.seed,
+        rubric=rubric,
+        candidates=request.candidates,
+        scene_type=request.scene_type,
+        outline=request.outline,
+        assertions=request.assertions,
+        constraints=request.constraints,
+        context=request.context,
+        max_calls_per_judge=book.config.calls.max_attempts,
+        given_order=request.given_order,
+        unknown_verdicts=request.unknown_verdicts,
+    )
+
+
+def panel_bill(book: Book, session: ModelSession, request: JudgeRequest) -> list[RoleBill]:
+    """The most the 2+1 panel on `request` may cost, before anything is sent: two judges and the conditional
+    third, each within `[calls] max_attempts` requests; [] when no judge model is configured."""
+    if not session.is_configured(JUDGE_ROLE):
+        return []
+    item = _blind_item(book, request, load_rubric(request.profile))
+    return [session.bill(judge_call(item.blind), PANEL_JUDGES)]
+
+
 async def judge_item(
     book: Book,
     session: ModelSession,
@@ -220,20 +248,7 @@ async def judge_item(
             "book.toml [calls]",
             f"set max_attempts to {MAX_CALLS_PER_JUDGE} or less",
         )
-    item = build_blind_item(
-        item_id=request.item_id,
-        seed=request.seed,
-        rubric=rubric,
-        candidates=request.candidates,
-        scene_type=request.scene_type,
-        outline=request.outline,
-        assertions=request.assertions,
-        constraints=request.constraints,
-        context=request.context,
-        max_calls_per_judge=book.config.calls.max_attempts,
-        given_order=request.given_order,
-        unknown_verdicts=request.unknown_verdicts,
-    )
+    item = _blind_item(book, request, rubric)
     check_item_leaks(item, request.guard)
     check_future_text(item.blind, request.future_texts, f"blind input of {item.blind.itemRef}")
     base = JudgeOutcome(

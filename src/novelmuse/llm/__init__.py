@@ -6,50 +6,61 @@ task in `roles/`; they never import a provider and never build a message. See `_
 `_provider_scripted` for the scripted format.
 """
 
-from ._budget import CallEstimate, RunBudget, estimate_input_tokens
-from ._contexts import ContextWindows
-from ._models_check import (
-    NO_MODEL,
-    ConfigIssue,
-    ModelsCheckReport,
-    RoleCheck,
-    failure_hint,
-    role_config_issue,
-    sandbox_issues,
-    validate_model_config,
-)
-from ._policy import ModelCallFailed, NotConfigured, StructuredResult
-from ._prices import PriceTable
-from ._providers import create_provider
-from ._receipts import (
-    CallRecord,
-    CostLine,
-    CostSummary,
-    Receipt,
-    cost_summary,
-    list_calls,
-    list_receipts,
-    require_run,
-    tasks_used,
-)
-from ._schema import model_schema_sha256, schema_sha256, strict_json_schema
-from ._session import ModelSession, recover_vault, run_is_running
-from ._task import Correction, TaskCall, TaskRef
-from ._types import (
-    Contract,
-    Finish,
-    Message,
-    Provider,
-    ProviderError,
-    ProviderRequest,
-    ProviderResponse,
-    Usage,
-    Violation,
-)
-from ._vault import RecoveryReport, Vault, VaultError, check_object_name
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # the public API; each name is imported from its module on first use (see novelmuse._lazy)
+    from ._bill import BYTES_PER_OUTPUT_TOKEN, Bill, RoleBill, total_bill
+    from ._budget import CallEstimate, RunBudget, estimate_input_tokens
+    from ._contexts import ContextWindows
+    from ._models_check import (
+        NO_MODEL,
+        ConfigIssue,
+        ModelsCheckReport,
+        RoleCheck,
+        failure_hint,
+        role_config_issue,
+        sandbox_issues,
+        validate_model_config,
+    )
+    from ._policy import ModelCallFailed, NotConfigured, StructuredResult
+    from ._prices import PriceTable
+    from ._providers import create_provider
+    from ._receipts import (
+        CallRecord,
+        CostLine,
+        CostSummary,
+        Receipt,
+        cost_summary,
+        list_calls,
+        list_receipts,
+        require_run,
+        run_spend,
+        tasks_used,
+    )
+    from ._schema import model_schema_sha256, schema_sha256, strict_json_schema
+    from ._session import ModelSession, recover_vault, run_is_running
+    from ._task import Correction, TaskCall, TaskRef
+    from ._types import (
+        Contract,
+        Finish,
+        Message,
+        Provider,
+        ProviderError,
+        ProviderRequest,
+        ProviderResponse,
+        Usage,
+        Violation,
+    )
+    from ._vault import RecoveryReport, Vault, VaultError, check_object_name
+
+__getattr__ = lazy_getattr(__name__, __file__)
 
 __all__ = [
+    "BYTES_PER_OUTPUT_TOKEN",
     "NO_MODEL",
+    "Bill",
     "CallEstimate",
     "CallRecord",
     "ConfigIssue",
@@ -71,6 +82,7 @@ __all__ = [
     "ProviderResponse",
     "Receipt",
     "RecoveryReport",
+    "RoleBill",
     "RoleCheck",
     "RunBudget",
     "StructuredResult",
@@ -92,9 +104,11 @@ __all__ = [
     "require_run",
     "role_config_issue",
     "run_is_running",
+    "run_spend",
     "sandbox_issues",
     "schema_sha256",
     "strict_json_schema",
     "tasks_used",
+    "total_bill",
     "validate_model_config",
 ]

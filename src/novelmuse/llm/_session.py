@@ -16,6 +16,7 @@ receipt writes.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import sqlite3
@@ -30,6 +31,7 @@ from pydantic import BaseModel
 from ..book import Book
 from ..processes import process_alive, process_started
 from ..store import StoreWriteError, connect, new_id, transaction, utc_now
+from ._bill import RoleBill, role_bill
 from ._budget import CallEstimate, RunBudget, estimate_tokens
 from ._contexts import ContextWindows
 from ._policy import CallContext, NotConfigured, StructuredResult, run_call
@@ -329,6 +331,16 @@ class ModelSession:
             cost=prices.worst_case_cost(model, input_tokens, max_output),
             context_window=self.contexts.window(provider, model),
         )
+
+    def bill(self, task: TaskCall[Any], calls: int = 1, *, extra_input_tokens: int = 0) -> RoleBill:
+        """The most `calls` logical calls like `task` may use (see `llm._bill`), before anything is sent;
+        `extra_input_tokens` covers input the rendered `task` does not hold yet (a draft still to be written).
+        NotConfigured when no model is configured for the task's role."""
+        estimate = self.estimate(task)
+        if extra_input_tokens:
+            estimate = dataclasses.replace(estimate, input_tokens=estimate.input_tokens + extra_input_tokens)
+        prices = self._run.prices if self._run is not None else PriceTable.load(self.book.config.prices)
+        return role_bill(estimate, calls, self.book.config.calls.max_attempts, prices.worst_case_cost)
 
     def tasks_used(self) -> list[TaskRef]:
         """The role tasks this run has used so far, each once, in the order of their first use."""

@@ -5,74 +5,81 @@ configuration receipts bind, and the fine-outline stage behind its entry guard.
 The top service layer: it may use every layer below; nothing below imports it.
 """
 
-from ._builder import build_gate_input, gate_input_locator, gate_input_rebuilder
-from ._evaluate import GateDoc, GateInputDoc, evaluate_run, gate_input_doc
-from ._gates import (
-    BUCKETS,
-    Check,
-    GateName,
-    GateReport,
-    Outcome,
-    ReportAnomaly,
-    SetSize,
-    Stratum,
-    evaluate_gate,
-    evaluate_gate_a,
-    evaluate_gate_b,
-    find_anomalies,
-    new_character_bucket,
-    report_sha256,
-    set_size,
-)
-from ._guard import (
-    EntryGuard,
-    GateInputRebuilder,
-    GuardFinding,
-    check_fine_outline_entry,
-    guard_refusal,
-    receipt_verdict,
-    require_fine_outline_entry,
-    store_reader,
-)
-from ._input import (
-    Anomaly,
-    DetectorItem,
-    GateInput,
-    Item,
-    PanelVerdict,
-    RubricBinding,
-    Sample,
-    Target,
-    gate_input_bytes,
-    gate_input_sha256,
-    parse_gate_input,
-)
-from ._journal import EntryRef, GateIssuer, Issued, configured_signer, journal_location, sync_index
-from ._keys import PublicKey, SigningKey, default_key_path, generate_key, key_path, load_signing_key
-from ._orchestrator import DryRunDoc, Event, Progress, RunDoc, replay_dry_run, run_doc, run_replay
-from ._order import ItemOrder, OrderPlan, make_order_plan, position_counts, verify_order_plan
-from ._outline_stage import OutlineStageDoc, draft_fine_outline, outline_draft_dry_run
-from ._promotion import ArmChoice, promoted_arm
-from ._receipt import (
-    ArtefactKind,
-    ArtefactReader,
-    ArtefactRef,
-    ReceiptBindings,
-    ReceiptBody,
-    Rehasher,
-    ReportBody,
-    binding_problems,
-    book_artefacts,
-    file_ref,
-    rubric_ref,
-    spec_ref,
-)
-from ._report import ReplayReport, replay_report
-from ._runs import PanelOut, SampleOut, load_run, runs_of
-from ._sets import RegisterDoc, RegisteredSet, register_set, resolve_set
-from ._spec import GateSpec, gate_spec_bytes, load_gate_spec
-from ._verify import EntrySummary, Problem, VerifyReport, rebuild_index, verify_journal
-from ._writer_config import ModelPin, TaskPin, WriterConfig, writer_config, writer_config_sha256
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # the public API; each name is imported from its module on first use (see novelmuse._lazy)
+    from ._builder import build_gate_input, gate_input_locator, gate_input_rebuilder
+    from ._evaluate import GateDoc, GateInputDoc, evaluate_run, gate_input_doc
+    from ._gates import (
+        BUCKETS,
+        Check,
+        GateName,
+        GateReport,
+        Outcome,
+        ReportAnomaly,
+        SetSize,
+        Stratum,
+        evaluate_gate,
+        evaluate_gate_a,
+        evaluate_gate_b,
+        find_anomalies,
+        new_character_bucket,
+        report_sha256,
+        set_size,
+    )
+    from ._guard import (
+        EntryGuard,
+        GateInputRebuilder,
+        GuardFinding,
+        check_fine_outline_entry,
+        guard_refusal,
+        receipt_verdict,
+        require_fine_outline_entry,
+        store_reader,
+    )
+    from ._input import (
+        Anomaly,
+        DetectorItem,
+        GateInput,
+        Item,
+        PanelVerdict,
+        RubricBinding,
+        Sample,
+        Target,
+        gate_input_bytes,
+        gate_input_sha256,
+        parse_gate_input,
+    )
+    from ._journal import EntryRef, GateIssuer, Issued, configured_signer, journal_location, sync_index
+    from ._keys import PublicKey, SigningKey, default_key_path, generate_key, key_path, load_signing_key
+    from ._orchestrator import DryRunDoc, Event, Progress, RunDoc, replay_dry_run, run_doc, run_replay
+    from ._order import ItemOrder, OrderPlan, make_order_plan, position_counts, verify_order_plan
+    from ._outline_stage import OutlineStageDoc, draft_fine_outline, outline_draft_dry_run
+    from ._promotion import ArmChoice, promoted_arm
+    from ._receipt import (
+        ArtefactKind,
+        ArtefactReader,
+        ArtefactRef,
+        ReceiptBindings,
+        ReceiptBody,
+        Rehasher,
+        ReportBody,
+        binding_problems,
+        book_artefacts,
+        file_ref,
+        rubric_ref,
+        spec_ref,
+    )
+    from ._report import ReplayReport, replay_report
+    from ._runs import PanelOut, SampleOut, load_run, runs_of
+    from ._sets import RegisterDoc, RegisteredSet, register_set, resolve_set
+    from ._spec import GateSpec, gate_spec_bytes, load_gate_spec
+    from ._verify import EntrySummary, Problem, VerifyReport, rebuild_index, verify_journal
+    from ._writer_config import ModelPin, TaskPin, WriterConfig, writer_config, writer_config_sha256
+
+__getattr__ = lazy_getattr(__name__, __file__)
 
 __all__ = [
     "BUCKETS",

@@ -434,6 +434,9 @@ async def _writer_sample(run: _Run, item: SetItem, arm: Arm, build: ContextBuild
                 arm=arm,
                 build=build,
                 progress=lambda step: run.tell(item.item_id, arm, step.split(":", 1)[0]),
+                shadow=True,  # a replay writes chapters the book has: its drafts are experiments, never the book's
+                resume="never",  # an interrupted sample is written again (the run resumes per sample)
+                origin="replay",
             )
         except MuseError as exc:  # e.g. an evidence round refused as input: the sample failed, the run goes on
             end_sample(conn, run.row.id, item.item_id, arm, "failed", code=exc.code, detail=exc.what[:500])

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # the public API; each name is imported from its module on first use (see novelmuse._lazy)
+    from ._accept import accept_note, accept_outcome, bill_lines, render_accept
     from ._book import render_import, render_init
     from ._calls import CallsReport, CostReport, VaultRecoverReport, render_calls, render_cost, render_vault_recover
     from ._check import (
@@ -22,6 +23,16 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         review_notes,
         show_notes,
         write_check_json,
+    )
+    from ._desk import (
+        render_draft_diff,
+        render_draft_show,
+        render_drafts,
+        render_reject,
+        render_restore,
+        render_revise,
+        render_revisions,
+        render_stats,
     )
     from ._export import ExportResult, export_book
     from ._files import render_export, render_report_written
@@ -114,6 +125,9 @@ __all__ = [
     "StatusDoc",
     "SyncDoc",
     "VaultRecoverReport",
+    "accept_note",
+    "accept_outcome",
+    "bill_lines",
     "book_status",
     "build_report",
     "card_lint_doc",
@@ -137,6 +151,7 @@ __all__ = [
     "plan_doc",
     "plan_line",
     "preflight_notes",
+    "render_accept",
     "render_calls",
     "render_card",
     "render_card_lint",
@@ -145,6 +160,9 @@ __all__ = [
     "render_confirm",
     "render_context",
     "render_cost",
+    "render_draft_diff",
+    "render_draft_show",
+    "render_drafts",
     "render_dry_run",
     "render_export",
     "render_facts",
@@ -163,14 +181,19 @@ __all__ = [
     "render_outline_lint",
     "render_outline_show",
     "render_register",
+    "render_reject",
     "render_replay_report",
     "render_report_written",
+    "render_restore",
     "render_review_run",
+    "render_revise",
     "render_revision_diffs",
+    "render_revisions",
     "render_rubrics",
     "render_run",
     "render_search",
     "render_show",
+    "render_stats",
     "render_status",
     "render_sync",
     "render_vault_recover",

@@ -74,13 +74,13 @@ def render_outline_draft(console: Console, doc: OutlineStageDoc) -> None:
         _inputs(console, draft)
         return
     console.print(
-        f"drafted the fine outline of chapter {doc.chapter} → {escape(draft.written_to or '')} "
-        f"(sha256 {draft.file_sha256}) — [yellow]not confirmed[/yellow]"
+        f"drafted the fine outline of chapter {doc.chapter}: draft {draft.short} ({escape(draft.written_to or '')},"
+        f" sha256 {draft.file_sha256}) — a draft on your desk, [yellow]not in outlines/ and not confirmed[/yellow]"
     )
     if draft.author_outline:
         console.print(
             f"  {escape(draft.author_outline)} is the author's outline and was left untouched: compare the draft "
-            "with it and merge by hand"
+            f"with it (`muse drafts diff {draft.short}`); accepting it would replace yours (kept as a revision)"
         )
     _inputs(console, draft)
     _outline(console, draft)
@@ -89,8 +89,10 @@ def render_outline_draft(console: Console, doc: OutlineStageDoc) -> None:
         f"  run {draft.run_id}: {draft.attempts} attempt(s), {draft.input_tokens} in / {draft.output_tokens} out "
         f"tokens, cost {cost}"
     )
-    target = draft.author_outline or draft.written_to
-    console.print(f"review and edit {escape(target or '')}, then: muse outline confirm {doc.chapter}")
+    console.print(
+        f"decide: `muse drafts accept {draft.short}` (lint clean, then written and confirmed),"
+        f" `muse drafts revise {draft.short}` or `muse drafts reject {draft.short}`"
+    )
 
 
 def outline_draft_outcome(doc: OutlineStageDoc) -> Outcome:

@@ -17,7 +17,9 @@ from ..errors import MuseError, Outcome, worst
 from ..rules import length_text
 from ..text import chapter_label, sha256_hex, split_paragraphs
 from ..writing import ChapterGate, ReviewGateRun
-from .html._diff import Piece, char_diff
+from ._accept import accept_note, accept_outcome, render_accept
+from ._diffs import diff_text
+from .html._diff import char_diff
 
 _STYLE = {"passed": "green", "failed": "red", "skipped": "yellow", "error": "bold red"}
 _STATUS_STYLE = {
@@ -242,11 +244,14 @@ def render_review_run(console: Console, run: ReviewRun, book: Book | None = None
     """The whole run: every chapter and its quality gate (located in the `book`'s files when given), then the
     summary."""
     gates = {g.chapter: g for g in run.gates} if isinstance(run, ReviewGateRun) else {}
+    accepts = {a.draft.chapter: a for a in run.accepts} if isinstance(run, ReviewGateRun) else {}
     for doc in run.chapters:
         render_chapter(console, doc, book)
         if (gate := gates.get(doc.chapter)) is not None:
             render_gate(console, gate, book)
             console.print()
+        if (accepted := accepts.get(doc.chapter)) is not None:
+            render_accept(console, accepted)
     s = run.summary
     line = (
         f"{s.chapters} chapter(s): {_what_ran(run)}; fact cards: {s.facts_failed} with rejected items,"
@@ -258,58 +263,6 @@ def render_review_run(console: Console, run: ReviewRun, book: Book | None = None
     console.print(line, markup=False)
     if s.not_run:
         console.print(Text(f"not run (a chapter failed closed): {s.not_run} — rerun to resume", style="yellow"))
-
-
-#: Unchanged characters shown on each side of a change in the terminal diff (the rest of a long line is "…").
-DIFF_CONTEXT_CHARS = 30
-
-
-def _before(text: str) -> str:
-    """The unchanged text just before a change: its line's last DIFF_CONTEXT_CHARS characters."""
-    tail = text[-DIFF_CONTEXT_CHARS:]
-    nl = tail.rfind("\n")
-    if nl >= 0:
-        return tail[nl + 1 :]
-    return ("…" if len(text) > len(tail) else "") + tail
-
-
-def _after(text: str) -> str:
-    """The unchanged text just after a change: its line's first DIFF_CONTEXT_CHARS characters."""
-    head = text[:DIFF_CONTEXT_CHARS]
-    nl = head.find("\n")
-    if nl >= 0:
-        return head[:nl]
-    return head + ("…" if len(text) > len(head) else "")
-
-
-def _between(text: str) -> str:
-    if len(text) <= 2 * DIFF_CONTEXT_CHARS:
-        return text
-    return _after(text) + ("\n  …\n" if "\n" in text else " … ") + _before(text)
-
-
-def diff_text(pieces: list[Piece]) -> Text:
-    """A changed run as one Rich text: deletions ``[-…-]`` (red, struck), insertions ``{+…+}`` (green) — marked
-    so they show without colour too — and only DIFF_CONTEXT_CHARS unchanged characters around each change."""
-    merged: list[Piece] = []
-    for p in pieces:  # adjacent unchanged pieces (context lines + the line's own start) are one run
-        if merged and p.op == "equal" and merged[-1].op == "equal":
-            merged[-1] = Piece("equal", merged[-1].text + p.text)
-        else:
-            merged.append(Piece(p.op, p.text))
-    out = Text()
-    for k, p in enumerate(merged):
-        if p.op == "delete":
-            out.append(f"[-{p.text}-]", style="red strike")
-        elif p.op == "insert":
-            out.append(f"{{+{p.text}+}}", style="green")
-        elif k == 0:
-            out.append(_before(p.text))
-        elif k == len(merged) - 1:
-            out.append(_after(p.text))
-        else:
-            out.append(_between(p.text))
-    return out
 
 
 def render_revision_diffs(console: Console, book: Book, run: ReviewRun) -> None:
@@ -381,7 +334,12 @@ def review_outcome(run: ReviewRun) -> Outcome:
     writer model ran), fact-card items rejected, or a failed quality gate; not_evaluated: a chapter not reviewed or a
     wanted gate without a judge model (no model configured); else ok."""
     gates = run.gates if isinstance(run, ReviewGateRun) else []
-    return worst(*(_chapter_outcome(c) for c in run.chapters), *(_gate_outcome(g) for g in gates))
+    accepts = run.accepts if isinstance(run, ReviewGateRun) else []
+    return worst(
+        *(_chapter_outcome(c) for c in run.chapters),
+        *(_gate_outcome(g) for g in gates),
+        *(accept_outcome(a) for a in accepts),
+    )
 
 
 def review_error(run: ReviewRun, chapter_path: Callable[[int], Path]) -> str | None:
@@ -400,6 +358,9 @@ def review_error(run: ReviewRun, chapter_path: Callable[[int], Path]) -> str | N
                 f"error[{step.code}]: chapter {c.chapter}: the facts step failed closed (the review is recorded):"
                 f" {step.detail}; then rerun `muse review {c.chapter}` or `muse sync` to extract the fact card"
             )
+    for a in run.accepts if isinstance(run, ReviewGateRun) else []:
+        if (note := accept_note(a)) is not None:
+            return note
     for g in run.gates if isinstance(run, ReviewGateRun) else []:
         if g.status == "error":
             return (

@@ -17,6 +17,7 @@ from ..judging import gate_rows
 from ..llm import cost_summary
 from ..memory import lint_cards, replay
 from ..rules import CheckReport, check_book, load_book_rules
+from ..writing import list_drafts
 from .html._chapters import load_panels, load_reviews, review_state
 
 STATUS_SCHEMA_VERSION = 1
@@ -63,6 +64,17 @@ class ReviewsStatus(_Doc):
     unapplied_revisions: list[int]
 
 
+class DeskStatus(_Doc):
+    """The author's desk: drafts waiting for a decision, and the decisions made."""
+
+    waiting: list[str]  # short ids of drafts that passed their checks and wait for a decision
+    held: list[str]  # drafts held for the author (blocked after the repair bound), undecided
+    accepted: int
+    revised: int
+    rejected: int
+    last: list[str]  # the latest decisions, newest first: "D4KZ9QX accept (manual) 2026-12-03 18:02"
+
+
 class SpendStatus(_Doc):
     total: float | None  # None = unknown (some attempt had no price), never 0
     unknown_cost_attempts: int
@@ -87,6 +99,7 @@ class StatusDoc(_Doc):
     check_warnings: int
     chapters_with_errors: list[int]
     reviews: ReviewsStatus
+    desk: DeskStatus
     gates: str
     judge_panels: dict[str, int]
     overdue_foreshadows: list[str]
@@ -319,6 +332,7 @@ def book_status(book: Book) -> StatusDoc:
             )
         )
     reviews = _reviews(book, shas, problems)
+    desk = _desk(book, problems)
     panels = load_panels(conn)
     panel_counts: dict[str, int] = {}
     for panel in panels:
@@ -372,6 +386,7 @@ def book_status(book: Book) -> StatusDoc:
         check_warnings=warnings,
         chapters_with_errors=with_errors,
         reviews=reviews,
+        desk=desk,
         gates=_gates_line(book),
         judge_panels=panel_counts,
         overdue_foreshadows=overdue,
@@ -423,17 +438,56 @@ def _reviews(book: Book, shas: dict[int, str], problems: list[Problem]) -> Revie
                     next=command,
                 )
             )
-    if unapplied:
+    return ReviewsStatus(**by_state, unapplied_revisions=unapplied)
+
+
+def _desk(book: Book, problems: list[Problem]) -> DeskStatus:
+    drafts = list_drafts(book, read_only=True).drafts
+    undecided = [d for d in drafts if d.decision is None]
+    waiting = [d for d in undecided if d.status in ("passed", "checked", "finalized", "drafted", "revised")]
+    held = [d for d in undecided if d.status in ("held_for_author", "finalized_with_issues")]
+    decided = sorted(
+        (d for d in drafts if d.decision is not None), key=lambda d: d.decision.decided_at if d.decision else ""
+    )
+    if held:
+        first = held[-1]
         problems.append(
             Problem(
-                area="reviews",
-                severity="info",
-                chapters=unapplied,
-                what=f"revision(s) not applied yet: chapter(s) {_ranges(unapplied)}",
-                next=f"muse review {unapplied[0]} --diff   then   muse review {unapplied[0]} --apply",
+                area="desk",
+                severity="warning",
+                chapters=sorted({d.chapter for d in held}),
+                what=f"{len(held)} draft(s) held for you (blocked after the repair bound): "
+                + ", ".join(d.short for d in held[-5:]),
+                next=f"muse drafts show {first.short}   then   muse drafts revise {first.short}  (or reject)",
             )
         )
-    return ReviewsStatus(**by_state, unapplied_revisions=unapplied)
+    if waiting:
+        first = waiting[-1]
+        problems.append(
+            Problem(
+                area="desk",
+                severity="info",
+                chapters=sorted({d.chapter for d in waiting}),
+                what=f"{len(waiting)} draft(s) wait for your decision: {', '.join(d.short for d in waiting[-5:])}",
+                next=f"muse drafts diff {first.short}   then   muse drafts accept|revise|reject {first.short}",
+            )
+        )
+    counts = {
+        k: sum(1 for d in decided if d.decision and d.decision.decision == k) for k in ("accept", "revise", "reject")
+    }
+    last = [
+        f"{d.short} {d.decision.decision} ({d.decision.mode}) {d.decision.decided_at[:16].replace('T', ' ')}"
+        for d in reversed(decided[-3:])
+        if d.decision is not None
+    ]
+    return DeskStatus(
+        waiting=[d.short for d in waiting],
+        held=[d.short for d in held],
+        accepted=counts["accept"],
+        revised=counts["revise"],
+        rejected=counts["reject"],
+        last=last,
+    )
 
 
 def _spend(book: Book) -> SpendStatus:
@@ -480,6 +534,12 @@ def render_status(doc: StatusDoc, console: Console) -> None:
     console.print(
         f"memory     index {doc.index.current}/{c.count} current · {fact_line} · "
         f"{len(doc.overdue_foreshadows)} overdue foreshadow(s)",
+        markup=False,
+    )
+    d = doc.desk
+    console.print(
+        f"desk       {len(d.waiting)} waiting · {len(d.held)} held · accepted {d.accepted} · revised {d.revised}"
+        f" · rejected {d.rejected}" + (f" — last: {d.last[0]}" if d.last else ""),
         markup=False,
     )
     console.print(f"gates      {doc.gates}", markup=False)

@@ -9,7 +9,8 @@ from rich.table import Table
 
 from ..book import Book
 from ..errors import Outcome
-from ..writing import DetectorReport, WriteDoc, WriteShowDoc, WriteStatus
+from ..writing import DetectorReport, WriteDoc, WriteShowDoc, WriteStatus, short_id
+from ._accept import accept_outcome, render_accept
 from ._review import render_review_run, review_outcome
 
 _STATUS = {
@@ -85,8 +86,20 @@ def render_write_run(console: Console, doc: WriteDoc, book: Book | None = None) 
     for p in doc.prompts:
         console.print(f"--- {p.role} ---")
         console.print(escape(p.content))
-    if doc.applied:
-        console.print(f"written to {escape(doc.applied)}")
+    if doc.resumed is not None:
+        r = doc.resumed
+        console.print(
+            f"  resumed {r.write_id}: {r.drafts} draft(s), {r.reports} report(s) and {r.calls} gate answer(s) reused"
+        )
+    if doc.accept is not None:
+        render_accept(console, doc.accept)
+    elif doc.final_draft_id is not None and doc.status in ("passed", "held_for_author"):
+        short = short_id(doc.final_draft_id)
+        what = "take it over with" if doc.status == "held_for_author" else "decide with"
+        console.print(
+            f"draft {short} waits for your decision: read it with `muse drafts show {short}`"
+            f" (`muse drafts diff {short}`), then {what} `muse drafts accept|revise|reject {short}`"
+        )
     if doc.review is not None:
         render_review_run(console, doc.review, book)
     if doc.usage.calls:
@@ -124,9 +137,12 @@ _OUTCOMES: dict[WriteStatus, Outcome] = {
 
 
 def write_outcome(doc: WriteDoc) -> Outcome:
-    """ok: passed (or a dry run) and, with --review, reviewed clean; findings: held for the author (or open
-    review issues); not_evaluated: a model step was skipped — never ok; failed_closed: a step failed closed."""
+    """ok: passed (or a dry run) and, with --apply, accepted (and with --review, reviewed clean); findings: held for
+    the author, a preflight check failed (or open review issues); not_evaluated: a model step was skipped, or the
+    accept's quality gate could not run — never ok; failed_closed: a step failed closed."""
     base = _OUTCOMES[doc.status]
+    if base == "ok" and doc.accept is not None:
+        base = accept_outcome(doc.accept)
     if base == "ok" and doc.review is not None:
         return review_outcome(doc.review)
     return base

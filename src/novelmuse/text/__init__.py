@@ -6,6 +6,7 @@ The lowest layer: pure functions on strings, no I/O except what `decode`/`split`
 from ..limits import MAX_CHAPTER_NUMBER  # re-exported: the cap lives in novelmuse.limits
 from ._count import count_chars
 from ._decode import DecodedText, decode_text
+from ._distance import edit_distance
 from ._hash import canonical_json, sha256_hex, sha256_json
 from ._headings import Heading, HeadingLine, HeadingUnit, chapter_label, find_headings, heading_unit, parse_heading
 from ._lines import LineIndex
@@ -35,6 +36,7 @@ __all__ = [
     "count_chars",
     "count_paragraphs",
     "decode_text",
+    "edit_distance",
     "find_headings",
     "heading_unit",
     "locate_quote",

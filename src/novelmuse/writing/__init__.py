@@ -8,66 +8,104 @@ WriterContext and its manifest, the A/B/C arms of replay.
 - `ensure_same_frame`: arms A and C may differ only in their selected raw text (ARM_CONTEXT_DIVERGED).
 - `evidence_pack`, `gate_chapter`, `judge_files`, `review_and_gate`: the quality gate before delivery (seed 000),
   judged against the writer's evidence pack with the rule layer's hard blocks — `muse judge` and `muse review`.
+- The author's desk (seed 003 step 6): `list_drafts`, `show_draft`, `diff_draft`, `accept_draft` (accept_preflight
+  → confirm), `revise_draft`, `reject_draft`, `drafts_stats`; `file_history` / `restore_revision` for the
+  kept versions of replaced files; `write_and_accept` for `muse write N --apply`.
 
 Above editorial and judging, below replay.
 """
 
-from ._budget import MIN_EXCERPT_CHARS, fit_excerpts, keep_suffix, prefix_within
-from ._build import ContextBuild, build_context, context_versions, ensure_same_frame, evidence_reserve
-from ._detector import DetectorItem, DetectorReport, Figures, bind_report, compute_figures
-from ._drafts import DraftDoc, apply_draft, chinese_numeral, drafts_dir, heading_for
-from ._evidence import MAX_REQUESTS_PER_ROUND, EvidenceRound, answer_requests, evidence_budget, evidence_used
-from ._gate import DetectorGate
-from ._gate_evidence import EVIDENCE_SCHEMA_VERSION, EvidenceItem, EvidencePack, evidence_pack
-from ._hardcheck import HardCheck
-from ._leak import check_writer_text, generated_text, writer_text_leaks
-from ._loop import repair_items, require_tool_less, write_chapter
-from ._manifest import ARMS, MANIFEST_SCHEMA_VERSION, Arm, ArmChoiceRef, EvidenceRef, Manifest
-from ._outline_draft import (
-    Admission,
-    DraftInputs,
-    Material,
-    OutlineDraftDoc,
-    PreparedDraft,
-    draft_dry_run,
-    draft_outline,
-    draft_yaml,
-    prepare_draft,
-)
-from ._outlines import (
-    Confirmation,
-    ConfirmResult,
-    LintProblem,
-    OutlineItemDoc,
-    OutlineLint,
-    OutlineLintDoc,
-    OutlineShowDoc,
-    confirm_outline,
-    confirmation,
-    lint_draft,
-    lint_outlines,
-    read_outline,
-    require_confirmed,
-    show_outline,
-)
-from ._plan import EntityPlan, ForeshadowPlan, RetrievalPlan, Slot, plan_chapter
-from ._quality_gate import ChapterGate, ReviewGateRun, final_text, gate_chapter, judge_files, review_and_gate
-from ._store import ContextDoc, Difference, VerifyDoc, build_and_save, manifests_dir, save_build, verify_context
-from ._vocab import Vocabulary, vocabulary
-from ._write_doc import (
-    WRITE_SCHEMA_VERSION,
-    ConstraintOut,
-    DraftOut,
-    ManifestOut,
-    PromptOut,
-    ReportOut,
-    UsageOut,
-    WriteDoc,
-    WriteRunRow,
-    WriteShowDoc,
-    WriteStatus,
-)
-from ._writer import write_dry_run, write_history
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # the public API; each name is imported from its module on first use (see novelmuse._lazy)
+    from ._accept import AcceptOptions, accept_bill, accept_draft
+    from ._budget import MIN_EXCERPT_CHARS, fit_excerpts, keep_suffix, prefix_within
+    from ._build import ContextBuild, build_context, context_versions, ensure_same_frame, evidence_reserve
+    from ._desk import (
+        diff_draft,
+        drafts_stats,
+        file_history,
+        list_drafts,
+        reject_draft,
+        restore_revision,
+        revise_draft,
+        short_id,
+        show_draft,
+    )
+    from ._desk_doc import (
+        AcceptDoc,
+        DecisionOut,
+        DeskDraft,
+        DraftDiffDoc,
+        DraftsDoc,
+        DraftShowDoc,
+        RejectDoc,
+        RestoreDoc,
+        ReviseDoc,
+        RevisionsDoc,
+        StatsDoc,
+    )
+    from ._detector import DetectorItem, DetectorReport, Figures, bind_report, compute_figures
+    from ._drafts import DraftDoc, chinese_numeral, drafts_dir, heading_for
+    from ._evidence import MAX_REQUESTS_PER_ROUND, EvidenceRound, answer_requests, evidence_budget, evidence_used
+    from ._gate import DetectorGate
+    from ._gate_evidence import EVIDENCE_SCHEMA_VERSION, EvidenceItem, EvidencePack, evidence_pack
+    from ._hardcheck import HardCheck
+    from ._leak import check_writer_text, generated_text, writer_text_leaks
+    from ._loop import repair_items, require_tool_less, write_bill, write_chapter
+    from ._manifest import ARMS, MANIFEST_SCHEMA_VERSION, Arm, ArmChoiceRef, EvidenceRef, Manifest
+    from ._outline_draft import (
+        Admission,
+        DraftInputs,
+        Material,
+        OutlineDraftDoc,
+        PreparedDraft,
+        draft_dry_run,
+        draft_outline,
+        draft_yaml,
+        prepare_draft,
+    )
+    from ._outlines import (
+        Confirmation,
+        ConfirmResult,
+        LintProblem,
+        OutlineItemDoc,
+        OutlineLint,
+        OutlineLintDoc,
+        OutlineShowDoc,
+        confirm_outline,
+        confirmation,
+        lint_draft,
+        lint_outlines,
+        read_outline,
+        require_confirmed,
+        show_outline,
+    )
+    from ._plan import EntityPlan, ForeshadowPlan, RetrievalPlan, Slot, plan_chapter
+    from ._quality_gate import ChapterGate, final_text, gate_chapter, judge_files
+    from ._review_run import ReviewGateRun, review_and_gate, write_and_accept
+    from ._store import ContextDoc, Difference, VerifyDoc, build_and_save, manifests_dir, save_build, verify_context
+    from ._vocab import Vocabulary, vocabulary
+    from ._write_doc import (
+        WRITE_SCHEMA_VERSION,
+        ConstraintOut,
+        DraftOut,
+        ManifestOut,
+        PromptOut,
+        ReportOut,
+        ResumeOut,
+        UsageOut,
+        WriteDoc,
+        WritePlan,
+        WriteRunRow,
+        WriteShowDoc,
+        WriteStatus,
+    )
+    from ._writer import write_dry_run, write_history
+
+__getattr__ = lazy_getattr(__name__, __file__)
 
 __all__ = [
     "ARMS",
@@ -76,6 +114,8 @@ __all__ = [
     "MAX_REQUESTS_PER_ROUND",
     "MIN_EXCERPT_CHARS",
     "WRITE_SCHEMA_VERSION",
+    "AcceptDoc",
+    "AcceptOptions",
     "Admission",
     "Arm",
     "ArmChoiceRef",
@@ -85,13 +125,18 @@ __all__ = [
     "ConstraintOut",
     "ContextBuild",
     "ContextDoc",
+    "DecisionOut",
+    "DeskDraft",
     "DetectorGate",
     "DetectorItem",
     "DetectorReport",
     "Difference",
+    "DraftDiffDoc",
     "DraftDoc",
     "DraftInputs",
     "DraftOut",
+    "DraftShowDoc",
+    "DraftsDoc",
     "EntityPlan",
     "EvidenceItem",
     "EvidencePack",
@@ -111,19 +156,27 @@ __all__ = [
     "OutlineShowDoc",
     "PreparedDraft",
     "PromptOut",
+    "RejectDoc",
     "ReportOut",
+    "RestoreDoc",
+    "ResumeOut",
     "RetrievalPlan",
     "ReviewGateRun",
+    "ReviseDoc",
+    "RevisionsDoc",
     "Slot",
+    "StatsDoc",
     "UsageOut",
     "VerifyDoc",
     "Vocabulary",
     "WriteDoc",
+    "WritePlan",
     "WriteRunRow",
     "WriteShowDoc",
     "WriteStatus",
+    "accept_bill",
+    "accept_draft",
     "answer_requests",
-    "apply_draft",
     "bind_report",
     "build_and_save",
     "build_context",
@@ -133,15 +186,18 @@ __all__ = [
     "confirm_outline",
     "confirmation",
     "context_versions",
+    "diff_draft",
     "draft_dry_run",
     "draft_outline",
     "draft_yaml",
     "drafts_dir",
+    "drafts_stats",
     "ensure_same_frame",
     "evidence_budget",
     "evidence_pack",
     "evidence_reserve",
     "evidence_used",
+    "file_history",
     "final_text",
     "fit_excerpts",
     "gate_chapter",
@@ -151,19 +207,27 @@ __all__ = [
     "keep_suffix",
     "lint_draft",
     "lint_outlines",
+    "list_drafts",
     "manifests_dir",
     "plan_chapter",
     "prefix_within",
     "prepare_draft",
     "read_outline",
+    "reject_draft",
     "repair_items",
     "require_confirmed",
     "require_tool_less",
+    "restore_revision",
     "review_and_gate",
+    "revise_draft",
     "save_build",
+    "short_id",
+    "show_draft",
     "show_outline",
     "verify_context",
     "vocabulary",
+    "write_and_accept",
+    "write_bill",
     "write_chapter",
     "write_dry_run",
     "write_history",

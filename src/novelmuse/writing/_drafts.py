@@ -1,28 +1,24 @@
-"""Where a write run keeps what it made (migration 0011): the run row, every draft, every detector report,
-every manifest version — and the one way a draft reaches the author's chapter file.
+"""Where a write run keeps what it made: the run row, every draft, every detector report, every manifest
+version, and each gate call's answer as it ends (what an interrupted run resumes from).
 
 - Drafts are content-addressed: ``.muse/drafts/<sha256>.json`` (0600 in a 0700 folder) holds exactly the
   draft's canonical JSON — the text, the declared facts, the evidence requests and the sha256 of the manifest
   it was written from — and `write_drafts` holds the same body. Nothing is deleted: a held draft stays.
 - Manifest versions of evidence rounds go where the first build's manifest goes (`store_manifest`).
-- `apply_draft` writes ``chapters/NNNN.md`` (a heading line in the book's style + the text) only if the file
-  is still what it was when the run began — absent, or the same bytes — and never over a file created or
-  edited meanwhile (FILE_CHANGED_ON_DISK, exit 2; the draft is kept).
+- A draft never reaches the author's chapter file from here: it is a shadow until the author accepts it at the
+  desk (`_accept`), which writes the file through the revision store.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
-import tempfile
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from ..book import Book, atomic_write_bytes, read_chapter_file
-from ..errors import InputError
 from ..processes import process_alive, process_started
 from ..roles.writer import DeclaredFact, EvidenceRequest
 from ..store import new_id, transaction, utc_now
@@ -30,10 +26,12 @@ from ..text import canonical_json, parse_heading, sha256_hex
 from ._build import ContextBuild
 from ._detector import DetectorReport
 from ._store import private_dir, store_manifest
-from ._write_doc import WriteDoc
+
+if TYPE_CHECKING:  # only annotated: the run document imports the editorial loop's models
+    from ._write_doc import WriteDoc
 
 DRAFT_SCHEMA_VERSION = "writer-draft-v1"
-DraftPurpose = Literal["draft", "evidence", "repair"]
+DraftPurpose = Literal["draft", "evidence", "repair", "author_revision"]
 
 
 class DraftDoc(BaseModel):
@@ -44,7 +42,7 @@ class DraftDoc(BaseModel):
     schema_version: str = DRAFT_SCHEMA_VERSION
     chapter: int
     arm: str
-    purpose: DraftPurpose  # the first draft, a draft after an evidence round, a repair
+    purpose: DraftPurpose  # the first draft, a draft after an evidence round, a repair, the author's revision
     evidence_round: int
     repair_round: int
     manifest_sha256: str
@@ -72,10 +70,18 @@ def chapter_file_sha256(book: Book, chapter: int) -> str | None:
 _OWN_START = process_started(os.getpid())
 
 
-def begin_write(book: Book, build: ContextBuild, *, status: str = "running") -> tuple[str, str | None]:
-    """Record the start of a write run (its first manifest, its chapter file's state now, the process running
-    it); (its id, the chapter file's sha256 now — None when there is none). Write runs left `running` by a
-    process that is gone (a killed `muse write`) are closed as `interrupted` first."""
+def begin_write(
+    book: Book,
+    build: ContextBuild,
+    *,
+    status: str = "running",
+    writer_config_sha256: str | None = None,
+    origin: str = "write",
+) -> tuple[str, str | None]:
+    """Record the start of a write run (its first manifest, its chapter file's state now — the file an accept
+    may replace —, the writer configuration, the process running it); (its id, the chapter file's sha256 now —
+    None when there is none). Write runs left `running` by a process that is gone (a killed `muse write`) are
+    closed as `interrupted` first."""
     store_manifest(book, build)
     write_id = new_id("W")
     began = chapter_file_sha256(book, build.chapter)
@@ -83,7 +89,8 @@ def begin_write(book: Book, build: ContextBuild, *, status: str = "running") -> 
     with transaction(book.db) as conn:
         conn.execute(
             "INSERT INTO write_runs (id, chapter, arm, outline_sha256, manifest_sha256, chapter_file_sha256, status,"
-            " started_at, pid, pid_started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " started_at, pid, pid_started, writer_config_sha256, shadow, origin)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 write_id,
                 build.chapter,
@@ -95,9 +102,30 @@ def begin_write(book: Book, build: ContextBuild, *, status: str = "running") -> 
                 utc_now(),
                 os.getpid(),
                 _OWN_START,
+                writer_config_sha256,
+                int(began is not None),
+                origin,
             ),
         )
     return write_id, began
+
+
+def resume_write(book: Book, write_id: str) -> None:
+    """Take an interrupted write run over: it is `running` again, by this process (its drafts and reports stay)."""
+    with transaction(book.db) as conn:
+        conn.execute(
+            "UPDATE write_runs SET status = 'running', ended_at = NULL, pid = ?, pid_started = ? WHERE id = ?",
+            (os.getpid(), _OWN_START, write_id),
+        )
+
+
+def store_gate_call(book: Book, write_id: str, draft_id: str, role: str, call_id: str, value_json: str) -> None:
+    """Keep one gate call's answer on a draft as soon as the call ends (a resumed run reuses it)."""
+    with transaction(book.db) as conn:
+        conn.execute(
+            "INSERT OR REPLACE INTO write_gate_calls VALUES (?, ?, ?, ?, ?, ?)",
+            (write_id, draft_id, role, call_id, value_json, utc_now()),
+        )
 
 
 def write_process_alive(row: sqlite3.Row) -> bool:
@@ -153,7 +181,8 @@ def store_draft(book: Book, write_id: str, seq: int, doc: DraftDoc, call_id: str
     draft_id = new_id("D")
     with transaction(book.db) as conn:
         conn.execute(
-            "INSERT INTO write_drafts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO write_drafts (id, write_id, seq, purpose, evidence_round, repair_round, manifest_sha256,"
+            " text_sha256, sha256, body, call_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 draft_id,
                 write_id,
@@ -180,7 +209,8 @@ def store_report(book: Book, write_id: str, draft_id: str, report: DetectorRepor
     sha = sha256_hex(body)
     with transaction(book.db) as conn:
         conn.execute(
-            "INSERT INTO detector_reports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO detector_reports (id, write_id, draft_id, candidate_sha256, manifest_sha256, sha256, outcome,"
+            " coverage, high_severity, warnings, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 report_id,
                 write_id,
@@ -235,43 +265,3 @@ def heading_for(book: Book, chapter: int, title: str) -> str:
         return f"第{chapter}章" + (f" {title}" if title else "")
     numeral = str(chapter) if heading.numeral.isdigit() else chinese_numeral(chapter)
     return f"第{numeral}{heading.unit}" + (f"\u3000{title}" if title else "")
-
-
-def _changed(path: Path) -> InputError:
-    return InputError(
-        "FILE_CHANGED_ON_DISK",
-        "the chapter file changed on disk since `muse write` began (created or edited meanwhile); nothing was written",
-        str(path),
-        "your file was kept and so was the draft: compare them with `muse write show N`, then rerun `muse write N`",
-    )
-
-
-def apply_draft(book: Book, chapter: int, text: str, title: str, expect_sha256: str | None) -> Path:
-    """Write the draft `text` as ``chapters/NNNN.md`` if the file is still absent (`expect_sha256` None) or
-    still has the bytes it had when the run began; FILE_CHANGED_ON_DISK otherwise. Atomic either way."""
-    path = book.chapter_path(chapter)
-    data = f"# {heading_for(book, chapter, title)}\n{text.rstrip()}\n".encode()
-    if expect_sha256 is not None:
-        try:
-            atomic_write_bytes(path, data, expect_sha256=expect_sha256)
-        except InputError as exc:
-            if exc.code == "FILE_CHANGED_ON_DISK":
-                raise _changed(path) from None
-            raise
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        try:
-            os.link(tmp, path)  # atomic, and never over a file created meanwhile
-        except FileExistsError:
-            raise _changed(path) from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-    return path

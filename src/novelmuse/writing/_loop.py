@@ -1,7 +1,7 @@
 """The writer loop (seed 003 steps 4–5, 补证环, 返修环): from a confirmed fine outline to a checked draft.
 
     build (round 0) → writer ─ evidence requests? → evidence round k (≤ evidence_rounds) → writer … →
-    detector gate ─ passed → (apply) → done
+    detector gate ─ passed → a shadow draft for the author's decision (`muse drafts accept`)
                    └ blocked → repair k (≤ repair_rounds) → detector gate … → held_for_author
 
 - The writer gets the WriterContext and nothing else: its messages are the `WRITE` / `WRITE_FINAL` task's, a
@@ -23,14 +23,15 @@ concurrently in one session; a run touches only its own rows and content-address
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..book import Book
-from ..editorial import NO_MODEL, StepOutcome, review_chapters
+from ..editorial import NO_MODEL, StepOutcome
 from ..errors import FailedClosed, InputError
-from ..llm import ModelSession, NotConfigured, StructuredResult, TaskCall
+from ..llm import BYTES_PER_OUTPUT_TOKEN, Bill, ModelSession, NotConfigured, StructuredResult, TaskCall, total_bill
 from ..memory import extraction_context
 from ..roles.detector import DETECT, DetectRequest
 from ..roles.extractor import EXTRACT, ExtractRequest
@@ -38,16 +39,69 @@ from ..roles.writer import WRITE_REPAIR, ChapterDraft, FinalChapterDraft, WriteR
 from ..text import sha256_hex
 from ._build import ContextBuild, build_context
 from ._detector import DetectorReport
-from ._drafts import DraftDoc, DraftPurpose, apply_draft, begin_write, end_write, store_draft, store_report
-from ._evidence import answer_requests
+from ._drafts import (
+    DraftDoc,
+    DraftPurpose,
+    begin_write,
+    chapter_file_sha256,
+    close_dead_writes,
+    end_write,
+    resume_write,
+    store_draft,
+    store_gate_call,
+    store_report,
+)
+from ._evidence import answer_requests, evidence_budget
 from ._gate import DetectorGate
 from ._manifest import Arm, ArmChoiceRef, EvidenceRef
 from ._store import store_manifest
-from ._write_doc import DraftOut, ManifestOut, ReportOut, UsageOut, WriteDoc, WriteStatus
+from ._write_doc import (
+    DraftOut,
+    ManifestOut,
+    ReportOut,
+    ResumeMode,
+    ResumeOut,
+    UsageOut,
+    WriteDoc,
+    WritePlan,
+    WriteStatus,
+)
 from ._writer import draft_out, gate_for, manifest_out
 
 Draft = ChapterDraft | FinalChapterDraft
 Progress = Callable[[str], None]
+
+
+@dataclass
+class _Kept:
+    """What an interrupted write run had stored: drafts by seq, reports and gate answers by draft id."""
+
+    drafts: dict[int, tuple[str, DraftDoc, str, str | None]]  # seq → (draft id, doc, sha256, call id)
+    reports: dict[str, tuple[str, str, DetectorReport, list[str]]]  # draft id → (report id, sha256, report, calls)
+    answers: dict[tuple[str, str], tuple[str, str]]  # (draft id, role) → (call id, value JSON)
+
+    @classmethod
+    def load(cls, book: Book, write_id: str) -> _Kept:
+        db = book.db
+        drafts = {
+            int(r["seq"]): (r["id"], DraftDoc.model_validate_json(r["body"]), r["sha256"], r["call_id"])
+            for r in db.execute(
+                "SELECT * FROM write_drafts WHERE write_id = ? AND purpose != 'author_revision' ORDER BY seq",
+                (write_id,),
+            )
+        }
+        answers = {
+            (r["draft_id"], r["role"]): (r["call_id"], r["value_json"])
+            for r in db.execute("SELECT * FROM write_gate_calls WHERE write_id = ?", (write_id,))
+        }
+        reports: dict[str, tuple[str, str, DetectorReport, list[str]]] = {}
+        for r in db.execute("SELECT * FROM detector_reports WHERE write_id = ? ORDER BY id", (write_id,)):
+            calls = [answers[(r["draft_id"], role)][0] for role in _GATE_ROLES if (r["draft_id"], role) in answers]
+            reports[r["draft_id"]] = (r["id"], r["sha256"], DetectorReport.model_validate_json(r["body"]), calls)
+        return cls(drafts, reports, answers)
+
+
+_GATE_ROLES = ("detector", "extractor")
 
 
 @dataclass
@@ -68,6 +122,8 @@ class _Run:
     usage: UsageOut = field(default_factory=UsageOut)
     texts: dict[str, str] = field(default_factory=dict)  # draft id → its text
     current: str = "write"  # the step under way (what a failure is recorded as)
+    kept: _Kept | None = None  # what an interrupted run of this write had stored (resume)
+    reused: ResumeOut | None = None
 
     def step(self, outcome: StepOutcome) -> None:
         self.steps.append(outcome)
@@ -106,11 +162,37 @@ class _Run:
         return draft_id
 
 
+def _reuse_draft(run: _Run, purpose: DraftPurpose, call: TaskCall[Any]) -> tuple[str, Draft] | None:
+    """The draft an interrupted run stored for this very call (same seq, purpose and manifest version), if any."""
+    if run.kept is None or (stored := run.kept.drafts.get(len(run.drafts))) is None:
+        return None
+    draft_id, doc, sha, call_id = stored
+    if doc.purpose != purpose or doc.manifest_sha256 != run.build.manifest_sha256:
+        run.kept = None  # the run took another path from here: nothing after this point is reused
+        return None
+    draft: Draft
+    if call.schema is ChapterDraft:
+        draft = ChapterDraft(text=doc.text, declared_facts=doc.declared_facts, evidence_requests=doc.evidence_requests)
+    else:
+        draft = FinalChapterDraft(text=doc.text, declared_facts=doc.declared_facts)
+    run.drafts.append(draft_out(draft_id, len(run.drafts), doc, sha, call_id))
+    run.texts[draft_id] = doc.text
+    assert run.reused is not None
+    run.reused.drafts += 1
+    return draft_id, draft
+
+
 async def _write(run: _Run, purpose: DraftPurpose, call: TaskCall[Any], repair_round: int = 0) -> tuple[str, Draft]:
-    """One writer call; the draft is stored before anything looks at it."""
+    """One writer call (or the draft an interrupted run stored for it); the draft is stored before anything looks
+    at it."""
     run.current = "write" if purpose != "repair" else f"repair_{repair_round}"
+    reused = _reuse_draft(run, purpose, call)
+    if reused is not None:
+        draft_id, draft = reused
+        run.step(StepOutcome.passed(run.current, f"draft {len(run.drafts) - 1}: kept from the interrupted run"))
+        return draft_id, draft
     result = await run.call(call)
-    draft: Draft = result.value
+    draft = result.value
     draft_id = run.keep(draft, purpose, repair_round, result.call_id)
     asks = len(draft.evidence_requests) if isinstance(draft, ChapterDraft) else 0
     detail = f"draft {len(run.drafts) - 1}: {run.drafts[-1].chars} characters"
@@ -119,48 +201,42 @@ async def _write(run: _Run, purpose: DraftPurpose, call: TaskCall[Any], repair_r
     return draft_id, draft
 
 
-async def _optional(run: _Run, role: str, task: TaskCall[Any]) -> tuple[Any, StepOutcome, str | None]:
+async def _optional(run: _Run, draft_id: str, role: str, task: TaskCall[Any]) -> tuple[Any, StepOutcome, str | None]:
     """A gate call a book may leave unconfigured: (value, passed, call id), or (None, skipped(no model
-    configured), None)."""
+    configured), None). The answer is stored as soon as the call ends; an answer an interrupted run stored for
+    this draft is reused instead of calling again."""
     if not run.session.is_configured(role):
         return None, StepOutcome.skipped(role, NO_MODEL), None
+    if run.kept is not None and (stored := run.kept.answers.get((draft_id, role))) is not None:
+        assert run.reused is not None
+        run.reused.calls += 1
+        return task.schema.model_validate_json(stored[1]), StepOutcome.passed(role), stored[0]
     try:
         result = await run.call(task)
     except NotConfigured:
         return None, StepOutcome.skipped(role, NO_MODEL), None
+    store_gate_call(run.book, run.write_id, draft_id, role, result.call_id, result.value.model_dump_json())
     return result.value, StepOutcome.passed(role), result.call_id
-
-
-def _extract_call(run: _Run, text: str) -> TaskCall[Any]:
-    """The extractor's call on a candidate, told the cards and the open foreshadows as of N−1."""
-    inputs = run.build.inputs
-    memory = extraction_context(
-        inputs.book, run.build.chapter, inputs.cards, state=inputs.state, outline=inputs.outline
-    )
-    return EXTRACT.render(
-        ExtractRequest(
-            chapter=run.build.chapter,
-            title=inputs.outline.title,
-            chapter_text=text,
-            known_cards=[line.text for line in memory.known_cards],
-            open_foreshadows=[line.text for line in memory.open_foreshadows],
-            max_plants=inputs.book.config.memory.max_plants_per_chapter,
-            unit=inputs.book.heading_unit,  # named the book's way, like every extraction
-        )
-    )
 
 
 async def _detect(run: _Run, draft_id: str, draft: Draft) -> DetectorReport:
     """The gate on one draft: the detector role and the extractor, concurrently, then the report (the
     deterministic part included), stored bound to the draft."""
     run.current = "detector"
+    if run.kept is not None and (stored := run.kept.reports.get(draft_id)) is not None:
+        report_id, sha, report, calls = stored
+        run.reports.append(ReportOut(id=report_id, draft_id=draft_id, sha256=sha, report=report, call_ids=calls))
+        assert run.reused is not None
+        run.reused.reports += 1
+        run.step(report.outcome.model_copy(update={"detail": _figures(report) + " — kept from the interrupted run"}))
+        return report
     text = draft.text
     detect = DETECT.render(
         DetectRequest(candidate=text, candidate_sha256=sha256_hex(text), constraints=run.gate.constraint_lines())
     )
     got = await asyncio.gather(
-        _optional(run, "detector", detect),
-        _optional(run, "extractor", _extract_call(run, text)),
+        _optional(run, draft_id, "detector", detect),
+        _optional(run, draft_id, "extractor", _extract_request(run.build, text)),
         return_exceptions=True,
     )
     for outcome in got:
@@ -171,10 +247,14 @@ async def _detect(run: _Run, draft_id: str, draft: Draft) -> DetectorReport:
     report_id, sha = store_report(run.book, run.write_id, draft_id, report)
     calls = [c for c in (semantic_call, facts_call) if c is not None]
     run.reports.append(ReportOut(id=report_id, draft_id=draft_id, sha256=sha, report=report, call_ids=calls))
-    out, figures = report.outcome, report.computed
-    detail = f"coverage {figures.coverage:.2f}, {figures.high_severity} blocking, {figures.warnings} warning(s)"
-    run.step(out.model_copy(update={"detail": detail}))
+    run.step(report.outcome.model_copy(update={"detail": _figures(report)}))
     return report
+
+
+def _figures(report: DetectorReport) -> str:
+    figures = report.computed
+    coverage = "n/a (no hard constraint)" if figures.constraints == 0 else f"{figures.coverage:.2f}"
+    return f"coverage {coverage}, {figures.high_severity} blocking, {figures.warnings} warning(s)"
 
 
 def repair_items(report: DetectorReport) -> list[str]:
@@ -243,41 +323,123 @@ def require_tool_less(book: Book) -> None:
             )
 
 
+def _interrupted_run(book: Book, build: ContextBuild, writer_config_sha256: str | None) -> sqlite3.Row | None:
+    """The newest interrupted write run this build may resume: same chapter, arm, first manifest, writer
+    configuration and chapter file (the file an accept may replace), begun by `muse write`."""
+    close_dead_writes(book.db)
+    row: sqlite3.Row | None = book.db.execute(
+        "SELECT * FROM write_runs WHERE chapter = ? AND arm = ? AND origin = 'write' ORDER BY id DESC LIMIT 1",
+        (build.chapter, build.arm),
+    ).fetchone()
+    if row is None or row["status"] != "interrupted" or row["manifest_sha256"] != build.manifest_sha256:
+        return None
+    if row["writer_config_sha256"] != writer_config_sha256:
+        return None
+    if row["chapter_file_sha256"] != chapter_file_sha256(book, build.chapter):
+        return None
+    return row
+
+
+def _extract_request(build: ContextBuild, text: str) -> TaskCall[Any]:
+    """The extractor's call on a candidate, told the cards and the open foreshadows as of N−1."""
+    inputs = build.inputs
+    memory = extraction_context(inputs.book, build.chapter, inputs.cards, state=inputs.state, outline=inputs.outline)
+    return EXTRACT.render(
+        ExtractRequest(
+            chapter=build.chapter,
+            title=inputs.outline.title,
+            chapter_text=text,
+            known_cards=[line.text for line in memory.known_cards],
+            open_foreshadows=[line.text for line in memory.open_foreshadows],
+            max_plants=inputs.book.config.memory.max_plants_per_chapter,
+            unit=inputs.book.heading_unit,  # named the book's way, like every extraction
+        )
+    )
+
+
+def write_bill(session: ModelSession, build: ContextBuild) -> Bill:
+    """The most one write of this chapter may cost, before anything is sent: the writer's first draft, every
+    evidence round and every repair; the detector and the extractor on every draft that is checked (the first
+    and each repair) — each call within `[calls] max_attempts` requests (see `llm._bill`)."""
+    cfg = build.inputs.book.config
+    draft_tokens = cfg.calls.max_output_tokens * BYTES_PER_OUTPUT_TOKEN
+    checked = 1 + cfg.writing.repair_rounds
+    parts = []
+    if session.is_configured("writer"):
+        # a later call holds the evidence served (≤ the reserve, ≤ 4 bytes a character) or the draft to repair
+        extra = max(4 * evidence_budget(build), draft_tokens + 2048)
+        writes = 1 + cfg.writing.evidence_rounds + cfg.writing.repair_rounds
+        parts.append(session.bill(build.rendered.call, writes, extra_input_tokens=extra))
+    gate = gate_for(build)
+    if session.is_configured("detector"):
+        detect = DETECT.render(DetectRequest(candidate="", candidate_sha256="", constraints=gate.constraint_lines()))
+        parts.append(session.bill(detect, checked, extra_input_tokens=draft_tokens))
+    if session.is_configured("extractor"):
+        parts.append(session.bill(_extract_request(build, ""), checked, extra_input_tokens=draft_tokens))
+    notes = [] if parts else ["no model is configured for the writer, the detector or the extractor: no call"]
+    return total_bill(parts, notes)
+
+
 async def write_chapter(
     book: Book,
     session: ModelSession,
     chapter: int,
     *,
     arm: Arm = "C",
-    apply: bool = False,
-    review: bool = False,
     progress: Progress | None = None,
     build: ContextBuild | None = None,
     arm_choice: ArmChoiceRef | None = None,
+    shadow: bool = False,
+    writer_config_sha256: str | None = None,
+    resume: ResumeMode = "auto",
+    origin: Literal["write", "replay"] = "write",
+    on_plan: Callable[[WritePlan], None] | None = None,
 ) -> WriteDoc:
-    """Write chapter `chapter` from its confirmed outline with arm `arm` (see the module docstring).
+    """Write chapter `chapter` from its confirmed outline with arm `arm` (see the module docstring): a shadow
+    draft, never the chapter file.
 
-    With `apply`, a passed draft becomes ``chapters/NNNN.md`` if that file is still what it was when the run
-    began (absent, or the same bytes); otherwise FILE_CHANGED_ON_DISK is raised after the run is recorded.
-    With `review` (which needs `apply`: the editorial loop reviews chapter files), the applied chapter then goes
-    through the editorial loop in the same session (its revision is kept, not applied: `muse review N
-    --apply`). `build` is the chapter's context when the caller built it already (replay builds both arms
-    first to check they share one frame); it must be a first build (round 0) of this chapter and arm.
-    `arm_choice` is how `muse write` chose the arm (promoted, baseline or forced), recorded in the manifest."""
-    if review and not apply:
-        raise InputError(
-            "USAGE_WRITE_REVIEW",
-            "--review hands the passed draft to the editorial loop, which reviews chapter files: it needs --apply",
-            "command line",
-            f"run `muse write {chapter} --apply --review`",
-        )
+    A chapter that has a file already is written only with `shadow` (CHAPTER_EXISTS otherwise: the author's text
+    is never replaced by a write; an accept of the shadow draft asks for it explicitly). `resume` "auto" resumes
+    the newest interrupted run of the same chapter, arm, first manifest and writer configuration, "require" fails
+    (WRITE_NOTHING_TO_RESUME) when there is none, "never" starts afresh. `on_plan` is told the bill and the resume
+    before the first call. `build` is the chapter's context when the caller built it already (replay builds both
+    arms first to check they share one frame); it must be a first build (round 0) of this chapter and arm.
+    `arm_choice` is how `muse write` chose the arm (promoted, baseline or forced), recorded in the manifest;
+    `writer_config_sha256` the writer configuration receipts bind, recorded with the run (the author's decisions
+    are counted per configuration)."""
     require_tool_less(book)
+    if not shadow and book.probe_chapter_file(chapter) is not None:
+        raise InputError(
+            "CHAPTER_EXISTS",
+            f"{book.chapter_label(chapter)} already has a file: `muse write` never replaces the author's text",
+            str(book.chapter_path(chapter)),
+            f"`muse write {chapter} --shadow` writes a draft beside it for comparison",
+        )
     if build is None:
         build = build_context(book, chapter, arm=arm, arm_choice=arm_choice)
     elif (build.chapter, build.arm, build.manifest.round) != (chapter, arm, 0):
         raise ValueError(f"a build of chapter {build.chapter} arm {build.arm} round {build.manifest.round} was given")
-    write_id, began = begin_write(book, build)
+    interrupted = _interrupted_run(book, build, writer_config_sha256) if resume != "never" else None
+    if resume == "require" and interrupted is None:
+        raise InputError(
+            "WRITE_NOTHING_TO_RESUME",
+            f"no interrupted write of {book.chapter_label(chapter)} (arm {arm}) can be resumed: none, or its context,"
+            " writer configuration or chapter file changed since",
+            "muse write --resume",
+            f"run `muse write {chapter}` to start a new write",
+        )
+    kept = _Kept.load(book, interrupted["id"]) if interrupted is not None else None
+    reused = ResumeOut(write_id=interrupted["id"], stored_drafts=len(kept.drafts)) if interrupted and kept else None
+    bill = write_bill(session, build)
+    if on_plan is not None:
+        on_plan(WritePlan(chapter=chapter, arm=arm, shadow=shadow, bill=bill, resume=reused))
+    if interrupted is not None:
+        write_id, began = interrupted["id"], interrupted["chapter_file_sha256"]
+        resume_write(book, write_id)
+    else:
+        write_id, began = begin_write(book, build, writer_config_sha256=writer_config_sha256, origin=origin)
     run = _Run(book, session, write_id, build, gate_for(build), progress or (lambda _: None))
+    run.kept, run.reused = kept, reused
     run.manifests.append(manifest_out(book, build))
     run.step(StepOutcome.passed("context", f"manifest {build.manifest_sha256[:12]}"))
     status: WriteStatus
@@ -298,22 +460,16 @@ async def write_chapter(
         reason=reason,
         error_code=error_code,
         error=error,
+        shadow=began is not None,
         steps=run.steps,
         manifests=run.manifests,
         evidence=run.evidence,
         drafts=run.drafts,
         reports=run.reports,
         final_draft_id=final,
+        bill=bill,
+        resumed=run.reused,
         usage=run.usage,
     )
     end_write(book, doc)
-    if apply and status == "passed" and final is not None:
-        path = apply_draft(book, chapter, run.texts[final], build.inputs.outline.title, began)
-        doc = doc.model_copy(update={"applied": str(path.relative_to(book.root))})
-        doc.steps.append(StepOutcome.passed("apply", doc.applied or ""))
-        end_write(book, doc)
-        if review:
-            run.progress("review: the editorial loop on the applied chapter")
-            doc = doc.model_copy(update={"review": await review_chapters(book, session, [chapter])})
-            end_write(book, doc)
     return doc

@@ -17,17 +17,15 @@ the whole request must fit `[writing] context_chars` (CONTEXT_OVER_BUDGET names 
 The answer must pass the outliner's contract, which runs the book's own lint on the draft (`lint_draft`):
 an error goes back to the model as a correction, and after the call's bound the call fails closed — never a
 draft with an unknown entity, a fourth plant or a resolve of a foreshadow that is not open. The draft is
-written as a version-2 outline with the provenance in its header: to ``outlines/NNNN.yaml`` only when the
-chapter has no outline file (created exclusively — an author's outline is never overwritten), otherwise to
-``.muse/drafts/outlines/NNNN-<sha12>.yaml``. It is never confirmed: the author reviews, edits and runs
-``muse outline confirm N``. A real run needs an `Admission` — the fine-outline entry guard's receipts.
+kept as a version-2 outline with the provenance in its header, as a shadow draft on the author's desk
+(``.muse/drafts/outlines/NNNN-<sha12>.yaml`` and an ``outline_drafts`` row): ``outlines/`` is written only when
+the author accepts it (`muse drafts accept`: lint clean, then confirmed), revises it or rejects it. A real run
+needs an `Admission` — the fine-outline entry guard's receipts.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +39,6 @@ from ..book import (
     FineOutline,
     Plan,
     PlanPart,
-    atomic_write_text,
     load_outlines,
     load_plan,
     outline_paths,
@@ -54,6 +51,8 @@ from ..memory import Card, CardSet, MemoryState, MentionMatcher, load_cards, men
 from ..roles.outliner import DRAFT, DraftRequest, OutlineDraft
 from ..text import chapter_label, count_chars, heading_unit, sha256_hex, sha256_json
 from ._build import _check_fact_cards
+from ._desk import short_id, store_outline_draft
+from ._drafts import drafts_dir
 from ._outlines import LintProblem, lint_draft
 from ._plan import card_facts
 
@@ -105,8 +104,10 @@ class OutlineDraftDoc(BaseModel):
     inputs: DraftInputs
     messages_sha256: str
     messages: list[dict[str, str]] | None = None  # the rendered prompt (dry run only)
-    written_to: str | None = None
-    author_outline: str | None = None  # the author's outline of N, when the draft had to go elsewhere
+    draft_id: str | None = None  # the shadow draft on the author's desk (`muse drafts accept|revise|reject`)
+    short: str | None = None
+    written_to: str | None = None  # .muse/drafts/outlines/NNNN-<sha12>.yaml: never outlines/ until accepted
+    author_outline: str | None = None  # the author's outline of N, which an accept would replace
     file_sha256: str | None = None
     confirmed: bool = False  # never: the author confirms
     outline: dict[str, Any] | None = None
@@ -372,30 +373,6 @@ def draft_yaml(outline: FineOutline, header: list[str], basis: dict[str, list[st
     return "\n".join(lines) + "\n"
 
 
-def _write_draft(book: Book, chapter: int, text: str) -> tuple[Path, Path | None]:
-    """Write the draft: ``outlines/NNNN.yaml`` created exclusively when the chapter has no outline file, else
-    ``.muse/drafts/outlines/NNNN-<sha12>.yaml``. Returns (where it went, the author's outline when there is one)."""
-    existing = outline_paths(book).get(chapter)
-    if existing is None:
-        target = book.outlines_dir / f"{chapter:04d}.yaml"
-        book.outlines_dir.mkdir(parents=True, exist_ok=True)
-        temp = book.outlines_dir / f".{chapter:04d}.yaml.draft-{os.getpid()}"
-        atomic_write_text(temp, text)
-        try:
-            os.link(temp, target)  # never replaces a file that appeared meanwhile
-        except FileExistsError:
-            existing = target
-        else:
-            return target, None
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
-    path = book.state_dir / "drafts" / "outlines" / f"{chapter:04d}-{sha256_hex(text)[:12]}.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, text)
-    return path, existing
-
-
 def _relative(book: Book, path: Path) -> str:
     return path.relative_to(book.root).as_posix() if path.is_relative_to(book.root) else path.name
 
@@ -452,13 +429,16 @@ async def draft_outline(book: Book, session: ModelSession, chapter: int, admissi
         for p in lint_draft(book, outline, cards=prepared.cards, outlines=prepared.outlines, chapter_shas=prepared.shas)
         if p.severity == "warning"
     ]
-    path, author = _write_draft(book, chapter, text)
+    draft_id = store_outline_draft(book, chapter, text, run_id=session.run_id, call_id=result.call_id)
+    author = outline_paths(book).get(chapter)
     return OutlineDraftDoc(
         chapter=chapter,
         status="drafted",
         inputs=prepared.inputs,
         messages_sha256=digest,
-        written_to=_relative(book, path),
+        draft_id=draft_id,
+        short=short_id(draft_id),
+        written_to=_relative(book, drafts_dir(book) / "outlines" / f"{chapter:04d}-{sha256_hex(text)[:12]}.yaml"),
         author_outline=_relative(book, author) if author is not None else None,
         file_sha256=sha256_hex(text),
         outline=outline.model_dump(mode="json"),

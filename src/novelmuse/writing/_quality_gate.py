@@ -9,21 +9,21 @@ both editorial and judging, so the orchestration lives here:
 - `gate_chapter` — one chapter's final text through the gate: hard blocks, evidence pack, a one-candidate panel,
   adjudication; the decision is stored (judging) with a key over everything that decides it, so a rerun with the
   same text, pack, rules, rubric, prompt and judge model finds it instead of judging again.
-- `review_and_gate` — `muse review`: seed 004's loop on each chapter (`editorial.review_chapters`), then, with a
-  judge model configured, the gate on each final text. `[review] quality_gate = false` or `--no-gate` leaves the
-  gate out, said so; with the gate wanted and no judge model it is `skipped(no model configured)` — not evaluated.
+- `gate_bill` — what one chapter's gate may cost at most, before anything is sent.
+
+`muse review` (seed 004's loop, then this gate on each final text) is `_review_run.review_and_gate`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from ..book import Book, parse_chapter_file, read_chapter_file
-from ..editorial import NO_MODEL, ChapterReview, PreflightOut, ReviewRun, review_chapters
+from ..editorial import NO_MODEL, ChapterReview
 from ..errors import FailedClosed, InputError
 from ..judging import (
     Candidate,
@@ -36,17 +36,17 @@ from ..judging import (
     hidden_card_ids,
     judge_item,
     load_rubric,
+    panel_bill,
     request_from_files,
 )
-from ..llm import ModelSession
+from ..llm import ModelSession, RoleBill
 from ..roles.judge import TASKS as JUDGE_TASKS
 from ..rules import HardBlockReport, hard_blocks, load_book_rules
 from ..text import sha256_hex, sha256_json
+from ._accept import JUDGE_ROLE
 from ._gate_evidence import EvidencePack, evidence_pack
 
 GATE_PROFILE = "quality_gate"
-JUDGE_ROLE = "judge"
-NOT_REQUESTED = "not requested ([review] quality_gate = false or --no-gate)"
 AFTER_ERROR = "an earlier quality gate failed closed"
 
 GateStatus = Literal["passed", "failed", "error", "skipped"]
@@ -75,12 +75,6 @@ class ChapterGate(BaseModel):
         if self.status == "skipped":
             return f"skipped({self.reason})"
         return f"error({self.code})" if self.status == "error" else self.status
-
-
-class ReviewGateRun(ReviewRun):
-    """The `muse review --json` document: the review run, then each reviewed chapter's quality gate."""
-
-    gates: list[ChapterGate] = Field(default_factory=list)
 
 
 def _with_chapter_evidence(book: Book, request: JudgeRequest, chapter: int | None) -> JudgeRequest:
@@ -166,12 +160,15 @@ def _stored(book: Book, key: str, base: ChapterGate) -> ChapterGate | None:
     return base.model_copy(update={"status": row.outcome, "resumed": True, "decision": decision})
 
 
-async def gate_chapter(
-    book: Book, session: ModelSession, chapter: int, text: str, *, resume: bool = True
-) -> ChapterGate:
-    """Chapter `chapter`'s final `text` through the quality gate (see the module docstring)."""
-    if not session.is_configured(JUDGE_ROLE):
-        return ChapterGate(chapter=chapter, status="skipped", reason=NO_MODEL, candidate_sha256=sha256_hex(text))
+@dataclass(frozen=True)
+class _Prepared:
+    """A chapter's gate inputs: what decides it (`base`, keyed) and the panel request."""
+
+    base: ChapterGate
+    request: JudgeRequest
+
+
+def _prepare(book: Book, chapter: int, text: str) -> _Prepared:
     pack, outline = evidence_pack(book, chapter, [text])
     blocks = hard_blocks(text, load_book_rules(book).effective, prior_texts=pack.prior_texts, outline=outline)
     key = _gate_key(book, text, pack, blocks)
@@ -183,8 +180,6 @@ async def gate_chapter(
         hard_blocks=blocks,
         evidence=pack.brief(),
     )
-    if resume and (found := _stored(book, key, base)) is not None:
-        return found
     request = JudgeRequest(
         profile=GATE_PROFILE,
         candidates=[Candidate("A", text)],
@@ -199,8 +194,32 @@ async def gate_chapter(
         origin="review",
         record_key=key,
     )
+    return _Prepared(base, request)
+
+
+def gate_bill(book: Book, session: ModelSession, chapter: int, text: str) -> list[RoleBill]:
+    """The most chapter `chapter`'s gate on `text` may cost (the judge panel); [] when no judge model is configured
+    or a decision on exactly these inputs is stored (it is reused, nothing is sent)."""
+    if not session.is_configured(JUDGE_ROLE):
+        return []
+    prepared = _prepare(book, chapter, text)
+    if _stored(book, prepared.request.record_key or "", prepared.base) is not None:
+        return []
+    return panel_bill(book, session, prepared.request)
+
+
+async def gate_chapter(
+    book: Book, session: ModelSession, chapter: int, text: str, *, resume: bool = True
+) -> ChapterGate:
+    """Chapter `chapter`'s final `text` through the quality gate (see the module docstring)."""
+    if not session.is_configured(JUDGE_ROLE):
+        return ChapterGate(chapter=chapter, status="skipped", reason=NO_MODEL, candidate_sha256=sha256_hex(text))
+    prepared = _prepare(book, chapter, text)
+    base = prepared.base
+    if resume and (found := _stored(book, base.gate_key or "", base)) is not None:
+        return found
     try:
-        judged = await judge_item(book, session, request)
+        judged = await judge_item(book, session, prepared.request)
     except FailedClosed as exc:  # a leak refused or the vault failed: the gate failed closed (bad input: exit 2)
         return base.model_copy(update={"code": exc.code})
     decision = judged.gate[0] if judged.gate else None
@@ -224,48 +243,3 @@ def final_text(book: Book, doc: ChapterReview) -> str:
             f"rerun `muse review {doc.chapter}`",
         )
     return chapter.body
-
-
-async def review_and_gate(
-    book: Book,
-    session: ModelSession,
-    numbers: list[int],
-    *,
-    apply: bool = False,
-    resume: bool = True,
-    editor: bool = True,
-    gate: bool = True,
-    rerun: bool = False,
-    on_chapter: Callable[[ChapterReview], None] | None = None,
-    on_plan: Callable[[PreflightOut], None] | None = None,
-    on_gate: Callable[[ChapterGate], None] | None = None,
-) -> ReviewGateRun:
-    """`muse review`: review the chapters (seed 004), then put each final text through the quality gate (seed 000)
-    — see the module docstring. The first gate that fails closed stops the gates after it (their chapters say so)."""
-    run = await review_chapters(
-        book,
-        session,
-        numbers,
-        apply=apply,
-        resume=resume,
-        editor=editor,
-        rerun=rerun,
-        on_chapter=on_chapter,
-        on_plan=on_plan,
-    )
-    wanted = gate and book.config.review.quality_gate
-    gates: list[ChapterGate] = []
-    stopped = False
-    for doc in run.chapters:
-        if doc.status == "error":
-            continue
-        if not wanted or stopped:
-            g = ChapterGate(chapter=doc.chapter, status="skipped", reason=AFTER_ERROR if stopped else NOT_REQUESTED)
-        else:
-            g = await gate_chapter(book, session, doc.chapter, final_text(book, doc), resume=resume)
-            stopped = g.status == "error"
-        gates.append(g)
-        if on_gate is not None:
-            on_gate(g)
-    run_id = session.run_id if session.started else run.run_id
-    return ReviewGateRun(**{**run.model_dump(), "run_id": run_id}, gates=gates)

@@ -8,7 +8,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..editorial import ReviewRun, StepOutcome
+from ..llm import Bill
 from ..roles.writer import EvidenceRequest
+from ._desk_doc import AcceptDoc
 from ._detector import DetectorReport
 from ._manifest import Arm, ArmChoiceRef, EvidenceRef
 
@@ -40,7 +42,7 @@ class DraftOut(_Doc):
 
     id: str
     seq: int
-    purpose: Literal["draft", "evidence", "repair"]
+    purpose: Literal["draft", "evidence", "repair", "author_revision"]
     evidence_round: int
     repair_round: int
     manifest_sha256: str
@@ -86,6 +88,31 @@ class ConstraintOut(_Doc):
     marker: str
 
 
+#: auto: an interrupted run of the same chapter, arm, first manifest and writer configuration is resumed;
+#: require: fail when there is none; never: always a new run.
+ResumeMode = Literal["auto", "require", "never"]
+
+
+class ResumeOut(_Doc):
+    """An interrupted write run taken over: what it had stored, and what was reused of it."""
+
+    write_id: str
+    stored_drafts: int
+    drafts: int = 0  # drafts reused (their writer calls not made again)
+    reports: int = 0  # detector reports reused
+    calls: int = 0  # single gate answers reused (a report that was not finished)
+
+
+class WritePlan(_Doc):
+    """What `muse write N` is about to do, before its first call: the bill, and the run it resumes."""
+
+    chapter: int
+    arm: Arm
+    shadow: bool
+    bill: Bill
+    resume: ResumeOut | None = None
+
+
 class WriteDoc(_Doc):
     """`muse write N --json`: one write run of one chapter."""
 
@@ -106,8 +133,12 @@ class WriteDoc(_Doc):
     drafts: list[DraftOut]
     reports: list[ReportOut]
     final_draft_id: str | None = None
+    shadow: bool = False  # the chapter had a file when the run began: the draft is a comparison
+    bill: Bill | None = None  # what the run could cost at most, shown before its first call
+    resumed: ResumeOut | None = None  # the interrupted run this one took over
+    accept: AcceptDoc | None = None  # `--apply`: the accept of the final draft (preflight, decision, file)
     applied: str | None = None  # the chapter file written (relative to the book root)
-    review: ReviewRun | None = None  # `--review`: the editorial loop on the applied chapter
+    review: ReviewRun | None = None  # `--review`: the editorial loop on the accepted chapter
     constraints: list[ConstraintOut] = []
     unavailable: list[str] = []  # characters dead or absent as of N−1 (who may not act)
     prompts: list[PromptOut] = []

@@ -21,6 +21,7 @@ from ...memory import FactCard, MemoryState, current_fact_cards, replay
 from ...replay import gate_input_rebuilder, replay_report, run_doc, runs_of, store_reader, verify_journal
 from ...rules import CheckReport, check_book
 from ...text import sha256_hex
+from ...writing import list_drafts
 from ._chapters import (
     ChapterPage,
     ChapterRow,
@@ -212,6 +213,20 @@ def _judging(data: ReportData) -> dict[str, Any]:
     return {"runs": build_judging(data.book.db, data.panels, data.candidates)}
 
 
+def _desk(data: ReportData) -> dict[str, Any]:
+    """Every draft on the author's desk with the latest decision on it (its preflight, overrides, what it kept)."""
+    drafts = list_drafts(data.book, read_only=True).drafts
+    decided = [d.decision for d in drafts if d.decision is not None]
+    undecided = [d for d in drafts if d.decision is None]
+    return {
+        "drafts": drafts,
+        "kinds": {"chapter": "正文", "review": "审改", "outline": "细纲"},
+        "waiting": sum(1 for d in undecided if d.status in ("passed", "checked", "finalized", "drafted", "revised")),
+        "held": sum(1 for d in undecided if d.status in ("held_for_author", "finalized_with_issues")),
+        "counts": {k: sum(1 for x in decided if x.decision == k) for k in ("accept", "revise", "reject")},
+    }
+
+
 def _replay(data: ReportData) -> dict[str, Any]:
     """Every replay run (samples, panels, and for a writer run its report) and the gate journal's chain."""
     book = data.book
@@ -236,6 +251,7 @@ def _replay(data: ReportData) -> dict[str, Any]:
 SECTIONS: tuple[Section, ...] = (
     Section("overview", "Overview", "index.html", "overview.html", _overview),
     Section("memory", "Story memory", "memory.html", "memory.html", _memory),
+    Section("desk", "Desk", "desk.html", "desk.html", _desk),
     Section("judging", "Judging", "judging.html", "judging.html", _judging),
     Section("replay", "Replay & gates", "replay.html", "replay.html", _replay),
 )

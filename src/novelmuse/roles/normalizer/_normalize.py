@@ -234,7 +234,9 @@ async def run_normalize(book: Book, session: ModelSession, *, write: bool) -> No
             "nothing was written; edit rules.txt by hand, or resolve the conflict and rerun",
         )
     out = (_BOM if data.startswith(_BOM.encode()) else "") + new_text
-    atomic_write_bytes(path, out.encode("utf-8"), expect_sha256=sha)
+    book.replace_file(  # the rules.txt it replaces is kept (`muse revisions`)
+        path, out.encode("utf-8"), expect_sha256=sha, kind="rules", command="muse rules normalize --write"
+    )
     pending_path.unlink(missing_ok=True)
     return report.model_copy(
         update={"written": True, "written_rules": len(inserted), "new_rules_sha256": sha256_hex(out.encode("utf-8"))}
