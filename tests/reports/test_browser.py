@@ -171,7 +171,7 @@ def test_pages_make_no_network_request_and_screenshots(
     site: tuple[Path, Path], browser: Browser, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     _, out = site
-    pages = [out / "index.html", out / "memory.html", out / "judging.html", out / "replay.html"]
+    pages = [out / "index.html", out / "memory.html", out / "desk.html", out / "judging.html", out / "replay.html"]
     pages += sorted((out / "chapters").iterdir())
     start = len(browser.events)
     for p in pages:

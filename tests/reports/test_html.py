@@ -80,7 +80,7 @@ def test_chapter_markup_is_shown_as_text(site: tuple[Path, Path, dict[str, objec
 
 def test_pages_are_self_contained(site: tuple[Path, Path, dict[str, object]]) -> None:
     _, out, result = site
-    pages = [out / "index.html", out / "memory.html", out / "judging.html", out / "replay.html"]
+    pages = [out / "index.html", out / "memory.html", out / "desk.html", out / "judging.html", out / "replay.html"]
     pages += sorted((out / "chapters").iterdir())
     assert result["pages"] == len(pages) and result["chapters"] == [1, 2]
     for p in pages:

@@ -282,7 +282,7 @@ def test_every_command_walked_never_replaces_an_author_file_without_a_revision(t
     for args in walk:
         r = muse(*args)
         assert r.exit_code != 70 and "Traceback" not in r.stderr, (args, r.stderr)
-    kept = book_revisions = (
+    book_revisions = (
         sqlite3.connect(root / ".muse" / "muse.db")
         .execute("SELECT path, old_sha256 FROM file_revisions WHERE state = 'done'")
         .fetchall()
