@@ -135,6 +135,7 @@ AREAS: Final[Mapping[str, str]] = {
     "models": "Models, calls and the vault",
     "outlines": "Fine outlines, the plan and the fine-outline agent",
     "writer": "The writer and its context",
+    "desk": "The author's desk: drafts, decisions, revisions",
     "review": "Review",
     "judging": "Judging and the quality gate",
     "replay": "Replay experiments",

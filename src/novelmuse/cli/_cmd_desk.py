@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import subprocess
@@ -163,7 +164,10 @@ def drafts_accept(
     def bill(got: Any) -> None:
         say_before(bill_lines("accept", got), json_out=json_out)
 
-    doc = in_session(b, "accept", lambda s: accept_draft(b, s, draft, options, on_bill=bill))
+    if any(b.config.role_target(role) for role in ("judge", "detector")):
+        doc = in_session(b, "accept", lambda s: accept_draft(b, s, draft, options, on_bill=bill))
+    else:  # no model could be called: no model session (nor the model layer) is needed
+        doc = asyncio.run(accept_draft(b, None, draft, options))
     outcome = accept_outcome(doc)
     if json_out:
         emit_json(doc, outcome)

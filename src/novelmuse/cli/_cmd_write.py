@@ -116,7 +116,8 @@ def write(
         dry_run=dry_run, apply=apply, review=review, resume=resume, new=new, flags=(without_gate, replace_author_text)
     )
     if usage:
-        raise InputError("USAGE", usage, "command line", "see `muse write --help`")
+        code = "USAGE_WRITE_REVIEW" if review and not apply else "USAGE"
+        raise InputError(code, usage, "command line", "see `muse write --help`")
     choice = promoted_arm(b, force=arm)
     picked, record = choice.arm, choice.record()
     if dry_run:

@@ -28,7 +28,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..book import Book, read_chapter_file
 from ..editorial import (
@@ -39,7 +39,6 @@ from ..editorial import (
     stored_revision,
 )
 from ..errors import FailedClosed, InputError, MuseError
-from ..llm import Bill, ModelSession, RoleBill, run_spend, total_bill
 from ..roles.detector import DETECT, DetectRequest
 from ..rules import CompiledRules, load_book_rules
 from ..text import sha256_hex
@@ -60,10 +59,13 @@ from ._desk import (
 from ._desk_doc import AcceptDoc, DecisionMode, Override
 from ._drafts import DraftDoc, heading_for, store_report
 from ._evidence import answer_requests
+from ._gate import gate_for
 from ._manifest import Manifest
 from ._outlines import confirm_outline, read_outline
 from ._store import _diff
-from ._writer import gate_for
+
+if TYPE_CHECKING:  # the model layer is loaded only when a model may be called
+    from ..llm import Bill, ModelSession, RoleBill
 
 JUDGE_ROLE = "judge"
 #: The gate left out by the author's choice (`--no-gate`, `[review] quality_gate = false`).
@@ -246,6 +248,15 @@ def _chapter_bytes(book: Book, loaded: Loaded, build: ContextBuild | None) -> by
     return f"# {heading_for(book, d.chapter, title)}\n{body}".encode()
 
 
+def _spent(session: ModelSession | None) -> Any:
+    """What the session's run spent so far (a `CostLine`), or None before it started."""
+    if session is None or not session.started:
+        return None
+    from ..llm import run_spend
+
+    return run_spend(session.conn, session.run_id)
+
+
 def accept_bill(book: Book, session: ModelSession, token: str) -> Bill:
     """What accepting a draft may cost at most: the quality gate's panel (nothing when a decision on the same
     inputs is stored) and, for an author's revision, one semantic detector call."""
@@ -264,6 +275,8 @@ def accept_bill(book: Book, session: ModelSession, token: str) -> Bill:
             DetectRequest(candidate=loaded.text, candidate_sha256=loaded.draft.text_sha256, constraints=[])
         )
         parts.append(session.bill(detect, 1, extra_input_tokens=4096))
+    from ..llm import total_bill
+
     return total_bill(parts)
 
 
@@ -282,7 +295,7 @@ async def accept_draft(
     could not run: exit 4) or error (a call failed closed: exit 3); nothing is written unless accepted.
     `on_bill` is told the most the preflight's calls may cost, before the first one."""
     settle(book)
-    spent = run_spend(session.conn, session.run_id) if session is not None and session.started else None
+    spent = _spent(session)
     ref = resolve(book, token) if isinstance(token, str) else token
     loaded = load(book, ref)
     d = loaded.draft
@@ -322,7 +335,8 @@ async def accept_draft(
     doc = _finish(book, session, loaded, pre, now, mode=mode, command=command or f"muse drafts accept {d.short}")
     if session is None or not session.started:
         return doc
-    after = run_spend(session.conn, session.run_id)
+    after = _spent(session)
+    assert after is not None
     calls, tokens_in, tokens_out, cost_before = (
         (spent.calls, spent.input_tokens, spent.output_tokens, spent.cost) if spent is not None else (0, 0, 0, 0.0)
     )

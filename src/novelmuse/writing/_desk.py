@@ -579,7 +579,7 @@ def revise_draft(book: Book, token: str, text: str) -> ReviseDoc:
 
 def _revise_chapter(book: Book, loaded: Loaded, text: str) -> ReviseDoc:
     from ._build import build_context
-    from ._writer import gate_for
+    from ._gate import gate_for
 
     assert loaded.run is not None and loaded.manifest_sha256 is not None
     body = text.strip("\n")

@@ -10,6 +10,7 @@ blocks like fail: a hard constraint passes only when it was verified.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..book import FineOutline
 from ..editorial import StepOutcome
@@ -23,6 +24,9 @@ from ..text import sha256_hex
 from ._detector import Claimed, DetectorItem, DetectorReport
 from ._factcheck import declaration_items, extracted_items
 from ._hardcheck import HardCheck
+
+if TYPE_CHECKING:
+    from ._build import ContextBuild
 
 
 class DetectorGate:
@@ -126,3 +130,9 @@ class DetectorGate:
                 )
             )
         return items
+
+
+def gate_for(build: ContextBuild) -> DetectorGate:
+    """The detector gate of a build's chapter (prepared once per run: rules compiled, constraints keyed)."""
+    inputs = build.inputs
+    return DetectorGate(inputs.outline, inputs.cards, inputs.state, inputs.rules, build.manifest_sha256)

@@ -52,7 +52,7 @@ from ._drafts import (
     store_report,
 )
 from ._evidence import answer_requests, evidence_budget
-from ._gate import DetectorGate
+from ._gate import DetectorGate, gate_for
 from ._manifest import Arm, ArmChoiceRef, EvidenceRef
 from ._store import store_manifest
 from ._write_doc import (
@@ -66,7 +66,7 @@ from ._write_doc import (
     WritePlan,
     WriteStatus,
 )
-from ._writer import draft_out, gate_for, manifest_out
+from ._writer import draft_out, manifest_out
 
 Draft = ChapterDraft | FinalChapterDraft
 Progress = Callable[[str], None]

@@ -19,18 +19,12 @@ from ..text import count_chars
 from ._build import ContextBuild, build_context
 from ._drafts import DraftDoc, begin_write, end_write, write_process_alive
 from ._evidence import evidence_budget, evidence_used
-from ._gate import DetectorGate
+from ._gate import DetectorGate, gate_for
 from ._manifest import Arm, ArmChoiceRef
 from ._store import manifests_dir
 from ._write_doc import ConstraintOut, DraftOut, ManifestOut, PromptOut, WriteDoc, WriteRunRow, WriteShowDoc
 
 DRY_RUN = "dry run: no model call"
-
-
-def gate_for(build: ContextBuild) -> DetectorGate:
-    """The detector gate of a build's chapter (prepared once per run: rules compiled, constraints keyed)."""
-    inputs = build.inputs
-    return DetectorGate(inputs.outline, inputs.cards, inputs.state, inputs.rules, build.manifest_sha256)
 
 
 def manifest_out(book: Book, build: ContextBuild) -> ManifestOut:
