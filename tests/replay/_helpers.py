@@ -87,6 +87,22 @@ def clean_doc(
     }
 
 
+def honest_doc(n: int = 12, *, broken: int = 4, gain: float = 1.0) -> dict[str, Any]:
+    """A run that deserves both gates: arm A's drafts of the first `broken` items miss hard event E1 (the
+    detector and the panel both fail it: fails exist on both sides, and they agree), and arm C scores `gain`
+    more than A on every general dimension of every item."""
+    doc = clean_doc(n=n)
+    for iid in item_ids(n)[:broken]:
+        s = sample(doc, iid, "A")
+        verdict(s["detector"], "E1")["verdict"] = "fail"
+        verdict(s["panel"], "E1")["verdict"] = "fail"
+    for iid in item_ids(n):
+        scores = sample(doc, iid, "C")["scores"]
+        for dim in RUBRIC.general_dimensions:
+            scores[dim] += gain
+    return doc
+
+
 def sample(doc: dict[str, Any], item_id: str, arm: str) -> dict[str, Any]:
     """The sample dict of (item, arm) in `doc`, for a test to change in place."""
     return next(s for s in doc["samples"] if s["item_id"] == item_id and s["arm"] == arm)

@@ -23,7 +23,9 @@ from novelmuse.replay import (
 
 from ._helpers import DIMS, HARD, RUBRIC, clean_doc, gate_input, item_ids, sample, verdict
 
-SPEC = load_gate_spec()
+# The mechanics every spec version shares, on version 1's thresholds (its reports stay checkable); version 2's
+# own checks (κ, fails on both sides, a measured improvement) are in test_gates_v2.py.
+SPEC = load_gate_spec(1)
 
 
 def run(gate: str, doc: dict) -> object:

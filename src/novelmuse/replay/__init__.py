@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         ReportAnomaly,
         SetSize,
         Stratum,
+        cohen_kappa,
         evaluate_gate,
         evaluate_gate_a,
         evaluate_gate_b,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         new_character_bucket,
         report_sha256,
         set_size,
+        sign_test_p,
     )
     from ._guard import (
         EntryGuard,
@@ -139,6 +141,7 @@ __all__ = [
     "book_artefacts",
     "build_gate_input",
     "check_fine_outline_entry",
+    "cohen_kappa",
     "configured_signer",
     "default_key_path",
     "draft_fine_outline",
@@ -180,6 +183,7 @@ __all__ = [
     "run_replay",
     "runs_of",
     "set_size",
+    "sign_test_p",
     "spec_ref",
     "store_reader",
     "sync_index",

@@ -16,6 +16,7 @@ reported stratified by the outline's share of new characters (0 / ≤ 1/3 / > 1/
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
 from fractions import Fraction
@@ -337,45 +338,75 @@ def _pct(value: Fraction | None) -> str:
     return "n/a" if value is None else f"{float(value) * 100:.1f}%"
 
 
-def _gate_a_checks(view: _View) -> list[Check]:
-    spec = view.spec
-    hard_event = set(spec.kinds.hard_event)
-    pairs = agreeing = 0
-    by_kind: Counter[str] = Counter()
-    agree_by_kind: Counter[str] = Counter()
-    violations: list[str] = []
+def _pairs(view: _View) -> list[tuple[str, str, Item, Arm, str]]:
+    """Every same-kind same-id pair of Gate A: (detector verdict, panel verdict, item, arm, kind:id); a verdict
+    missing on either side is `unknown`."""
+    out: list[tuple[str, str, Item, Arm, str]] = []
     for item in view.gi.items:
-        for arm in sorted(set(spec.gate_a.arms)):
+        for arm in sorted(set(view.spec.gate_a.arms)):
             det, pan = view.detector[(item.item_id, arm)], view.panel[(item.item_id, arm)]
             for t in item.targets:
-                if t.kind not in view.hard:
-                    continue
-                d, p = det.get(t.key), pan.get(t.key)
-                agree = d == p and d in ("pass", "fail")
-                pairs += 1
-                agreeing += agree
-                by_kind[t.kind] += 1
-                agree_by_kind[t.kind] += agree
-                if t.kind in hard_event and p == "fail" and d == "pass":
-                    violations.append(f"{item.item_id}/{arm} {t.kind}:{t.id}")
-    rate = _rate(agreeing, pairs)
-    threshold = exact(spec.gate_a.min_agreement)
-    figures: dict[str, Figure] = {"pairs": pairs, "agreeing": agreeing, "rate": _f(rate), "min": _f(threshold)}
-    for kind in sorted(by_kind):
-        figures[f"rate[{kind}]"] = _f(_rate(agree_by_kind[kind], by_kind[kind]))
-    agreement = Check(
-        name="agreement",
-        passed=rate is not None and rate >= threshold,
-        detail=(
-            f"detector and panel agree on {agreeing}/{pairs} same-kind same-id pairs ({_pct(rate)}, need ≥ "
-            f"{_pct(threshold)}); a pair agrees only when both say pass or both say fail"
-            if pairs
-            else "no same-kind same-id pairs to compare"
-        ),
-        figures=figures,
+                if t.kind in view.hard:
+                    out.append((det.get(t.key, "unknown"), pan.get(t.key, "unknown"), item, arm, f"{t.kind}:{t.id}"))
+    return out
+
+
+def cohen_kappa(pairs: list[tuple[str, str]]) -> Fraction | None:
+    """Cohen's κ of two raters over `pairs` of categories: (observed − chance agreement) / (1 − chance agreement),
+    exact; None when chance agreement is 1 (both raters gave one and the same category throughout: agreement that
+    tells nothing apart)."""
+    n = len(pairs)
+    if not n:
+        return None
+    left, right = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
+    observed = Fraction(sum(1 for a, b in pairs if a == b), n)
+    chance = sum((Fraction(left[c], n) * Fraction(right[c], n) for c in set(left) | set(right)), Fraction(0))
+    if chance == 1:
+        return None
+    return (observed - chance) / (1 - chance)
+
+
+def _gate_a_v2_checks(view: _View) -> list[Check]:
+    rule = view.spec.gate_a
+    assert rule.min_kappa is not None and rule.min_fails_each_side is not None
+    pairs = _pairs(view)
+    kappa = cohen_kappa([(d, p) for d, p, *_ in pairs])
+    floor = exact(rule.min_kappa)
+    agreeing = sum(1 for d, p, *_ in pairs if d == p and d in ("pass", "fail"))
+    figures: dict[str, Figure] = {"pairs": len(pairs), "agreeing": agreeing, "kappa": _f(kappa), "min": _f(floor)}
+    if not pairs:
+        detail = "no same-kind same-id pairs to compare"
+    elif kappa is None:
+        only = pairs[0][0]
+        detail = f"every verdict on both sides is {only!r}: agreement that tells nothing apart has no κ"
+    else:
+        detail = (
+            f"Cohen's κ {float(kappa):.3f} over {len(pairs)} same-kind same-id pairs (raw agreement {agreeing}/"
+            f"{len(pairs)}), need ≥ {float(floor):.3f}"
+        )
+    agreement = Check(name="kappa", passed=kappa is not None and kappa >= floor, detail=detail, figures=figures)
+    det_fails = sum(1 for d, *_ in pairs if d == "fail")
+    pan_fails = sum(1 for _, p, *_ in pairs if p == "fail")
+    need = rule.min_fails_each_side
+    fails = Check(
+        name="fails_each_side",
+        passed=det_fails >= need and pan_fails >= need,
+        detail=f"the detector failed {det_fails} pair(s), the panel {pan_fails}; need ≥ {need} on each side (a set "
+        "where nothing fails shows nothing about telling broken drafts from good ones)",
+        figures={"detector_fails": det_fails, "panel_fails": pan_fails, "min": need},
     )
+    return [agreement, fails, _hard_event_check(pairs, view)]
+
+
+def _hard_event_check(pairs: list[tuple[str, str, Item, Arm, str]], view: _View) -> Check:
+    hard_event = set(view.spec.kinds.hard_event)
+    violations = [
+        f"{item.item_id}/{arm} {key}"
+        for d, p, item, arm, key in pairs
+        if key.split(":", 1)[0] in hard_event and p == "fail" and d == "pass"
+    ]
     shown = ", ".join(violations[:5]) + (f" (+{len(violations) - 5} more)" if len(violations) > 5 else "")
-    hard_events = Check(
+    return Check(
         name="hard_events",
         passed=not violations,
         detail=(
@@ -385,7 +416,39 @@ def _gate_a_checks(view: _View) -> list[Check]:
         ),
         figures={"violations": len(violations)},
     )
-    return [agreement, hard_events]
+
+
+def _gate_a_checks(view: _View) -> list[Check]:
+    """Gate A's thresholds: κ and fails on both sides (v2), or raw agreement (v1, kept to check its reports)."""
+    spec = view.spec
+    if spec.gate_a.min_kappa is not None:
+        return _gate_a_v2_checks(view)
+    pairs = _pairs(view)
+    assert spec.gate_a.min_agreement is not None
+    by_kind: Counter[str] = Counter()
+    agree_by_kind: Counter[str] = Counter()
+    for d, p, _item, _arm, key in pairs:
+        kind = key.split(":", 1)[0]
+        by_kind[kind] += 1
+        agree_by_kind[kind] += d == p and d in ("pass", "fail")
+    agreeing = sum(agree_by_kind.values())
+    rate = _rate(agreeing, len(pairs))
+    threshold = exact(spec.gate_a.min_agreement)
+    figures: dict[str, Figure] = {"pairs": len(pairs), "agreeing": agreeing, "rate": _f(rate), "min": _f(threshold)}
+    for kind in sorted(by_kind):
+        figures[f"rate[{kind}]"] = _f(_rate(agree_by_kind[kind], by_kind[kind]))
+    agreement = Check(
+        name="agreement",
+        passed=rate is not None and rate >= threshold,
+        detail=(
+            f"detector and panel agree on {agreeing}/{len(pairs)} same-kind same-id pairs ({_pct(rate)}, need ≥ "
+            f"{_pct(threshold)}); a pair agrees only when both say pass or both say fail"
+            if pairs
+            else "no same-kind same-id pairs to compare"
+        ),
+        figures=figures,
+    )
+    return [agreement, _hard_event_check(pairs, view)]
 
 
 def _gate_b_checks(view: _View) -> list[Check]:
@@ -430,6 +493,8 @@ def _gate_b_checks(view: _View) -> list[Check]:
             figures={cand: _f(Fraction(pass_c, n)), base: _f(Fraction(pass_a, n))},
         )
     )
+    if rule.measures_improvement:
+        checks.append(_improvement(view, items))
     floor = exact(rule.min_general_mean_delta)
     for dim in view.gi.rubric.general_dimensions:
         delta = view.mean_delta(cand, base, dim, items)
@@ -456,6 +521,54 @@ def _gate_b_checks(view: _View) -> list[Check]:
             )
         )
     return checks
+
+
+def sign_test_p(positive: int, negative: int) -> Fraction:
+    """One-sided exact sign test: P(X ≥ positive) for X ~ Binomial(positive + negative, 1/2) — the chance of at least
+    this many items improving if improving and worsening were equally likely (1 when no item differs)."""
+    n = positive + negative
+    if n == 0:
+        return Fraction(1)
+    return Fraction(sum(math.comb(n, k) for k in range(positive, n + 1)), 2**n)
+
+
+def _improvement(view: _View, items: list[Item]) -> Check:
+    """The primary figure: per item, the mean C−A over the general dimensions; its mean must reach the spec's
+    minimum effect and a sign test over the items must reject "no difference" (a tie is never an improvement)."""
+    rule = view.spec.gate_b
+    assert rule.min_effect is not None and rule.max_p_value is not None
+    base, cand = rule.baseline, rule.candidate
+    dims = view.gi.rubric.general_dimensions
+    per_item = [
+        sum((view.score(i, cand, d) - view.score(i, base, d) for d in dims), Fraction(0)) / len(dims) for i in items
+    ]
+    mean = sum(per_item, Fraction(0)) / len(per_item)
+    up, down = sum(1 for d in per_item if d > 0), sum(1 for d in per_item if d < 0)
+    p = sign_test_p(up, down)
+    effect, level = exact(rule.min_effect), exact(rule.max_p_value)
+    passed = mean >= effect and p <= level
+    if up == 0 and down == 0:
+        why = f"no detectable difference: {cand} and {base} score the same on every item"
+    else:
+        why = (
+            f"mean per-item {cand}−{base} over the general dimensions {_num(mean)} (need ≥ {_num(effect)}); "
+            f"{up} item(s) better, {down} worse, {len(per_item) - up - down} tied: sign test p = {float(p):.4f} "
+            f"(need ≤ {float(level)})"
+        )
+    return Check(
+        name="improvement",
+        passed=passed,
+        detail=why,
+        figures={
+            "mean_delta": _f(mean),
+            "min_effect": _f(effect),
+            "better": up,
+            "worse": down,
+            "tied": len(per_item) - up - down,
+            "p_value": _f(p),
+            "max_p_value": _f(level),
+        },
+    )
 
 
 def _num(value: Fraction | None) -> str:

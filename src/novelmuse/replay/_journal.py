@@ -388,6 +388,13 @@ class GateIssuer:
                 "gate spec",
                 "bind a registered gate spec (replay.spec_ref(load_gate_spec()))",
             )
+        if not spec.issues:
+            raise FailedClosed(
+                "GATE_SPEC_RETIRED",
+                f"gate spec {spec.locator} is kept only to check the reports it decided; it issues nothing new",
+                "gate spec",
+                "evaluate under the current gate spec (replay.spec_ref(load_gate_spec()))",
+            )
         return spec
 
     def _append_entry(self, kind: EntryKind, body: dict[str, object]) -> EntryRef:

@@ -64,10 +64,20 @@ class Kinds(_Strict):
 
 
 class GateARule(_Strict):
-    """Gate A (is the detector trustworthy?)."""
+    """Gate A (is the detector trustworthy?). Version 1 counted raw agreement (`min_agreement`); version 2 asks for
+    chance-corrected agreement (`min_kappa`, Cohen's κ) and fails on both sides (`min_fails_each_side`)."""
 
     arms: list[Arm] = Field(min_length=1)
-    min_agreement: float = Field(gt=0, le=1)
+    min_agreement: float | None = Field(default=None, gt=0, le=1)
+    min_kappa: float | None = Field(default=None, gt=0, le=1)
+    min_fails_each_side: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> GateARule:
+        v2 = self.min_kappa is not None and self.min_fails_each_side is not None
+        if (self.min_agreement is not None) == v2 or (self.min_kappa is None) != (self.min_fails_each_side is None):
+            raise ValueError("gate_a needs either min_agreement (v1) or min_kappa with min_fails_each_side")
+        return self
 
 
 class GateBRule(_Strict):
@@ -78,12 +88,21 @@ class GateBRule(_Strict):
     diagnostic: list[Arm] = []
     min_general_mean_delta: float
     min_scene_mean_delta: float
+    min_effect: float | None = Field(default=None, gt=0)  # v2: the primary figure's floor (a tie never passes)
+    max_p_value: float | None = Field(default=None, gt=0, lt=1)  # v2: the sign test's level over items
 
     @model_validator(mode="after")
     def _distinct(self) -> GateBRule:
         if self.baseline == self.candidate or {self.baseline, self.candidate} & set(self.diagnostic):
             raise ValueError("baseline, candidate and diagnostic arms must be distinct")
+        if (self.min_effect is None) != (self.max_p_value is None):
+            raise ValueError("min_effect and max_p_value go together")
         return self
+
+    @property
+    def measures_improvement(self) -> bool:
+        """Whether the rule asks for a measured improvement (v2) rather than non-inferiority only (v1)."""
+        return self.min_effect is not None
 
 
 class GateSpec(_Strict):
@@ -99,6 +118,7 @@ class GateSpec(_Strict):
     gate_b: GateBRule
     sha256: str = ""
     file: str = ""
+    issues: bool = True  # False: kept to check what it decided, never used to issue a new report
 
     @property
     def locator(self) -> str:
@@ -116,6 +136,7 @@ class _RegistryEntry(_Strict):
     version: int = Field(ge=1)
     file: str = Field(pattern=r"^[A-Za-z0-9_.\-]+\.yaml$")
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    issues: bool = True
 
 
 class _Registry(_Strict):
@@ -160,7 +181,8 @@ def _registry(folder: Traversable | Path) -> _Registry:
 
 
 def _entry(folder: Traversable | Path, version: int | None) -> _RegistryEntry:
-    entries = [e for e in _registry(folder).specs if version is None or e.version == version]
+    """The registered spec at `version`, or (None) the highest version that still issues."""
+    entries = [e for e in _registry(folder).specs if (e.version == version if version is not None else e.issues)]
     if not entries:
         raise InputError(
             "GATE_SPEC_NOT_REGISTERED",
@@ -199,7 +221,7 @@ def _load(folder: Traversable | Path, entry: _RegistryEntry) -> GateSpec:
             "a changed spec is a new version: register the new (id, version) and its sha256 in registry.yaml",
         )
     try:
-        return GateSpec.model_validate({**raw, "sha256": entry.sha256, "file": entry.file})
+        return GateSpec.model_validate({**raw, "sha256": entry.sha256, "file": entry.file, "issues": entry.issues})
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
