@@ -1,6 +1,9 @@
 """`muse gate input RUN` and `muse gate evaluate RUN --gate A|B` (issue 12 item 5): the gate input of a replay run,
 rebuilt from the store by the one GateInputBuilder, and Gate A / Gate B through the one issuer.
 
+Only real, probed models earn receipts (`run_models`): a run answered by the scripted provider, or by a model never
+probed with its exact id, is journaled with its report marked as such and no receipt, whatever its outcome.
+
 The issuer re-hashes every binding through the store reader, whose `gate_input` artefacts come only from the
 GateInputBuilder (never from the file written beside the run), journals the report first and a signed
 receipt only for a passed report — binding the gate input, the gate spec, the rubric, the registered set,
@@ -19,11 +22,13 @@ from ._gates import GateName, GateReport
 from ._guard import store_reader
 from ._input import gate_input_bytes
 from ._journal import GateIssuer, journal_location
-from ._receipt import ArtefactRef, ReceiptBindings, file_ref, rubric_ref, spec_ref
-from ._runs import load_run
+from ._orchestrator import probed, roles_of
+from ._receipt import ArtefactRef, ModelsEvidence, ReceiptBindings, file_ref, rubric_ref, spec_ref
+from ._runs import RunRow, load_run
 from ._sets import private_dirs, set_location
 from ._spec import load_gate_spec
 from ._stored import manifest_location
+from ._writer_config import ModelPin
 
 
 class GateInputDoc(BaseModel):
@@ -45,6 +50,8 @@ class GateDoc(BaseModel):
     ok: bool
     gate: GateName
     outcome: str
+    models: ModelsEvidence  # only `real` lets a passed report earn a receipt
+    models_note: str
     run_id: str
     journal: str
     report_seq: int
@@ -78,9 +85,27 @@ def gate_input_doc(book: Book, run_id: str) -> GateInputDoc:
     )
 
 
+def run_models(book: Book, row: RunRow) -> tuple[ModelsEvidence, str]:
+    """Whether real, probed models answered the run: `canned` when a gated role was served by the scripted provider
+    (canned answers, not a model), `unprobed` when a model was never probed with its exact id (`muse models check`),
+    else `real` — read from the configuration the run recorded, not the book's configuration now."""
+    pins = [ModelPin.model_validate(m) for m in row.config.get("writer", {}).get("models", [])]
+    used = [m for m in pins if m.model is not None and (m.role in roles_of(row.kind))]
+    canned = [f"{m.role} ({m.kind}:{m.model})" for m in used if m.kind == "scripted"]
+    if canned:
+        return "canned", f"canned answers, not a model: {', '.join(canned)}"
+    unprobed = [f"{m.role} ({m.kind}:{m.model})" for m in used if not probed(book, m.role, m.kind or "", m.model or "")]
+    if unprobed:
+        return "unprobed", f"never probed with its exact id (`muse models check`): {', '.join(unprobed)}"
+    if not used:
+        return "unprobed", "the run recorded no model"
+    return "real", ""
+
+
 def evaluate_run(book: Book, run_id: str, gate: GateName) -> GateDoc:
     """Gate `gate` on replay run `run_id` through the one issuer (see the module doc)."""
     row = load_run(book, run_id)
+    models, note = run_models(book, row)
     gi = build_gate_input(book, row.id)
     data = gate_input_bytes(gi)
     relative = _write(book, gi.run_id, data)
@@ -94,11 +119,13 @@ def evaluate_run(book: Book, run_id: str, gate: GateName) -> GateDoc:
         run_config_sha256=row.writer_config_sha256,
     )
     with GateIssuer.open(book, reader=store_reader(book, gate_input_rebuilder(book))) as issuer:
-        issued = issuer.issue(gate, gi, bindings)
+        issued = issuer.issue(gate, gi, bindings, models, note)
     return GateDoc(
         ok=issued.report.outcome == "passed",
         gate=gate,
         outcome=issued.report.outcome,
+        models=models,
+        models_note=note,
         run_id=row.id,
         journal=journal_location(book),
         report_seq=issued.report_entry.seq,

@@ -6,10 +6,10 @@ its gates, and the guard is what proves it. A real run is admitted only when all
 1. the whole journal verifies (`verify_journal`, deep: every line's hash, seq and link, the covering
    signature, every receipt's report, every report recomputed from its gate input, every bound artefact
    re-hashed) — any problem is named by its seq;
-2. the journal holds a passed **Gate A** and a passed **Gate B** receipt whose `run_config_sha256` is the
-   book's writer configuration *now* (`writer_config`) — a receipt earned by another writer (an older prompt,
-   another model, another gate spec or budget) does not count, and the refusal says which receipts exist for
-   which configurations;
+2. for the book's writer configuration *now* (`writer_config`), the **latest evaluation** of Gate A and of Gate B
+   — passed or failed — passed, on real probed models, with its receipt, and both from **one replay run**: a failed
+   evaluation after a pass revokes it until a later pass (no shopping for the pass among reruns), and a receipt
+   earned by another writer (an older prompt or code, another model, gate spec or budget) does not count;
 3. every gate input is **rebuilt from the store**, never read from a file: the guard's artefact reader
    (`store_reader`) serves a bound ``gate_input`` only through a `GateInputRebuilder` — the replay
    orchestrator's GateInputBuilder, which rebuilds it from the run's manifests, receipts and strict reports —
@@ -112,33 +112,42 @@ def store_reader(book: Book, rebuild: GateInputRebuilder | None) -> ArtefactRead
 
 def _receipt_findings(
     gate: GateName, config: WriterConfig, listing: list[EntrySummary], verified: bool
-) -> tuple[int | None, list[GuardFinding]]:
-    """The newest receipt of `gate` that admits `config` (None when none does) and why the others do not."""
+) -> tuple[EntrySummary | None, list[GuardFinding]]:
+    """The receipt of the latest evaluation of `gate` for `config` when that evaluation passed on real models (None
+    otherwise), and why not. The latest evaluation wins, passed or failed: a failed report after a pass revokes it
+    until a later pass."""
     current = config.sha256
-    receipts = [e for e in listing if e.kind == "receipt" and e.gate == gate]
-    findings: list[GuardFinding] = []
-    mine: list[int] = []
-    for e in receipts:
-        if e.run_config_sha256 != current:
-            continue
-        if e.gate_spec_sha256 != config.gate_spec.sha256:  # the configuration names a spec the receipt does not bind
-            what = f"claims writer configuration {current[:12]}… but binds another gate spec than it names"
-            findings.append(GuardFinding(code="GUARD_RECEIPT_INCONSISTENT", what=what, seq=e.seq, gate=gate))
-        else:
-            mine.append(e.seq)
-    if mine and verified:
-        return max(mine), findings
-    what = f"no verified, passed Gate {gate} receipt for writer configuration {current}"
-    others = sorted({(e.run_config_sha256 or "?")[:12] for e in receipts if e.run_config_sha256 != current})
-    if mine:
-        what += f" (receipt seq {max(mine)} is for it, but the journal does not verify)"
-    elif others:
-        seqs = ", ".join(str(e.seq) for e in receipts if e.run_config_sha256 != current)
-        what += (
-            f" (Gate {gate} receipt seq {seqs} was earned by writer configuration {', '.join(others)}…: the writer "
-            "changed since — rerun the replay experiments for this one)"
-        )
-    return None, [*findings, GuardFinding(code="GUARD_NO_RECEIPT", what=what, gate=gate)]
+    reports = [e for e in listing if e.kind == "report" and e.gate == gate and e.run_config_sha256 == current]
+    receipts = {e.report_seq: e for e in listing if e.kind == "receipt" and e.gate == gate}
+    if not reports:
+        what = f"no Gate {gate} evaluation for writer configuration {current}"
+        others = sorted({(e.run_config_sha256 or "?")[:12] for e in listing if e.gate == gate and e.kind == "receipt"})
+        if others:
+            what += (
+                f" (Gate {gate} receipts exist for writer configuration {', '.join(others)}…: the writer changed since "
+                "— rerun the replay experiments for this one)"
+            )
+        return None, [GuardFinding(code="GUARD_NO_RECEIPT", what=what, gate=gate)]
+    latest = max(reports, key=lambda e: e.seq)
+    earlier = [e.seq for e in reports if e.outcome == "passed" and e.seq < latest.seq]
+    if latest.outcome != "passed":
+        revoked = f": it revokes the pass of seq {max(earlier)}" if earlier else ""
+        what = f"the latest Gate {gate} evaluation (seq {latest.seq}, run {latest.run_id}) is {latest.outcome}{revoked}"
+        return None, [GuardFinding(code="GUARD_LATEST_FAILED", what=what, seq=latest.seq, gate=gate)]
+    if latest.models not in ("real", None):
+        what = f"the latest Gate {gate} evaluation (seq {latest.seq}) passed on {latest.models} models: no receipt"
+        return None, [GuardFinding(code="GUARD_NOT_REAL_MODELS", what=what, seq=latest.seq, gate=gate)]
+    receipt = receipts.get(latest.seq)
+    if receipt is None:
+        what = f"the latest Gate {gate} evaluation (seq {latest.seq}) passed but has no receipt"
+        return None, [GuardFinding(code="GATE_RECEIPT_MISSING", what=what, seq=latest.seq, gate=gate)]
+    if receipt.gate_spec_sha256 != config.gate_spec.sha256:
+        what = f"claims writer configuration {current[:12]}… but binds another gate spec than it names"
+        return None, [GuardFinding(code="GUARD_RECEIPT_INCONSISTENT", what=what, seq=receipt.seq, gate=gate)]
+    if not verified:
+        what = f"Gate {gate} receipt seq {receipt.seq} is for it, but the journal does not verify"
+        return None, [GuardFinding(code="GUARD_NO_RECEIPT", what=what, seq=receipt.seq, gate=gate)]
+    return receipt, []
 
 
 def check_fine_outline_entry(book: Book, *, gate_inputs: GateInputRebuilder | None = None) -> EntryGuard:
@@ -177,9 +186,22 @@ def receipt_verdict(
         verified, entries, listing = report.outcome, report.entries, report.listing or []
         findings += [GuardFinding(code=p.code, what=p.what, seq=p.seq) for p in report.problems]
     receipts: dict[str, int | None] = {}
+    admitting: dict[str, EntrySummary] = {}
     for gate in gates:
-        receipts[gate], why = _receipt_findings(gate, config, listing, verified == "passed")
+        entry, why = _receipt_findings(gate, config, listing, verified == "passed")
+        receipts[gate] = entry.seq if entry is not None else None
+        if entry is not None:
+            admitting[gate] = entry
         findings += why
+    runs = {e.run_id for e in admitting.values()}
+    if len(admitting) == len(gates) and len(runs) > 1:
+        named = ", ".join(f"Gate {g} from run {e.run_id}" for g, e in sorted(admitting.items()))
+        findings.append(
+            GuardFinding(
+                code="GUARD_RUNS_DIFFER",
+                what=f"the gates must be passed by one and the same replay run: {named}",
+            )
+        )
     return EntryGuard(
         stage=stage,
         admitted=not findings,

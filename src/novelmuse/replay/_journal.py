@@ -53,6 +53,7 @@ from ._input import GateInput
 from ._keys import PublicKey, SigningKey, key_path, load_signing_key
 from ._receipt import (
     ArtefactReader,
+    ModelsEvidence,
     ReceiptBindings,
     ReceiptBody,
     Rehasher,
@@ -333,9 +334,18 @@ class GateIssuer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def issue(self, gate: GateName, gate_input: GateInput, bindings: ReceiptBindings) -> Issued:
-        """Evaluate gate `gate` on `gate_input` and journal it: the report first, then — only if it passed — a
-        signed receipt binding the report and `bindings`. Nothing is written when a binding disagrees with the
+    def issue(
+        self,
+        gate: GateName,
+        gate_input: GateInput,
+        bindings: ReceiptBindings,
+        models: ModelsEvidence = "real",
+        models_note: str = "",
+    ) -> Issued:
+        """Evaluate gate `gate` on `gate_input` and journal it: the report first (with the writer configuration it
+        evaluates and whether real, probed models answered: `models`), then — only if it passed on real models — a
+        signed receipt binding the report and `bindings`. A report on canned or unprobed models is journaled as such
+        and never earns a receipt. Nothing is written when a binding disagrees with the
         gate input or no longer re-hashes (GATE_BINDING_MISMATCH / GATE_ARTEFACT_CHANGED, exit 3). The store's
         index is synced last; if that fails the entries stand in the journal (the truth) and the index catches
         up on the next sync. A crash between the two appends leaves a passed report without a receipt, which
@@ -359,10 +369,13 @@ class GateIssuer:
             gate_spec=bindings.gate_spec,
             signer=self._signer.key_id,
             issued_at=utc_now(),
+            run_config_sha256=bindings.run_config_sha256,
+            models=models,
+            models_note=models_note,
         )
         report_entry = self._append_entry("report", report_body.model_dump(mode="json"))
         receipt_entry = None
-        if report.outcome == "passed":
+        if report.outcome == "passed" and models == "real":
             receipt = ReceiptBody(
                 gate=gate,
                 mode=report.mode,

@@ -162,23 +162,26 @@ def _differences(old: Mapping[str, Any], new: Mapping[str, Any], path: str = "")
     return out
 
 
+def probed(book: Book, role: str, kind: str, model: str) -> bool:
+    """Whether `muse models check` probed `role` successfully on exactly this provider kind and model id."""
+    row = book.db.execute(
+        "SELECT 1 FROM model_calls WHERE schema_name = 'models_check' AND status = 'ok' AND role = ?"
+        " AND provider_kind = ? AND requested_model = ? LIMIT 1",
+        (role, kind, model),
+    ).fetchone()
+    return row is not None
+
+
 def missing_probes(book: Book, roles: Sequence[str]) -> list[str]:
     """The (role, model) pairs with no successful `muse models check` probe (seed 003: 仍需一次成功探测). The
-    scripted provider serves canned answers, not a model: it needs none."""
+    scripted provider serves canned answers, not a model: it needs none to run — and earns no receipt."""
     missing = []
     for role in roles:
         target = book.config.role_target(role)
         if target is None:
             continue
         kind = book.config.providers[target[0]].kind
-        if kind == "scripted":
-            continue
-        row = book.db.execute(
-            "SELECT 1 FROM model_calls WHERE schema_name = 'models_check' AND status = 'ok' AND role = ?"
-            " AND provider_kind = ? AND requested_model = ? LIMIT 1",
-            (role, kind, target[1]),
-        ).fetchone()
-        if row is None:
+        if kind != "scripted" and not probed(book, role, kind, target[1]):
             missing.append(f"{role} ({kind}:{target[1]})")
     return missing
 

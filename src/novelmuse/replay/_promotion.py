@@ -1,11 +1,11 @@
 """Promotion (seed 003: A/C 核心比较): which context arm `muse write` writes with.
 
 Arm C (card-located readback) is the candidate and arm A (generic retrieval) the baseline of Gate B. Until the
-journal verifies and holds a passed Gate B receipt for the current writer configuration — whose arm is the
-gate spec's candidate — the writer uses the baseline, A, and says why; with one, it uses C and names the
-receipt. Gate inputs are re-hashed only as the store rebuilds them, as for the fine-outline entry guard (the
-same evaluation, `receipt_verdict`), by the store's GateInputBuilder (a hand-written gate input never
-promotes). `--arm A|C` forces either; the choice records that it was forced and what promotion would have chosen.
+journal verifies and the latest evaluations of Gate A and Gate B for the current writer configuration passed in one
+replay run on real models, with their receipts — whose arm is the gate spec's candidate — the writer uses the
+baseline, A, and says why; then it uses C and names the Gate B receipt. Gate inputs are re-hashed only as the
+store rebuilds them, as for the fine-outline entry guard (the same evaluation, `receipt_verdict`), by the store's
+GateInputBuilder (a hand-written gate input never promotes). `--arm A|C` forces either; the choice records that it was forced and what promotion would have chosen.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def promoted_arm(
 ) -> ArmChoice:
     """The arm to write with (see the module doc); `force` (A or C) overrides promotion, recorded as forced. Gate
     inputs are rebuilt by the store's GateInputBuilder unless `gate_inputs` names another rebuilder (or None)."""
-    evidence = receipt_verdict(book, "promotion", ("B",), rebuilder_or_store(book, gate_inputs))
+    evidence = receipt_verdict(book, "promotion", ("A", "B"), rebuilder_or_store(book, gate_inputs))
     config = evidence.writer_config
     seq = evidence.receipts.get("B")
     if evidence.admitted and seq is not None:

@@ -33,7 +33,10 @@ from ._spec import GateSpec, gate_spec_bytes
 
 ArtefactKind = Literal["gate_input", "gate_spec", "rubric", "set", "manifest"]
 ArtefactReader = Callable[["ArtefactRef"], bytes | None]
-REPORT_ENTRY_SCHEMA: Final = "gate-report-entry-v1"
+REPORT_ENTRY_SCHEMA: Final = "gate-report-entry-v2"
+#: real: every gated role was answered by a model with a successful probe of its exact id; canned: a role was
+#: answered by the scripted provider (not a model); unprobed: a model was never probed. Only `real` earns a receipt.
+ModelsEvidence = Literal["real", "canned", "unprobed"]
 RECEIPT_SCHEMA: Final = "gate-receipt-v1"
 _FILE_KINDS = ("gate_input", "set", "manifest")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -122,13 +125,18 @@ class ReceiptBindings(_Strict):
 class ReportBody(_Strict):
     """The body of a journal ``report`` entry: the gate report, its sha256, and what it was computed from."""
 
-    schema_version: Literal["gate-report-entry-v1"] = REPORT_ENTRY_SCHEMA
+    schema_version: Literal["gate-report-entry-v1", "gate-report-entry-v2"] = REPORT_ENTRY_SCHEMA
     report: GateReport
     report_sha256: str = Field(pattern=SHA256)
     gate_input: ArtefactRef
     gate_spec: ArtefactRef
     signer: str  # key id of the signing key
     issued_at: str
+    # v2: whose evaluation this is (a later failed evaluation of the same configuration revokes an earlier pass)
+    # and whether real, probed models answered (only then may a passed report earn a receipt)
+    run_config_sha256: str | None = Field(default=None, pattern=SHA256)
+    models: ModelsEvidence | None = None
+    models_note: str = ""
 
 
 class ReceiptBody(_Strict):

@@ -53,7 +53,7 @@ from ..book import (
 )
 from ..errors import FailedClosed, InputError
 from ..store import transaction, utc_now
-from ..text import canonical_json, sha256_hex, sha256_json
+from ..text import canonical_json, edit_distance, sha256_hex, sha256_json
 from ..writing import build_context, confirmation, read_outline
 from ._input import ITEM_ID, SHA256
 from ._spec import Arm, load_gate_spec
@@ -357,8 +357,44 @@ def read_set_file(book: Book, path: Path) -> tuple[RegisteredSet, bytes]:
         (_writer_item if parsed.kind == "writer" else _fine_outline_item)(book, item, f"{path} item {item.id}")
         for item in parsed.items
     ]
+    _refuse_duplicates(book, parsed, path)
     doc = RegisteredSet(name=parsed.name, kind=parsed.kind, book=title, items=sorted(items, key=lambda i: i.item_id))
     return doc, data
+
+
+def outline_similarity(a: FineOutline, b: FineOutline) -> float:
+    """How alike two outlines are: 1 − character edit distance / the longer length, over the texts of their items
+    (goal, hard events and results, foreshadows, hook, …) in order, their ids left out — an outline copied to another
+    chapter with its ids renumbered is 1.0."""
+    x, y = ("\n".join(f"{i.kind}:{i.text}" for i in o.items()) for o in (a, b))
+    longest = max(len(x), len(y))
+    return 1.0 if longest == 0 else 1 - edit_distance(x, y) / longest
+
+
+def _refuse_duplicates(book: Book, parsed: SetIn, path: Path) -> None:
+    """REPLAY_SET_DUPLICATE when two items are one experiment: the same outline bytes, or outlines alike beyond the
+    gate spec's `max_outline_similarity` (a set filled with copies of one outline would meet the set-size minimums
+    while measuring one item)."""
+    bound = load_gate_spec().set.max_outline_similarity
+    outlines: list[tuple[str, FineOutline]] = []
+    for item in parsed.items:
+        if parsed.kind == "writer":
+            outlines.append((item.id, read_outline(book, item.chapter)))
+        elif item.reference is not None:
+            data = _pinned(book, item.reference, "reference scaffold", str(path))
+            outlines.append((item.id, parse_outline(book.root / item.reference.path, data.decode("utf-8-sig"))))
+    for k, (id_a, a) in enumerate(outlines):
+        for id_b, b in outlines[k + 1 :]:
+            same = a.sha256 == b.sha256
+            alike = 1.0 if same else outline_similarity(a, b) if bound is not None else 0.0
+            if same or (bound is not None and alike >= bound):
+                how = "the same outline" if same else f"outlines {alike:.0%} alike (the bound is {bound:.0%})"
+                raise _refuse(
+                    "REPLAY_SET_DUPLICATE",
+                    f"items {id_a} and {id_b} are one experiment: {how}",
+                    f"{path} items {id_a}, {id_b}",
+                    "register distinct chapters with their own outlines: a copied item adds nothing a gate can count",
+                )
 
 
 def _notes(doc: RegisteredSet) -> list[str]:

@@ -37,6 +37,7 @@ class SetRule(_Strict):
 
     min_items: int = Field(ge=1)
     min_items_per_scene_type: int = Field(ge=1)
+    max_outline_similarity: float | None = Field(default=None, gt=0, le=1)  # v2: near-identical items are refused
 
 
 class Kinds(_Strict):

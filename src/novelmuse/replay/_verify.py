@@ -74,8 +74,9 @@ class EntrySummary(BaseModel):
     report_seq: int | None
     receipt_seq: int | None
     issued_at: str
-    run_config_sha256: str | None = None  # receipts: the writer configuration they were earned by
-    gate_spec_sha256: str | None = None  # receipts: the gate spec they bind
+    run_config_sha256: str | None = None  # the writer configuration evaluated (receipts, and reports since v2)
+    gate_spec_sha256: str | None = None  # the gate spec bound
+    models: str | None = None  # reports since v2: real / canned / unprobed (only real earns a receipt)
 
 
 class VerifyReport(BaseModel):
@@ -274,6 +275,13 @@ def _check_receipts(
         r = typed_report.report
         if typed.report_sha256 != typed_report.report_sha256:
             walk.problem(seq, "GATE_RECEIPT_ORPHAN", f"does not bind report seq {target.seq} by its report's sha256")
+        if typed_report.models not in (None, "real"):
+            walk.problem(
+                seq,
+                "GATE_RECEIPT_UNEARNED",
+                f"follows a report (seq {target.seq}) decided on {typed_report.models} models: only real, probed "
+                "models earn a receipt",
+            )
         if (r.outcome, r.gate, r.run_id) != ("passed", typed.gate, typed.run_id):
             walk.problem(
                 seq,
@@ -361,6 +369,8 @@ def _listing(
                     seq=seq, kind="report", gate=r["gate"], outcome=r["outcome"], run_id=r["run_id"], mode=r["mode"],
                     summary=r["summary"], report_seq=None,
                     receipt_seq=receipts_of[seq][0] if seq in receipts_of else None, issued_at=b["issued_at"],
+                    run_config_sha256=b.get("run_config_sha256"), gate_spec_sha256=r["gate_spec"]["sha256"],
+                    models=b.get("models"),
                 )  # fmt: skip
             else:
                 row = EntrySummary(
