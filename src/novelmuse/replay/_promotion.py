@@ -5,7 +5,8 @@ journal verifies and the latest evaluations of Gate A and Gate B for the current
 replay run on real models, with their receipts — whose arm is the gate spec's candidate — the writer uses the
 baseline, A, and says why; then it uses C and names the Gate B receipt. Gate inputs are re-hashed only as the
 store rebuilds them, as for the fine-outline entry guard (the same evaluation, `receipt_verdict`), by the store's
-GateInputBuilder (a hand-written gate input never promotes). `--arm A|C` forces either; the choice records that it was forced and what promotion would have chosen.
+GateInputBuilder (a hand-written gate input never promotes). `--arm A|C` forces either; the choice records
+that it was forced and what promotion would have chosen.
 """
 
 from __future__ import annotations
