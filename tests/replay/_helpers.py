@@ -172,7 +172,7 @@ def issue(
 ) -> None:
     """Issue gate `gate` for a run bound to the book's writer configuration now (or `config`); the run is recorded
     in `store` (None: a gate input no replay run produced — issued by someone holding the key)."""
-    gi, bindings = prepare_run(book, doc or clean_doc(), run)
+    gi, bindings = prepare_run(book, doc or honest_doc(), run)
     bindings = bindings.model_copy(update={"run_config_sha256": config or writer_config_sha256(book)})
     if store is not None:
         store.runs[bindings.gate_input.locator] = gi

@@ -15,7 +15,7 @@ from novelmuse.replay import GateIssuer, default_key_path
 from novelmuse.text import sha256_hex
 
 from ..conftest import muse_subprocess
-from ._helpers import Store, clean_doc, prepare_run, sample
+from ._helpers import Store, honest_doc, prepare_run, sample
 
 JOURNAL = Path(".muse/gates/journal.jsonl")
 
@@ -42,10 +42,10 @@ def _add_signer(root: Path, signer: str) -> Book:
 
 
 def _issue_some(book: Book, store: Store) -> None:
-    failed = clean_doc()
+    failed = honest_doc()
     sample(failed, "i01", "A").update(ok=False, anomaly={"category": "judge", "code": "JUDGE_UNSTABLE"})
     with GateIssuer.open(book) as issuer:
-        for gate, doc, run in [("A", clean_doc(), "R1"), ("B", clean_doc(), "R1"), ("B", failed, "R2")]:
+        for gate, doc, run in [("A", honest_doc(), "R1"), ("B", honest_doc(), "R1"), ("B", failed, "R2")]:
             gi, bindings = prepare_run(book, doc, run)
             store.runs[bindings.gate_input.locator] = gi
             issuer.issue(gate, gi, bindings)  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ from typing import Any
 from novelmuse.book import Book, find_book
 from novelmuse.replay import GateInput, GateIssuer, ReceiptBindings, verify_journal
 
-from ._helpers import clean_doc, prepare_run
+from ._helpers import honest_doc, prepare_run
 
 WORKERS = 8
 ROUNDS = 4
@@ -31,7 +31,7 @@ def _issue_many(root: str, gi: GateInput, bindings: ReceiptBindings, start: Any,
 
 
 def test_eight_concurrent_issuers_make_one_linear_chain(gate_book: Book) -> None:
-    runs = [prepare_run(gate_book, clean_doc(), run=f"RUN{k}") for k in range(WORKERS)]
+    runs = [prepare_run(gate_book, honest_doc(), run=f"RUN{k}") for k in range(WORKERS)]
     ctx = mp.get_context("fork")
     start, out = ctx.Event(), ctx.Queue()
     procs = [ctx.Process(target=_issue_many, args=(str(gate_book.root), gi, b, start, out)) for gi, b in runs]

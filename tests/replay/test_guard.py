@@ -31,7 +31,7 @@ from novelmuse.roles import _task
 from novelmuse.text import sha256_hex
 
 from ..roles.test_tasks import bump, edit, prompts_copy  # noqa: F401  (prompts_copy: a fixture)
-from ._helpers import Store, clean_doc, issue, sample
+from ._helpers import Store, honest_doc, issue, sample
 
 JOURNAL = Path(".muse/gates/journal.jsonl")
 
@@ -53,7 +53,7 @@ def store() -> Store:
 def admitted(gate_book: Book, store: Store) -> Book:
     """A journal holding passed Gate A (seq 1, 2) and Gate B (seq 3, 4) receipts of the current writer."""
     issue(gate_book, "A", store)
-    issue(gate_book, "B", store, run="RUN2")
+    issue(gate_book, "B", store)
     g = guard(gate_book, store)
     assert g.admitted and g.receipts == {"A": 2, "B": 4} and g.findings == [], g.findings
     return gate_book
@@ -116,18 +116,18 @@ def test_the_writer_configuration_binds_prompts_models_arm_spec_and_budgets(gate
 
 
 def spec_v2(tmp_path: Path) -> GateSpec:
-    """A second registered version of the gate spec (a stricter agreement threshold), in a folder of its own."""
+    """A newer registered version of the gate spec (a stricter κ threshold), in a folder of its own."""
     spec_dir = tmp_path / "specs"
     shutil.copytree(Path(load_gate_spec.__code__.co_filename).parent / "specs", spec_dir)
-    v2 = (spec_dir / "writer_gate.v1.yaml").read_text(encoding="utf-8").replace("version: 1", "version: 2", 1)
-    v2 = v2.replace("min_agreement: 0.9", "min_agreement: 0.95")
-    (spec_dir / "writer_gate.v2.yaml").write_text(v2, encoding="utf-8")
+    v3 = (spec_dir / "writer_gate.v2.yaml").read_text(encoding="utf-8").replace("version: 2", "version: 3", 1)
+    v3 = v3.replace("min_kappa: 0.6", "min_kappa: 0.7")
+    (spec_dir / "writer_gate.v3.yaml").write_text(v3, encoding="utf-8")
     registry = yaml.safe_load((spec_dir / "registry.yaml").read_text(encoding="utf-8"))
     registry["specs"].append(
-        {"id": "writer-gate-spec-v1", "version": 2, "file": "writer_gate.v2.yaml", "sha256": sha256_hex(v2.encode())}
+        {"id": "writer-gate-spec-v2", "version": 3, "file": "writer_gate.v3.yaml", "sha256": sha256_hex(v3.encode())}
     )
     (spec_dir / "registry.yaml").write_text(yaml.safe_dump(registry), encoding="utf-8")
-    return load_gate_spec(2, folder=spec_dir)
+    return load_gate_spec(3, folder=spec_dir)
 
 
 def test_a_receipt_that_binds_another_spec_than_its_configuration_names_is_refused(
@@ -199,9 +199,9 @@ def require_error(book: Book, store: Store | None) -> str:
 
 
 def test_failed_and_insufficient_reports_admit_nothing(gate_book: Book, store: Store) -> None:
-    failed = clean_doc()
+    failed = honest_doc()
     sample(failed, "i03", "C").update(ok=False, anomaly={"category": "schema", "code": "MODEL_SCHEMA_INVALID"})
-    issue(gate_book, "A", store, doc=clean_doc(n=5))  # insufficient
+    issue(gate_book, "A", store, doc=honest_doc(n=5))  # insufficient
     issue(gate_book, "B", store, doc=failed, run="RUN2")  # failed
     g = guard(gate_book, store)
     assert g.verified == "passed" and g.entries == 2 and g.receipts == {"A": None, "B": None} and not g.admitted
@@ -273,7 +273,7 @@ def test_every_kind_of_tampering_is_refused_naming_the_seq(admitted: Book, store
 
 
 def test_a_bound_artefact_that_no_longer_rehashes_is_named(admitted: Book, store: Store) -> None:
-    manifest = next((admitted.root / ".muse" / "manifests").glob("RUN2-*.json"))
+    manifest = next((admitted.root / ".muse" / "manifests").glob("RUN1-*.json"))
     manifest.write_text("edited after the run", encoding="utf-8")
     g = guard(admitted, store)
     assert not g.admitted and (4, "GATE_ARTEFACT_CHANGED") in codes(g)

@@ -24,13 +24,13 @@ from novelmuse.replay import (
 from novelmuse.replay._chain import encode_entry
 from novelmuse.replay._keys import SigningKey
 
-from ._helpers import clean_doc, prepare_run, sample
+from ._helpers import honest_doc, prepare_run, sample
 
 JOURNAL = Path(".muse/gates/journal.jsonl")
 
 
 def issue(book: Book, gate: str, doc: dict | None = None, run: str = "RUN1") -> Issued:
-    gi, bindings = prepare_run(book, doc or clean_doc(), run)
+    gi, bindings = prepare_run(book, doc or honest_doc(), run)
     with GateIssuer.open(book) as issuer:
         return issuer.issue(gate, gi, bindings)  # type: ignore[arg-type]
 
@@ -50,7 +50,7 @@ def problems(book: Book, **kw: object) -> list[tuple[int | None, str]]:
 
 
 def failed_doc() -> dict:
-    doc = clean_doc()
+    doc = honest_doc()
     sample(doc, "i02", "C").update(ok=False, anomaly={"category": "system", "code": "MODEL_TIMEOUT"})
     return doc
 
@@ -61,13 +61,13 @@ def six(gate_book: Book) -> Book:
     issue(gate_book, "A")
     issue(gate_book, "B", failed_doc(), run="RUN2")
     issue(gate_book, "B")
-    issue(gate_book, "A", clean_doc(n=4), run="RUN3")
+    issue(gate_book, "A", honest_doc(n=4), run="RUN3")
     assert len(lines(gate_book)) == 6
     return gate_book
 
 
 def test_passed_writes_report_then_receipt_binding_everything(gate_book: Book) -> None:
-    gi, bindings = prepare_run(gate_book, clean_doc())
+    gi, bindings = prepare_run(gate_book, honest_doc())
     with GateIssuer.open(gate_book) as issuer:
         out = issuer.issue("B", gi, bindings)
     assert out.report.outcome == "passed" and out.report_entry.seq == 1 and out.receipt_entry is not None
@@ -84,7 +84,7 @@ def test_passed_writes_report_then_receipt_binding_everything(gate_book: Book) -
     assert v.artefacts_checked == 40 and v.listing is not None and v.listing[0].receipt_seq == 2
 
 
-@pytest.mark.parametrize(("doc", "outcome"), [(failed_doc(), "failed"), (clean_doc(n=5), "insufficient")])
+@pytest.mark.parametrize(("doc", "outcome"), [(failed_doc(), "failed"), (honest_doc(n=5), "insufficient")])
 def test_failed_or_insufficient_writes_only_the_report(gate_book: Book, doc: dict, outcome: str) -> None:
     out = issue(gate_book, "A", doc)
     assert out.report.outcome == outcome and out.receipt_entry is None
@@ -93,7 +93,7 @@ def test_failed_or_insufficient_writes_only_the_report(gate_book: Book, doc: dic
 
 
 def test_bindings_that_disagree_or_no_longer_rehash_write_nothing(gate_book: Book) -> None:
-    gi, bindings = prepare_run(gate_book, clean_doc())
+    gi, bindings = prepare_run(gate_book, honest_doc())
     wrong = bindings.model_copy(update={"manifests": bindings.manifests[1:]})
     with GateIssuer.open(gate_book) as issuer:
         with pytest.raises(FailedClosed) as exc:

@@ -12,7 +12,7 @@ import pytest
 
 from novelmuse.book import Book
 
-from ._helpers import Store, clean_doc, prepare_run
+from ._helpers import Store, honest_doc, prepare_run
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "novelmuse"
 JOURNAL_MODULE = SRC / "replay" / "_journal.py"
@@ -138,7 +138,7 @@ def test_at_run_time_every_write_open_of_the_journal_comes_from_append(
     _ACTIVE[0] = True
     try:
         with GateIssuer.open(gate_book) as issuer:
-            for doc, run in ((clean_doc(), "RUN1"), (clean_doc(n=3), "RUN2")):
+            for doc, run in ((honest_doc(), "RUN1"), (honest_doc(n=3), "RUN2")):
                 gi, bindings = prepare_run(gate_book, doc, run=run)
                 recorded.runs[bindings.gate_input.locator] = gi
                 issuer.issue("A", gi, bindings)

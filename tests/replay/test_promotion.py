@@ -33,7 +33,10 @@ def test_arm_a_until_a_gate_b_receipt_of_this_writer_promotes_c(gate_book: Book,
     issue(gate_book, "B", store, run="RUN2", config=sha256_hex("an older writer"))  # another writer's pass
     older = promoted_arm(gate_book, gate_inputs=store.rebuild)
     assert older.arm == "A" and "seq 4" in older.reason
-    issue(gate_book, "B", store, run="RUN3")
+    issue(gate_book, "B", store, run="RUN3")  # this writer's pass, but Gate A passed in another run
+    split = promoted_arm(gate_book, gate_inputs=store.rebuild)
+    assert split.arm == "A" and "GUARD_RUNS_DIFFER" in split.reason
+    issue(gate_book, "A", store, run="RUN3")
     choice = promoted_arm(gate_book, gate_inputs=store.rebuild)
     assert (choice.arm, choice.promoted, choice.receipt_seq) == ("C", "C", 6)
     assert choice.reason == "promoted by Gate B receipt seq 6"
@@ -51,9 +54,10 @@ def test_arm_forces_either_and_says_what_promotion_would_do(gate_book: Book, sto
     forced = promoted_arm(gate_book, force="c", gate_inputs=store.rebuild)
     assert (forced.arm, forced.forced, forced.promoted) == ("C", True, "A")
     assert forced.reason.startswith("forced by --arm (promotion would use arm A, the baseline — arm C is not")
+    issue(gate_book, "A", store)
     issue(gate_book, "B", store)
     back = promoted_arm(gate_book, force="A", gate_inputs=store.rebuild)
-    assert (back.arm, back.forced, back.promoted, back.receipt_seq) == ("A", True, "C", 2)
+    assert (back.arm, back.forced, back.promoted, back.receipt_seq) == ("A", True, "C", 4)
     with pytest.raises(InputError) as exc:
         promoted_arm(gate_book, force="B")
     assert exc.value.code == "USAGE"
@@ -90,9 +94,10 @@ def test_muse_write_uses_arm_a_and_says_so_until_c_is_promoted(cli, sample: Book
     human = cli("write", "11", "--dry-run", "--book", sample.root)
     assert "write chapter 11 (arm A)" in human.stdout and "arm C is not promoted" in human.stdout
 
+    issue(sample, "A", store)
     issue(sample, "B", store)
     doc = json.loads(cli("write", "11", "--dry-run", "--json", "--book", sample.root).stdout)
-    assert doc["arm"] == "C" and doc["arm_choice"]["receipt_seq"] == 2 and doc["arm_choice"]["forced"] is False
+    assert doc["arm"] == "C" and doc["arm_choice"]["receipt_seq"] == 4 and doc["arm_choice"]["forced"] is False
     assert doc["arm_choice"]["writer_config_sha256"] == writer_config_sha256(sample)
     forced = json.loads(cli("write", "11", "--arm", "A", "--dry-run", "--json", "--book", sample.root).stdout)
     assert forced["arm"] == "A" and _manifest(sample, forced)["arm_choice"]["forced"] is True

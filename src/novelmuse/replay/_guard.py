@@ -121,11 +121,13 @@ def _receipt_findings(
     receipts = {e.report_seq: e for e in listing if e.kind == "receipt" and e.gate == gate}
     if not reports:
         what = f"no Gate {gate} evaluation for writer configuration {current}"
-        others = sorted({(e.run_config_sha256 or "?")[:12] for e in listing if e.gate == gate and e.kind == "receipt"})
+        others = [e for e in listing if e.gate == gate and e.kind == "receipt"]
         if others:
+            seqs = ", ".join(str(e.seq) for e in others)
+            configs = ", ".join(sorted({(e.run_config_sha256 or "?")[:12] for e in others}))
             what += (
-                f" (Gate {gate} receipts exist for writer configuration {', '.join(others)}…: the writer changed since "
-                "— rerun the replay experiments for this one)"
+                f" (Gate {gate} receipt seq {seqs} was earned by writer configuration {configs}…: the writer changed "
+                "since — rerun the replay experiments for this one)"
             )
         return None, [GuardFinding(code="GUARD_NO_RECEIPT", what=what, gate=gate)]
     latest = max(reports, key=lambda e: e.seq)

@@ -24,10 +24,16 @@ Parts (all from code and book.toml, nothing from the chapters):
   versions, the context and status vocabularies' sha256).
 - **gate_spec**: the locator and sha256 of the gate spec in force.
 - **writing**: the book's ``[writing]`` budgets and loop bounds.
+- **code**: the sha256 of the source of every module that builds contexts, runs the arms and the writer loop,
+  gates drafts, orchestrates replay and evaluates the gates (`CODE_MODULES`, as installed): change one constant
+  there and it is another writer.
 """
 
 from __future__ import annotations
 
+from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -39,7 +45,29 @@ from ..text import canonical_json, sha256_hex
 from ..writing import context_versions
 from ._spec import Arm, GateSpec, load_gate_spec
 
-WRITER_CONFIG_SCHEMA: Final = "writer-config-v1"
+WRITER_CONFIG_SCHEMA: Final = "writer-config-v2"
+#: The code a receipt's proof depends on, as installed (in this order): what builds the writer's context and its
+#: arms, the writer loop with its evidence rounds, the detector gate, the replay orchestrator, the one
+#: GateInputBuilder and the gates. Changing a constant in any of them is another writer: old receipts stop counting.
+CODE_MODULES: Final = (
+    "writing/_arms.py",
+    "writing/_budget.py",
+    "writing/_build.py",
+    "writing/_detector.py",
+    "writing/_evidence.py",
+    "writing/_factcheck.py",
+    "writing/_gate.py",
+    "writing/_hardcheck.py",
+    "writing/_leak.py",
+    "writing/_loop.py",
+    "writing/_manifest.py",
+    "writing/_plan.py",
+    "replay/_builder.py",
+    "replay/_gates.py",
+    "replay/_input.py",
+    "replay/_orchestrator.py",
+    "replay/_order.py",
+)
 #: The roles whose models a receipt's proof depends on.
 GATED_ROLES: Final = ("writer", "detector", "extractor", "judge")
 
@@ -79,6 +107,30 @@ class ModelPin(_Strict):
     binary_version: str | None = None
 
 
+class CodePin(_Strict):
+    """One module of the code a receipt binds, by the sha256 of its source as installed."""
+
+    module: str
+    sha256: str
+
+
+def code_pins(root: Traversable | None = None) -> list[CodePin]:
+    """The sha256 of every module of `CODE_MODULES` under `root` (default: the installed `novelmuse` package)."""
+    base = root if root is not None else resources.files("novelmuse")
+    out = []
+    for module in CODE_MODULES:
+        path = base
+        for part in module.split("/"):
+            path = path / part
+        out.append(CodePin(module=module, sha256=sha256_hex(path.read_bytes())))
+    return out
+
+
+@cache
+def _installed_code() -> list[CodePin]:
+    return code_pins()
+
+
 class SpecPin(_Strict):
     locator: str
     sha256: str
@@ -87,9 +139,10 @@ class SpecPin(_Strict):
 class WriterConfig(_Strict):
     """The writer configuration of a book (see the module doc); `sha256` is over everything else."""
 
-    schema_version: Literal["writer-config-v1"] = WRITER_CONFIG_SCHEMA
+    schema_version: Literal["writer-config-v2"] = WRITER_CONFIG_SCHEMA
     tasks: list[TaskPin]
     models: list[ModelPin]
+    code: list[CodePin]
     arm: Arm
     baseline_arm: Arm
     context: dict[str, str]
@@ -134,6 +187,7 @@ def writer_config(book: Book, *, spec: GateSpec | None = None) -> WriterConfig:
     return WriterConfig(
         tasks=pins,
         models=[_model(book, role) for role in GATED_ROLES],
+        code=_installed_code(),
         arm=spec.gate_b.candidate,
         baseline_arm=spec.gate_b.baseline,
         context=context_versions(),
