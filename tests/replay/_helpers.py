@@ -180,17 +180,23 @@ def issue(
         issuer.issue(gate, gi, bindings)  # type: ignore[arg-type]
 
 
-def sample_gate_book(tmp_path: Path, *, outliner: bool = True) -> Book:
-    """The sample book with a gate signer (its key in the user config) and the scripted provider answering the
-    outliner from script.yaml (empty: any call would fail MODEL_SCRIPT_EXHAUSTED)."""
+OUTLINER_KEY_ENV = "MUSE_TEST_OUTLINER_KEY"
+
+
+def sample_gate_book(tmp_path: Path, *, outliner: str | None = None) -> Book:
+    """The sample book with a gate signer (its key in the user config); with `outliner` (the base URL of an
+    OpenAI-compatible endpoint — a loopback server in the tests), the outliner is a model there, its key read from
+    `OUTLINER_KEY_ENV`; without, only a scripted writer is configured."""
     root = tmp_path / "sanguo"
     shutil.copytree(SAMPLE_BOOK, root)
     public = generate_key(default_key_path())
-    toml = (
-        f'\n[gate]\nsigner = "{public.text}"\n\n[providers.s]\nkind = "scripted"\nscript = "script.yaml"\n\n[roles]\n'
-    )
-    toml += 'outliner = "s:scripted-outliner-1"\n' if outliner else 'writer = "s:scripted-writer-1"\n'
+    toml = f'\n[gate]\nsigner = "{public.text}"\n\n'
+    if outliner is not None:
+        toml += f'[providers.lb]\nkind = "openai"\nbase_url = "{outliner}"\napi_key_env = "{OUTLINER_KEY_ENV}"\n\n'
+        toml += '[roles]\noutliner = "lb:outliner-model-1"\n'
+    else:
+        toml += '[providers.s]\nkind = "scripted"\nscript = "script.yaml"\n\n[roles]\nwriter = "s:scripted-writer-1"\n'
+        (root / "script.yaml").write_text("writer: []\n", encoding="utf-8")
     with (root / "book.toml").open("a", encoding="utf-8") as fh:
         fh.write(toml)
-    (root / "script.yaml").write_text("outliner: []\n", encoding="utf-8")
     return find_book(root)

@@ -284,3 +284,40 @@ def test_a_book_without_a_signer_cannot_be_verified(admitted: Book, store: Store
     (admitted.root / "book.toml").write_text(text.split("\n[gate]")[0] + "\n", encoding="utf-8")
     g = guard(find_book(admitted.root), store)
     assert not g.admitted and g.verified == "not_run" and g.findings[0].code == "GATE_SIGNER_MISSING"
+
+
+def test_receipts_bind_the_code_changing_one_constant_changes_the_writer(gate_book: Book, tmp_path: Path) -> None:
+    """Finding 6: arm C's retrieval constants edited in writing/_arms.py left every receipt valid. The writer
+    configuration now binds the source of the gated modules: a copy of the package with one constant changed is
+    another writer (computed in a subprocess that imports the copy)."""
+    import subprocess
+    import sys
+
+    from novelmuse.replay._writer_config import CODE_MODULES
+
+    assert "writing/_arms.py" in CODE_MODULES and "replay/_gates.py" in CODE_MODULES
+    src = Path(writer_config.__code__.co_filename).parents[2]
+    copy = tmp_path / "src"
+    shutil.copytree(src, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    arms = copy / "novelmuse" / "writing" / "_arms.py"
+    text = arms.read_text(encoding="utf-8")
+    constant = next(line for line in text.splitlines() if line.split("=")[0].strip().isupper() and "=" in line)
+    name, _, value = constant.partition("=")
+    arms.write_text(text.replace(constant, f"{name}= {value.strip()} + 1  # changed", 1), encoding="utf-8")
+    probe = (
+        "import sys, pathlib; from novelmuse.book import find_book; from novelmuse.replay import writer_config_sha256;"
+        "print(writer_config_sha256(find_book(pathlib.Path(sys.argv[1]))))"
+    )
+
+    def config_of(path: Path) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-c", probe, str(gate_book.root)],
+            env={"PYTHONPATH": str(path), "PATH": "/usr/bin:/bin", "MUSE_CONFIG": "/nonexistent/config.toml"},
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    assert config_of(src) == writer_config_sha256(gate_book)
+    assert config_of(copy) != writer_config_sha256(gate_book)

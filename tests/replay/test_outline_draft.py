@@ -1,32 +1,36 @@
 """`muse outline draft N`: the fine-outline agent behind its entry guard, on the sample book (三国演义, chapters 1–10,
-outlines 1, 2 and 11, plan/), with the scripted provider.
+outlines 1, 2 and 11, plan/), its outliner a model behind a loopback OpenAI-compatible endpoint.
 
-The guard runs first (refused → exit 3, no model call, nothing written; dry run exempt and model-free); the
-agent reads only what is known as of N−1; a draft that fails the book's lint is corrected or fails closed; the
-draft lands in outlines/NNNN.yaml only when the chapter has none, is never confirmed, and passes `muse outline
-confirm` as written."""
+The guard runs first (refused → exit 3, no model call, nothing written; dry run exempt and model-free); an outliner
+never probed with its exact id, or the scripted provider, is refused like a missing receipt; the agent reads only
+what is known as of N−1; a draft that fails the book's lint is corrected or fails closed; the draft waits on the
+author's desk, never confirmed by itself; accepting it checks its admitting receipts again."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import functools
 import json
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from novelmuse.book import Book
-from novelmuse.cli import _cmd_outline_draft
-from novelmuse.replay import draft_fine_outline
+from novelmuse.cli import _cmd_desk, _cmd_outline_draft
+from novelmuse.llm import ModelSession
+from novelmuse.replay import draft_fine_outline, outline_admission_problems
 from novelmuse.replay._chain import SIGNATURE_DOMAIN
 from novelmuse.replay._keys import SigningKey
+from novelmuse.roles.common import check_models, expected_echo
 
 from ..editorial.helpers import requests_of
-from ._helpers import Store, issue, sample_gate_book
+from ..llm.loopback import LoopbackServer, Reply
+from ._helpers import OUTLINER_KEY_ENV, Store, clean_doc, issue, sample_gate_book
 
 GOOD: dict[str, Any] = {
     "title": "陶恭祖三让徐州　曹孟德大战吕布",
@@ -67,21 +71,55 @@ BAD: dict[str, Any] = {
 }
 
 
-def script(root: Path, answers: list[dict[str, Any]]) -> None:
-    (root / "script.yaml").write_text(
-        yaml.safe_dump({"outliner": [{"output": a} for a in answers]}, allow_unicode=True), encoding="utf-8"
-    )
+class Outliner:
+    """The endpoint's answers: the probe's echo, then the outline drafts queued by `script` (none left: a 500)."""
 
+    def __init__(self) -> None:
+        self.answers: list[dict[str, Any]] = []
 
-def admit(book: Book, store: Store) -> None:
-    """Passed Gate A (seq 2) and Gate B (seq 4) receipts of the book's writer now, their runs in `store`."""
-    issue(book, "A", store)
-    issue(book, "B", store)
+    def __call__(self, request: Any) -> Reply:
+        if "models_check" in json.dumps(request):
+            return Reply(content={"ok": True, "echo": expected_echo("outliner")})
+        return Reply(content=self.answers.pop(0)) if self.answers else Reply(status=500)
 
 
 @pytest.fixture
-def book(tmp_path: Path, user_config: Path) -> Book:
-    return sample_gate_book(tmp_path)
+def outliner() -> Outliner:
+    return Outliner()
+
+
+@pytest.fixture
+def server(outliner: Outliner) -> Iterator[LoopbackServer]:
+    with LoopbackServer("openai", responder=outliner) as srv:
+        yield srv
+
+
+def script(outliner: Outliner, answers: list[dict[str, Any]]) -> None:
+    outliner.answers[:] = answers
+
+
+def probe(book: Book) -> None:
+    """`muse models check`: the outliner probed with its exact id (one receipt)."""
+
+    async def run() -> None:
+        async with ModelSession.open(book, "models-check") as session:
+            await check_models(book, session)
+
+    asyncio.run(run())
+
+
+def admit(book: Book, store: Store) -> None:
+    """Passed Gate A (seq 2) and Gate B (seq 4) receipts of the book's writer now, their runs in `store`, and the
+    outliner probed."""
+    issue(book, "A", store)
+    issue(book, "B", store)
+    probe(book)
+
+
+@pytest.fixture
+def book(tmp_path: Path, user_config: Path, server: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> Book:
+    monkeypatch.setenv(OUTLINER_KEY_ENV, "sk-outliner-test-key")
+    return sample_gate_book(tmp_path, outliner=server.base_url)
 
 
 @pytest.fixture
@@ -97,13 +135,23 @@ def cli(muse, user_config: Path, monkeypatch: pytest.MonkeyPatch, store: Store):
     monkeypatch.setattr(
         _cmd_outline_draft, "draft_fine_outline", functools.partial(draft_fine_outline, gate_inputs=store.rebuild)
     )
+    monkeypatch.setattr(
+        _cmd_desk,
+        "outline_admission_problems",
+        functools.partial(outline_admission_problems, gate_inputs=store.rebuild),
+    )
     return muse
 
 
 def receipts(book: Book) -> int:
+    """The outliner's drafting calls (the probe's is not counted)."""
     conn = sqlite3.connect(book.root / ".muse" / "muse.db")
     try:
-        return int(conn.execute("SELECT count(*) FROM receipts").fetchone()[0])
+        return int(
+            conn.execute(
+                "SELECT count(*) FROM receipts JOIN runs ON runs.id = receipts.run_id WHERE runs.kind != 'models-check'"
+            ).fetchone()[0]
+        )
     except sqlite3.OperationalError:
         return 0
     finally:
@@ -163,12 +211,35 @@ def test_a_real_run_without_receipts_is_refused_naming_what_is_missing(cli, book
     assert [(f["code"], f["gate"]) for f in doc["guard"]["findings"]] == [
         ("GUARD_NO_RECEIPT", "A"),
         ("GUARD_NO_RECEIPT", "B"),
+        ("GUARD_OUTLINER_UNPROBED", None),
     ]
+    assert "muse models check" in doc["guard"]["findings"][2]["what"]
     assert doc["guard"]["writer_config_sha256"] in doc["guard"]["findings"][1]["what"]
     assert receipts(book) == 0 and not (book.root / "outlines" / "0012.yaml").exists()
     human = cli("outline", "draft", "12", "--book", book.root)
     assert human.exit_code == 3 and human.stderr.startswith("error[FINE_OUTLINE_GUARD]")
     assert "Gate A" in human.stderr and "Gate B" in human.stderr
+
+
+def test_receipts_without_a_probed_outliner_or_with_the_scripted_provider_are_refused(  # type: ignore[no-untyped-def]
+    cli, book: Book, store: Store, server: LoopbackServer
+) -> None:
+    issue(book, "A", store)
+    issue(book, "B", store)
+    r = cli("outline", "draft", "12", "--json", "--book", book.root)
+    assert r.exit_code == 3 and [f["code"] for f in _doc(r)["guard"]["findings"]] == ["GUARD_OUTLINER_UNPROBED"]
+    assert server.count == 0  # refused before any call
+    toml = book.root / "book.toml"
+    toml.write_text(
+        toml.read_text(encoding="utf-8").replace('outliner = "lb:outliner-model-1"', 'outliner = "s:canned-1"')
+        + '\n[providers.s]\nkind = "scripted"\nscript = "script.yaml"\n',
+        encoding="utf-8",
+    )
+    (book.root / "script.yaml").write_text("outliner: []\n", encoding="utf-8")
+    scripted = cli("outline", "draft", "12", "--json", "--book", book.root)
+    assert scripted.exit_code == 3
+    (finding,) = _doc(scripted)["guard"]["findings"]
+    assert finding["code"] == "GUARD_OUTLINER_UNPROBED" and "scripted provider" in finding["what"]
 
 
 def test_the_shipped_command_rebuilds_gate_inputs_from_the_store_so_hand_issued_receipts_never_admit(  # type: ignore[no-untyped-def]
@@ -228,9 +299,11 @@ def test_tampering_is_refused_naming_the_seq_while_a_dry_run_still_works(  # typ
     assert receipts(book) == 0 and not (book.root / "outlines" / "0012.yaml").exists()  # no model was called
 
 
-def test_an_admitted_run_corrects_lint_errors_and_writes_an_unconfirmed_draft(cli, book: Book, store: Store) -> None:  # type: ignore[no-untyped-def]
+def test_an_admitted_run_corrects_lint_errors_and_writes_an_unconfirmed_draft(  # type: ignore[no-untyped-def]
+    cli, book: Book, store: Store, outliner: Outliner
+) -> None:  # type: ignore[no-untyped-def]
     admit(book, store)
-    script(book.root, [BAD, GOOD])
+    script(outliner, [BAD, GOOD])
     r = cli("outline", "draft", "12", "--json", "--book", book.root)
     assert r.exit_code == 0, r.stderr
     doc = _doc(r)
@@ -240,7 +313,7 @@ def test_an_admitted_run_corrects_lint_errors_and_writes_an_unconfirmed_draft(cl
     assert not (book.root / "outlines" / "0012.yaml").exists()  # a shadow draft until the author accepts it
     assert draft["admission"]["receipts"] == {"A": 2, "B": 4}
     # the correction named every lint error of the first answer
-    correction = requests_of(book.root, "outliner")[1][-1]["content"]
+    correction = requests_of(book.root, "outliner")[-1][-1]["content"]  # the last of the two drafting calls
     for code in ("OUTLINE_UNKNOWN_ENTITY", "FORESHADOW_UNKNOWN", "FORESHADOW_PLANT_CAP", "CONTRACT_UNKNOWN_BASIS"):
         assert code in correction, code
     text = (book.root / draft["written_to"]).read_text(encoding="utf-8")
@@ -252,21 +325,22 @@ def test_an_admitted_run_corrects_lint_errors_and_writes_an_unconfirmed_draft(cl
     assert context.exit_code == 2 and "OUTLINE_NOT_FOUND" in context.stderr  # never used before it is accepted
     accept = cli("drafts", "accept", draft["short"], "--json", "--book", book.root)
     assert accept.exit_code == 0, accept.stderr  # the draft passes the book's own lint as written, and is confirmed
-    assert [c["step"] for c in json.loads(accept.stdout)["preflight"]] == ["file", "lint"]
+    steps = {c["step"]: c for c in json.loads(accept.stdout)["preflight"]}
+    assert list(steps) == ["file", "admission", "lint"] and steps["admission"]["status"] == "passed"
     show = json.loads(cli("outline", "show", "12", "--json", "--book", book.root).stdout)
     assert show["confirmation"]["state"] == "confirmed" and show["version"] == 2
     assert show["confirmation"]["current_sha256"] == draft["file_sha256"]
     assert show["constraint_ids"][:4] == ["E1", "R1", "E2", "R2"] and "F-resolve:F-xuzhou" in show["constraint_ids"]
 
 
-def test_an_authors_outline_is_never_overwritten(cli, book: Book, store: Store) -> None:  # type: ignore[no-untyped-def]
+def test_an_authors_outline_is_never_overwritten(cli, book: Book, store: Store, outliner: Outliner) -> None:  # type: ignore[no-untyped-def]
     admit(book, store)
     before = (book.root / "outlines" / "0011.yaml").read_bytes()
     answer = {**GOOD, "foreshadows": [], "title": "刘皇叔北海救孔融", "hook": "吕布袭取兖州"}
     answer["hard_events"] = [{"text": "太史慈突围求救", "result": "刘备发兵北海", "basis": ["P3"]}]
     answer["new_settings"] = [{"kind": "entity", "text": "太史慈登场", "entities": ["太史慈"]}]
     answer["entities"] = ["刘备", "太史慈"]
-    script(book.root, [answer])
+    script(outliner, [answer])
     r = cli("outline", "draft", "11", "--book", book.root)
     assert r.exit_code == 0, r.stderr
     assert (book.root / "outlines" / "0011.yaml").read_bytes() == before
@@ -279,18 +353,39 @@ def test_an_authors_outline_is_never_overwritten(cli, book: Book, store: Store) 
     assert (book.root / "outlines" / "0011.yaml").read_bytes() == before
 
 
-def test_a_draft_that_stays_wrong_fails_closed_and_writes_nothing(cli, book: Book, store: Store) -> None:  # type: ignore[no-untyped-def]
+def test_a_draft_that_stays_wrong_fails_closed_and_writes_nothing(  # type: ignore[no-untyped-def]
+    cli, book: Book, store: Store, outliner: Outliner
+) -> None:
     admit(book, store)
-    script(book.root, [BAD, BAD, BAD])
+    script(outliner, [BAD, BAD, BAD])
     r = cli("outline", "draft", "12", "--book", book.root)
     assert r.exit_code == 3 and r.stderr.startswith("error[")
     assert not (book.root / "outlines" / "0012.yaml").exists() and receipts(book) == 3
 
 
 def test_without_an_outliner_model_the_draft_is_skipped(cli, tmp_path: Path, user_config: Path, store: Store) -> None:  # type: ignore[no-untyped-def]
-    book = sample_gate_book(tmp_path, outliner=False)
-    admit(book, store)
+    book = sample_gate_book(tmp_path)
+    issue(book, "A", store)
+    issue(book, "B", store)
     r = cli("outline", "draft", "12", "--json", "--book", book.root)
     doc = _doc(r)
     assert doc["status"] == "skipped" and doc["ok"] is False and "outliner" in doc["draft"]["reason"]
     assert receipts(book) == 0 and not (book.root / "outlines" / "0012.yaml").exists()
+
+
+def test_a_draft_whose_admission_was_revoked_since_is_not_accepted(  # type: ignore[no-untyped-def]
+    cli, book: Book, store: Store, outliner: Outliner
+) -> None:
+    """A failed Gate B evaluated after the draft was made revokes the pass that admitted it: accepting the draft
+    checks its admitting receipts again and refuses, writing nothing."""
+    admit(book, store)
+    script(outliner, [GOOD])
+    r = cli("outline", "draft", "12", "--json", "--book", book.root)
+    assert r.exit_code == 0, r.stderr
+    short = _doc(r)["draft"]["short"]
+    issue(book, "B", store, doc=clean_doc(), run="RUN2")  # the same writer, evaluated again: no improvement
+    accept = cli("drafts", "accept", short, "--json", "--book", book.root)
+    assert accept.exit_code == 1, accept.stdout
+    steps = {c["step"]: c for c in json.loads(accept.stdout)["preflight"]}
+    assert steps["admission"]["status"] == "failed" and "GUARD_LATEST_FAILED" in steps["admission"]["detail"]
+    assert not (book.root / "outlines" / "0012.yaml").exists()

@@ -68,7 +68,7 @@ def test_arm_forces_either_and_says_what_promotion_would_do(gate_book: Book, sto
 
 @pytest.fixture
 def sample(tmp_path: Path, user_config: Path, muse) -> Book:  # type: ignore[no-untyped-def]
-    book = sample_gate_book(tmp_path, outliner=False)
+    book = sample_gate_book(tmp_path)
     assert muse("outline", "confirm", "11", "--book", book.root).exit_code == 0
     return book
 

@@ -17,6 +17,7 @@ from typer._click import Context  # the Click that Typer vendors
 from ..book import read_user_file
 from ..errors import InputError, Outcome
 from ..limits import MAX_CHAPTER_NUMBER
+from ..replay import outline_admission_problems
 from ..reports import (
     accept_note,
     accept_outcome,
@@ -161,13 +162,15 @@ def drafts_accept(
         without_gate=without_gate, accept_changed_memory=accept_changed_memory, replace_author_text=replace_author_text
     )
 
+    admission = outline_admission_problems  # a drafted outline's admitting receipts are checked again
+
     def bill(got: Any) -> None:
         say_before(bill_lines("accept", got), json_out=json_out)
 
     if any(b.config.role_target(role) for role in ("judge", "detector")):
-        doc = in_session(b, "accept", lambda s: accept_draft(b, s, draft, options, on_bill=bill))
+        doc = in_session(b, "accept", lambda s: accept_draft(b, s, draft, options, on_bill=bill, admission=admission))
     else:  # no model could be called: no model session (nor the model layer) is needed
-        doc = asyncio.run(accept_draft(b, None, draft, options))
+        doc = asyncio.run(accept_draft(b, None, draft, options, admission=admission))
     outcome = accept_outcome(doc)
     if json_out:
         emit_json(doc, outcome)

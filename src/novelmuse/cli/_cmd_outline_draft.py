@@ -23,9 +23,10 @@ def outline_draft(
 ) -> None:
     """Draft chapter N's fine outline (细纲智能体) from plan/ and the story memory as of N−1.
 
-    A real run needs verified, passed Gate A and Gate B receipts for the current writer configuration (exit 3
-    naming what is missing). The draft goes to outlines/NNNN.yaml only when the chapter has none (else to
-    .muse/drafts/outlines/) and is never confirmed: review it, then `muse outline confirm N`."""
+    A real run needs verified, passed Gate A and Gate B receipts for the current writer configuration — the latest
+    evaluation of each, from one replay run, on real probed models — and a probed outliner (exit 3 naming what is
+    missing). The draft waits on the author's desk (`muse drafts`), never in outlines/ by itself: accept it (its
+    admitting receipts are checked again, then lint, then it is confirmed), revise it or reject it."""
     b = open_book(book)
     if dry_run:
         doc = outline_draft_dry_run(b, chapter)

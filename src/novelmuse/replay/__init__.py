@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     from ._keys import PublicKey, SigningKey, default_key_path, generate_key, key_path, load_signing_key
     from ._orchestrator import DryRunDoc, Event, Progress, RunDoc, replay_dry_run, run_doc, run_replay
     from ._order import ItemOrder, OrderPlan, make_order_plan, position_counts, verify_order_plan
-    from ._outline_stage import OutlineStageDoc, draft_fine_outline, outline_draft_dry_run
+    from ._outline_stage import OutlineStageDoc, draft_fine_outline, outline_admission_problems, outline_draft_dry_run
     from ._promotion import ArmChoice, promoted_arm
     from ._receipt import (
         ArtefactKind,
@@ -166,6 +166,7 @@ __all__ = [
     "load_signing_key",
     "make_order_plan",
     "new_character_bucket",
+    "outline_admission_problems",
     "outline_draft_dry_run",
     "parse_gate_input",
     "position_counts",

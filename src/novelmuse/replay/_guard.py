@@ -6,11 +6,13 @@ its gates, and the guard is what proves it. A real run is admitted only when all
 1. the whole journal verifies (`verify_journal`, deep: every line's hash, seq and link, the covering
    signature, every receipt's report, every report recomputed from its gate input, every bound artefact
    re-hashed) — any problem is named by its seq;
-2. for the book's writer configuration *now* (`writer_config`), the **latest evaluation** of Gate A and of Gate B
+2. the stage's own model, the outliner, is a real model probed with its exact id (`muse models check`) — never
+   the scripted provider;
+3. for the book's writer configuration *now* (`writer_config`), the **latest evaluation** of Gate A and of Gate B
    — passed or failed — passed, on real probed models, with its receipt, and both from **one replay run**: a failed
    evaluation after a pass revokes it until a later pass (no shopping for the pass among reruns), and a receipt
    earned by another writer (an older prompt or code, another model, gate spec or budget) does not count;
-3. every gate input is **rebuilt from the store**, never read from a file: the guard's artefact reader
+4. every gate input is **rebuilt from the store**, never read from a file: the guard's artefact reader
    (`store_reader`) serves a bound ``gate_input`` only through a `GateInputRebuilder` — the replay
    orchestrator's GateInputBuilder, which rebuilds it from the run's manifests, receipts and strict reports —
    so a hand-written or self-computed gate-input.json never re-hashes, even when someone with the signing key
@@ -154,8 +156,33 @@ def _receipt_findings(
 
 def check_fine_outline_entry(book: Book, *, gate_inputs: GateInputRebuilder | None = None) -> EntryGuard:
     """The guard's verdict (see the module doc): verify the whole journal through `store_reader(book,
-    gate_inputs)` and look for passed Gate A and Gate B receipts of the current writer configuration."""
-    return receipt_verdict(book, "fine_outline", _GATES, gate_inputs)
+    gate_inputs)` and look for passed Gate A and Gate B receipts of the current writer configuration; the outliner
+    the stage would call must be a real model, probed with its exact id."""
+    verdict = receipt_verdict(book, "fine_outline", _GATES, gate_inputs)
+    problem = outliner_problem(book)
+    if problem is None:
+        return verdict
+    finding = GuardFinding(code="GUARD_OUTLINER_UNPROBED", what=problem)
+    return verdict.model_copy(update={"admitted": False, "findings": [*verdict.findings, finding]})
+
+
+def outliner_problem(book: Book) -> str | None:
+    """Why the fine-outline stage's own model may not be called (the scripted provider, or never probed with its
+    exact model id by `muse models check`); None when it may (or when no outliner is configured: nothing is called)."""
+    from ._orchestrator import probed  # the orchestrator's probe bookkeeping (imported here: it loads the writer)
+
+    target = book.config.role_target("outliner")
+    if target is None:
+        return None
+    kind = book.config.providers[target[0]].kind
+    if kind == "scripted":
+        return f"the outliner ({target[0]}:{target[1]}) is the scripted provider: canned answers, not a model"
+    if not probed(book, "outliner", kind, target[1]):
+        return (
+            f"the outliner ({kind}:{target[1]}) was never probed with its exact id: run `muse models check` before its "
+            "first real call"
+        )
+    return None
 
 
 def receipt_verdict(

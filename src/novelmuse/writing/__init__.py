@@ -2,7 +2,8 @@
 WriterContext and its manifest, the A/B/C arms of replay.
 
 - `confirm_outline`, `require_confirmed`, `lint_outlines`, `show_outline`: 已确认细纲.
-- `prepare_draft`, `draft_outline`, `draft_dry_run`: the fine-outline agent's drafts (细纲智能体), never confirmed.
+- `prepare_draft`, `outline_draft_call`, `store_outline_draft_answer`, `draft_dry_run`: the fine-outline agent's
+  drafts (细纲智能体) — called only by the replay stage behind its entry guard — never confirmed by themselves.
 - `build_context(book, N, arm=…)` → `ContextBuild` (WriterContext, Manifest, messages, plan); no model call.
 - `save_build` / `verify_context`: the content-addressed manifest under ``.muse/manifests/`` and in the store.
 - `ensure_same_frame`: arms A and C may differ only in their selected raw text (ARM_CONTEXT_DIVERGED).
@@ -57,15 +58,18 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     from ._loop import repair_items, require_tool_less, write_bill, write_chapter
     from ._manifest import ARMS, MANIFEST_SCHEMA_VERSION, Arm, ArmChoiceRef, EvidenceRef, Manifest
     from ._outline_draft import (
+        ADMISSION_LINE,
         Admission,
         DraftInputs,
         Material,
         OutlineDraftDoc,
         PreparedDraft,
         draft_dry_run,
-        draft_outline,
         draft_yaml,
+        outline_draft_call,
         prepare_draft,
+        skipped_draft,
+        store_outline_draft_answer,
     )
     from ._outlines import (
         Confirmation,
@@ -108,6 +112,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
 __getattr__ = lazy_getattr(__name__, __file__)
 
 __all__ = [
+    "ADMISSION_LINE",
     "ARMS",
     "EVIDENCE_SCHEMA_VERSION",
     "MANIFEST_SCHEMA_VERSION",
@@ -188,7 +193,6 @@ __all__ = [
     "context_versions",
     "diff_draft",
     "draft_dry_run",
-    "draft_outline",
     "draft_yaml",
     "drafts_dir",
     "drafts_stats",
@@ -209,6 +213,7 @@ __all__ = [
     "lint_outlines",
     "list_drafts",
     "manifests_dir",
+    "outline_draft_call",
     "plan_chapter",
     "prefix_within",
     "prepare_draft",
@@ -224,6 +229,8 @@ __all__ = [
     "short_id",
     "show_draft",
     "show_outline",
+    "skipped_draft",
+    "store_outline_draft_answer",
     "verify_context",
     "vocabulary",
     "write_and_accept",

@@ -11,7 +11,9 @@ The preflight, in this order (the paid step last, and only when everything befor
 3. **detector** — the detector gate passed on exactly this text (its report binds the text's sha256). An author's
    revision passed the detector's deterministic part when it was made; the semantic detector runs on it now when
    a detector model is configured, else the decision records that it did not.
-4. **rules** — the hard rules (forbidden phrases, the chapter length) hold on the text; for an outline, its lint.
+4. **rules** — the hard rules (forbidden phrases, the chapter length) hold on the text; for an outline, its lint,
+   and first its **admission**: a drafted outline's header names the Gate A/B receipts that admitted the run that
+   drafted it, re-verified now (a pass revoked since, or earned by another writer configuration, refuses it).
 5. **quality gate** — the gate `muse review` runs (blind judges against the chapter's evidence): passed, or the
    accept is refused (failed: exit 1; failed closed: exit 3). No judge model: not evaluated, exit 4, nothing is
    written — unless `--without-gate`, which the decision records.
@@ -61,6 +63,7 @@ from ._drafts import DraftDoc, heading_for, store_report
 from ._evidence import answer_requests
 from ._gate import gate_for
 from ._manifest import Manifest
+from ._outline_draft import ADMISSION_LINE
 from ._outlines import confirm_outline, read_outline
 from ._store import _diff
 
@@ -280,6 +283,22 @@ def accept_bill(book: Book, session: ModelSession, token: str) -> Bill:
     return total_bill(parts)
 
 
+def _admission_step(book: Book, text: str, admission: Callable[[Book, str], list[str]] | None) -> StepOutcome:
+    """An outline the fine-outline stage drafted names the receipts that admitted its run (its ``准入`` header line):
+    they are re-verified now (`admission`, the stage's check), so a draft made before a failed evaluation revoked
+    the pass, or under another writer configuration, is not confirmed. Fails closed when no check is given."""
+    if ADMISSION_LINE not in text:
+        return StepOutcome.passed("admission", "no admission claimed (the author's outline)")
+    if admission is None:
+        return StepOutcome.error(
+            "admission", "ADMISSION_UNVERIFIED", "the draft's admitting receipts cannot be checked here"
+        )
+    problems = admission(book, text)
+    if problems:
+        return StepOutcome.failed("admission", "; ".join(problems[:5]))
+    return StepOutcome.passed("admission", "the admitting receipts verify")
+
+
 async def accept_draft(
     book: Book,
     session: ModelSession | None,
@@ -289,6 +308,7 @@ async def accept_draft(
     mode: DecisionMode = "manual",
     command: str | None = None,
     on_bill: Callable[[Bill], None] | None = None,
+    admission: Callable[[Book, str], list[str]] | None = None,
 ) -> AcceptDoc:
     """Run accept_preflight on the draft and, when it holds, confirm it into the book (see the module docstring).
     The returned document says how it ended: accepted, refused (a check failed: exit 1), not_evaluated (the gate
@@ -318,6 +338,7 @@ async def accept_draft(
     step, now = _file_check(book, loaded, options)
     pre.add(step, "replace_author_text", options.replace_author_text)
     if d.kind == "outline":
+        pre.add(_admission_step(book, loaded.text, admission))
         pre.steps += lint_steps(lint_outline_text(book, d.chapter, loaded.text))
     else:
         if d.kind == "chapter":

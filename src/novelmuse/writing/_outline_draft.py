@@ -20,7 +20,8 @@ draft with an unknown entity, a fourth plant or a resolve of a foreshadow that i
 kept as a version-2 outline with the provenance in its header, as a shadow draft on the author's desk
 (``.muse/drafts/outlines/NNNN-<sha12>.yaml`` and an ``outline_drafts`` row): ``outlines/`` is written only when
 the author accepts it (`muse drafts accept`: lint clean, then confirmed), revises it or rejects it. A real run
-needs an `Admission` — the fine-outline entry guard's receipts.
+is made by the fine-outline stage (replay) behind its entry guard, whose `Admission` the draft's header records:
+nothing here calls the outliner, so no path skips the guard.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import json
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel
 
@@ -46,7 +47,7 @@ from ..book import (
     read_chapter_file,
 )
 from ..errors import FailedClosed, InputError
-from ..llm import ModelSession
+from ..llm import StructuredResult, TaskCall
 from ..memory import Card, CardSet, MemoryState, MentionMatcher, load_cards, mention_names, previous_ending, replay
 from ..roles.outliner import DRAFT, DraftRequest, OutlineDraft
 from ..text import chapter_label, count_chars, heading_unit, sha256_hex, sha256_json
@@ -62,12 +63,21 @@ _ROLE_WORDS = {"general": "总纲", "current": "本章", "next": "之后"}
 _TYPE_WORDS = {"character": "人物", "place": "地点", "item": "物品", "faction": "势力", "concept": "概念"}
 
 
+ADMISSION_LINE: Final = "# 准入："  # how a drafted outline's header starts the line naming its admitting receipts
+
+
 @dataclass(frozen=True)
 class Admission:
-    """What admitted a real run: the entry guard's receipts (gate → journal seq) for a writer configuration."""
+    """What admitted a real run: the entry guard's receipts (gate → journal seq) for a writer configuration, and the
+    probed outliner model that makes the call (``kind:model``)."""
 
     writer_config_sha256: str
     receipts: dict[str, int]
+    outliner: str = ""
+
+    def record(self) -> dict[str, Any]:
+        """As the draft document records it."""
+        return {"writer_config_sha256": self.writer_config_sha256, "receipts": self.receipts, "outliner": self.outliner}
 
 
 class Material(BaseModel):
@@ -382,36 +392,47 @@ def _header(chapter: int, prepared: PreparedDraft, admission: Admission, run_id:
     files = sorted({(m.where.split(":")[0], m.sha256[:12]) for m in inputs.materials if m.kind != "previous"})
     head = [
         f"{chapter_label(prepared.unit, chapter)}细纲草稿 — 细纲智能体（muse outline draft {chapter}）生成，尚未确认。",
-        f"请审阅、修改，然后运行 `muse outline confirm {chapter}`；确认前写手不会使用它。",
+        "这是作者案头的草稿：`muse drafts show` 审阅，`muse drafts accept` 接受（检查通过后确认），"
+        "`muse drafts revise` 改后接受，`muse drafts reject` 退回；接受前写手不会使用它。",
         "依据：" + ("，".join(f"{f}（sha256 {s}…）" for f, s in files) or "无"),
         f"记忆：截至{chapter_label(prepared.unit, inputs.as_of)}；运行 {run_id}",
-        "准入："
+        ADMISSION_LINE.removeprefix("# ")
         + "，".join(f"Gate {g} 回执 seq {s}" for g, s in sorted(admission.receipts.items()))
-        + f"（写手配置 {admission.writer_config_sha256[:12]}…）",
+        + f"（写手配置 {admission.writer_config_sha256[:12]}…；细纲模型 {admission.outliner or '无'}）",
     ]
     return head
 
 
-async def draft_outline(book: Book, session: ModelSession, chapter: int, admission: Admission) -> OutlineDraftDoc:
-    """Draft the fine outline of `chapter` (see the module doc): prepare, call the outliner (skipped when no model
-    is configured for it), write the file, report. Raises ModelCallFailed when the call fails closed."""
-    prepared = prepare_draft(book, chapter)
+def skipped_draft(prepared: PreparedDraft, admission: Admission) -> OutlineDraftDoc:
+    """The draft document when no model is configured for the outliner: skipped, nothing called."""
     digest, _ = _messages_sha256(prepared)
-    admitted = {"writer_config_sha256": admission.writer_config_sha256, "receipts": admission.receipts}
-    if not session.is_configured(DRAFT.role):
-        return OutlineDraftDoc(
-            chapter=chapter,
-            status="skipped",
-            reason=f"no model configured for role {DRAFT.role}",
-            inputs=prepared.inputs,
-            messages_sha256=digest,
-            admission=admitted,
-        )
-    result = await session.call(DRAFT.render(prepared.request))
+    return OutlineDraftDoc(
+        chapter=prepared.chapter,
+        status="skipped",
+        reason=f"no model configured for role {DRAFT.role}",
+        inputs=prepared.inputs,
+        messages_sha256=digest,
+        admission=admission.record(),
+    )
+
+
+def outline_draft_call(prepared: PreparedDraft) -> TaskCall[OutlineDraft]:
+    """The outliner's call for a prepared draft (the caller — the fine-outline stage, behind its entry guard — makes
+    it; nothing in this package calls the outliner)."""
+    return DRAFT.render(prepared.request)
+
+
+def store_outline_draft_answer(
+    book: Book, prepared: PreparedDraft, result: StructuredResult[OutlineDraft], admission: Admission, run_id: str
+) -> OutlineDraftDoc:
+    """Keep the outliner's answer as a shadow draft on the author's desk (see the module doc): its YAML with the
+    provenance (plan files, memory, run, the admitting receipts and outliner model) in its header."""
+    chapter = prepared.chapter
+    digest, _ = _messages_sha256(prepared)
     draft: OutlineDraft = result.value
     outline = draft.to_outline(chapter)
     basis = {f"E{i + 1}": list(e.basis) for i, e in enumerate(draft.hard_events)}
-    header = _header(chapter, prepared, admission, session.run_id)
+    header = _header(chapter, prepared, admission, run_id)
     if draft.notes:
         header += ["给作者的说明：", *(f"  - {n}" for n in draft.notes)]
     text = draft_yaml(outline, header, basis)
@@ -429,7 +450,7 @@ async def draft_outline(book: Book, session: ModelSession, chapter: int, admissi
         for p in lint_draft(book, outline, cards=prepared.cards, outlines=prepared.outlines, chapter_shas=prepared.shas)
         if p.severity == "warning"
     ]
-    draft_id = store_outline_draft(book, chapter, text, run_id=session.run_id, call_id=result.call_id)
+    draft_id = store_outline_draft(book, chapter, text, run_id=run_id, call_id=result.call_id)
     author = outline_paths(book).get(chapter)
     return OutlineDraftDoc(
         chapter=chapter,
@@ -445,8 +466,8 @@ async def draft_outline(book: Book, session: ModelSession, chapter: int, admissi
         basis=basis,
         notes=list(draft.notes),
         warnings=warnings,
-        admission=admitted,
-        run_id=session.run_id,
+        admission=admission.record(),
+        run_id=run_id,
         call_id=result.call_id,
         receipts=[r.id for r in result.receipts],
         attempts=result.attempts,
