@@ -131,6 +131,27 @@ def test_a_leaking_input_is_refused_before_any_request(make_panel: Callable[...,
     assert not (panel.book.vault_dir / "raw").exists() or not any((panel.book.vault_dir / "raw").rglob("*"))
 
 
+@pytest.mark.parametrize("before", ["\n", "\t", "\r\n", "“", '"'])
+@pytest.mark.parametrize(
+    "token", [("card_ids", "guan-yu"), ("secrets", "run-7f3a9c"), ("secrets", "seed1234"), ("strategy_names", "cards")]
+)
+def test_an_ascii_token_after_a_line_break_tab_or_quote_is_found_where_json_would_hide_it(
+    make_panel: Callable[..., Panel], before: str, token: tuple[str, str]
+) -> None:
+    """In the encoded message a line break is the two characters `\\n`: a whole-word match there sees `nguan-yu`.
+    The guard checks every field decoded, as the judge reads it."""
+    kind, value = token
+    text = corpus_candidates(1)[0].text + before + value + " 引兵来迎。"
+    assert LeakGuard(**{kind: [value]}).findings(text)  # type: ignore[arg-type]
+    if before.isspace():  # the escapes JSON writes as a backslash and a letter
+        assert not LeakGuard(**{kind: [value]}).findings(json.dumps(text, ensure_ascii=False))  # type: ignore[arg-type]
+    panel = make_panel([Candidate("A", text)], [[output(scores_by_id({}))], [output(scores_by_id({}))]])
+    with pytest.raises(FailedClosed) as exc:
+        run(panel, guard=LeakGuard(**{kind: [value]}))  # type: ignore[arg-type]
+    assert exc.value.code == "JUDGE_INPUT_LEAK" and value not in exc.value.what
+    assert panel.book.db.execute("SELECT count(*) FROM receipts").fetchone()[0] == 0
+
+
 def _bad_quote(kind: str) -> Callable[[BlindInput], dict[str, Any]]:
     def make(blind: BlindInput) -> dict[str, Any]:
         report = good_report(blind)

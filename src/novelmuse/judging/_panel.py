@@ -121,19 +121,42 @@ def session_judge(session: ModelSession, rubric: Rubric, guard: LeakGuard | None
 def check_item_leaks(item: BlindItem, guard: LeakGuard) -> None:
     """Leak-check every input any judge of this item could see (all three orders); raises JUDGE_INPUT_LEAK.
 
-    Two checks: every registered hidden token anywhere in the messages; and the arm labels — replay's A/B/C, the
+    Two checks: every registered hidden token anywhere in what a judge reads; and the arm labels — replay's A/B/C, the
     item's own arms and the caller's labels — in every judge-visible field other than the candidate text (seed
-    000: 报告在去盲前只保留随机候选 ID，禁止出现 A/B/C), where a letter can be an ordinary word of the candidate."""
+    000: 报告在去盲前只保留随机候选 ID，禁止出现 A/B/C), where a letter can be an ordinary word of the candidate.
+    Each check runs on the decoded text of every field (where a token at the start of a line, after a tab or a
+    quote stands as the judge reads it) and on the encoded messages as a second net: in JSON a line break is the
+    two characters ``\\n``, whose ``n`` would hide an ASCII token after it from a whole-word match."""
     where = f"blind input of {item.blind.itemRef}"
-    texts: list[str] = []
+    texts = field_texts(item.blind)
     for order in panel_orders(item.blind.candidate_ids).values():
         texts += [m.content for m in judge_call(item.blind.in_order(order)).messages]
     guard.check(texts, where)
     labels = LeakGuard(arm_names=[*REPLAY_ARMS, *item.arms, *guard.arm_names])
+    outside = item.blind.outside_candidates()
     labels.check(
-        [m.content for m in judge_call(item.blind.outside_candidates()).messages],
+        [*field_texts(outside), *(m.content for m in judge_call(outside).messages)],
         f"{where} (outside the candidate texts)",
     )
+
+
+def field_texts(blind: BlindInput) -> list[str]:
+    """Every string a judge reads in `blind`, decoded: each field's value as it is, not as JSON encodes it."""
+    found: list[str] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, str):
+            if value:
+                found.append(value)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(blind.model_dump(mode="json"))
+    return found
 
 
 def panel_verdict(given: Sequence[str]) -> Literal["pass", "fail", "unknown", "split"]:
