@@ -319,7 +319,8 @@ def test_a_pinned_claude_cli_role_passes_through_the_isolated_process(
     fake.control(responses=[{"output": {"ok": True, "echo": "muse-judge"}}])
     toml = (
         f'[providers.cli]\nkind = "claude-cli"\npath = "{fake.path}"\nsha256 = "{fake.sha256}"\n'
-        'version = "2.1.211"\napi_key_env = "MUSE_TEST_CLI_KEY"\n[roles]\njudge = "cli:claude-test-model-2"\n'
+        'version = "2.1.211"\napi_key_env = "MUSE_TEST_CLI_KEY"\nallow_unsandboxed = true\n'
+        '[roles]\njudge = "cli:claude-test-model-2"\n'
     )
     r = muse("models", "check", "--book", make_book(tmp_path / "b", toml), "--json")
     assert r.exit_code == 0, r.stdout + r.stderr
@@ -343,7 +344,8 @@ def test_a_claude_cli_key_variable_that_is_unset_is_a_config_error(
     fake = install_fake(tmp_path / "bin")
     toml = (
         f'[providers.cli]\nkind = "claude-cli"\npath = "{fake.path}"\nsha256 = "{fake.sha256}"\n'
-        'version = "2.1.211"\napi_key_env = "MUSE_TEST_CLI_KEY"\n[roles]\njudge = "cli:claude-test-model-2"\n'
+        'version = "2.1.211"\napi_key_env = "MUSE_TEST_CLI_KEY"\nallow_unsandboxed = true\n'
+        '[roles]\njudge = "cli:claude-test-model-2"\n'
     )
     r = muse("models", "check", "--book", make_book(tmp_path / "b", toml), "--json")
     assert r.exit_code == 2

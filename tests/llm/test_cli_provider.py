@@ -79,6 +79,7 @@ class FakeCli:
             "version": "2.1.211",
             "api_key_env": "MUSE_TEST_CLI_KEY",
             "timeout_s": 30,
+            "allow_unsandboxed": True,  # these tests run as on a machine without a sandbox (see `no_sandbox`)
         }
         fields.update(overrides)
         return ClaudeCliProviderConfig.model_validate(fields)
@@ -443,28 +444,27 @@ def test_a_cli_that_never_reads_a_large_prompt_does_not_deadlock(fake: FakeCli) 
 # ── the sandbox ─────────────────────────────────────────────────────────────────────────────────
 
 
-def test_require_sandbox_refuses_without_one(fake: FakeCli) -> None:
-    err = send_error(fake, require_sandbox=True)
-    assert err.code == "MODEL_SANDBOX_UNAVAILABLE"
-    assert fake.runs() == 0
+def test_without_a_sandbox_the_cli_is_refused_unless_the_book_allows_it(
+    fake: FakeCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Isolation fails closed: where no sandbox exists (no bwrap, no sandbox-exec) nothing runs, naming the way out;
+    `allow_unsandboxed = true` runs it unconfined, and the receipt says sandbox none."""
+    monkeypatch.setattr(_provider_cli, "find_sandbox", lambda platform, path_env: ("none", None))
+    assert ClaudeCliProviderConfig.model_fields["allow_unsandboxed"].default is False
+    err = send_error(fake, allow_unsandboxed=False)
+    assert err.code == "MODEL_SANDBOX_UNAVAILABLE" and "allow_unsandboxed = true" in str(err)
+    assert err.sandbox == "none" and fake.runs() == 0
+    assert send(fake, allow_unsandboxed=True).sandbox == "none" and fake.runs() == 1
+    assert send_error(fake, allow_unsandboxed=True, require_sandbox=True).code == "MODEL_SANDBOX_UNAVAILABLE"
 
 
 def test_an_unusable_bwrap_counts_as_no_sandbox(fake: FakeCli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bubblewrap installed but unusable (user namespaces disabled) refuses the run, naming why; nothing is run."""
     monkeypatch.setattr(_provider_cli, "find_sandbox", lambda platform, path_env: ("bwrap", "/nonexistent/bwrap"))
-    assert send(fake, require_sandbox=False).sandbox == "none"  # said so, and only when the book allows it
-    assert send_error(fake, require_sandbox=True).code == "MODEL_SANDBOX_UNAVAILABLE"
-
-
-def test_with_bubblewrap_installed_the_sandbox_is_required_by_default(
-    fake: FakeCli, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Issue 14 item 11: on Linux where bubblewrap is installed, require_sandbox defaults to true — an unusable
-    bwrap refuses the run (naming the way out) instead of running unconfined; nothing is run."""
-    assert fake.config().require_sandbox is None
-    monkeypatch.setattr(_provider_cli, "find_sandbox", lambda platform, path_env: ("bwrap", "/nonexistent/bwrap"))
-    err = send_error(fake)
-    assert err.code == "MODEL_SANDBOX_UNAVAILABLE" and "require_sandbox = false" in str(err)
+    err = send_error(fake, allow_unsandboxed=False)
+    assert err.code == "MODEL_SANDBOX_UNAVAILABLE" and "unusable" in str(err)
     assert err.sandbox == "none" and fake.runs() == 0
+    assert send(fake, allow_unsandboxed=True).sandbox == "none"  # said so, and only when the book allows it
 
 
 def test_find_sandbox_by_platform() -> None:
@@ -645,7 +645,7 @@ def cli_book(fake: FakeCli, root: Path, **config: Any) -> Book:
         f'sha256 = "{hashlib.sha256(fake.path.read_bytes()).hexdigest()}"',
         'version = "2.1.211"',
         'api_key_env = "MUSE_TEST_CLI_KEY"',
-        *(f"{k} = {json.dumps(v)}" for k, v in config.items()),
+        *(f"{k} = {json.dumps(v)}" for k, v in {"allow_unsandboxed": True, **config}.items()),
         "",
         "[roles]",
         f'default = "cli:{MODEL}"',

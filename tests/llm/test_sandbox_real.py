@@ -1,6 +1,7 @@
-"""Issue 14 item 11: the Claude CLI sandbox is on where it can be — proven with the real bubblewrap, not a patched one.
+"""The Claude CLI runs only in a sandbox — proven with the real bubblewrap, not a patched one.
 
-With bubblewrap installed (Linux), `require_sandbox` defaults to true and the fake `claude` runs inside `bwrap`:
+A sandbox is required unless the book says `allow_unsandboxed = true`; with bubblewrap the fake `claude` runs inside
+`bwrap`:
 it can read the system runtime and write its own fresh directory, and nothing else — not the checkout, not HOME,
 not a file beside it, not its own installation directory. `.ci/run` installs bubblewrap when it is missing; on a
 machine without it this test skips with the reason shown (under CI=true it fails).
@@ -57,7 +58,7 @@ def test_a_fake_cli_cannot_read_or_write_outside_its_directory(tmp_path: Path, m
         api_key_env="MUSE_TEST_CLI_KEY",
         sandbox_read_paths=[sys.base_prefix],  # the interpreter's runtime (read-only), wherever it is installed
     )
-    assert config.require_sandbox is None  # the default: required here, because bubblewrap is installed
+    assert config.allow_unsandboxed is False  # the default: a sandbox is required
     provider = ClaudeCliProvider("cli", config, tmp_path)
     request = ProviderRequest(
         provider="cli",

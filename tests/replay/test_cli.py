@@ -82,7 +82,16 @@ def test_verify_show_and_reindex(cli, gate_book: Book, store: Store) -> None:  #
         (5, "report", "failed"),
     ]
     assert doc["listing"][1]["run_config_sha256"] == sha256_hex("config of R1")
+    by_config = {c["run_config_sha256"]: c for c in doc["configurations"]}
+    one = by_config[sha256_hex("config of R1")]
+    assert (one["runs"], one["evaluations"], one["current"]) == (1, 2, False)
+    assert {g: (e["seq"], e["outcome"], e["receipt_seq"]) for g, e in one["latest"].items()} == {
+        "A": (1, "passed", 2),
+        "B": (3, "passed", 4),
+    }
     r = cli("gate", "show", "--book", gate_book.root)
+    assert "2 evaluation(s) over 1 replay run(s)" in r.stdout
+    assert "Gate B, latest (the one that counts): passed — seq 3, run R1" in r.stdout
     assert "JUDGE_UNSTABLE" in r.stdout and "→ receipt 2" in r.stdout
     assert f"earned by writer configuration {sha256_hex('config of R1')[:16]}…" in r.stdout
     gate_book.db.execute("DELETE FROM gate_entries")

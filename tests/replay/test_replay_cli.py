@@ -124,7 +124,7 @@ def test_a_real_model_needs_its_probe_and_a_non_zero_cli_exit_fails_only_its_sam
     cli = (
         f'\n[providers.cli]\nkind = "claude-cli"\npath = "{fake.path}"\n'
         f'sha256 = "{hashlib.sha256(fake.path.read_bytes()).hexdigest()}"\nversion = "2.1.211"\n'
-        'api_key_env = "MUSE_TEST_CLI_KEY"\n'
+        'api_key_env = "MUSE_TEST_CLI_KEY"\nallow_unsandboxed = true\n'  # as on a machine without a sandbox
     )
     roles = f'default = "s:scripted-model-1"\nwriter = "cli:{CLI_MODEL}"\n'
     book = replay_book(tmp_path / "b", extra_toml="\n[calls]\nmax_attempts = 1\n", roles=roles, providers=cli)

@@ -14,6 +14,7 @@ import yaml
 
 from novelmuse.errors import InputError
 from novelmuse.replay import (
+    by_configuration,
     check_fine_outline_entry,
     evaluate_run,
     gate_input_rebuilder,
@@ -75,6 +76,12 @@ def test_an_honest_writer_passes_both_gates_and_its_receipts_admit_and_promote(e
     assert not refused.admitted and "GUARD_LATEST_FAILED" in _codes(refused)
     assert f"revokes the pass of seq {b.report_seq}" in refused.summary()
     assert promoted_arm(book).arm == "A"
+    (shown,) = by_configuration(
+        verify_journal(book, reader=store_reader(book, gate_input_rebuilder(book)), listing=True).listing or [],
+        writer_config(book).sha256,
+    )
+    assert shown.current and (shown.runs, shown.evaluations) == (2, 3)  # `muse gate show`: every evaluation counted
+    assert shown.latest["B"].outcome == "failed" and shown.latest["B"].receipt_seq is None
     # a pass of Gate B in a third run does not pair with Gate A of the first: one run must pass both
     third = _run(book, doc, models, new=True)
     assert evaluate_run(book, third.run_id, "B").outcome == "passed"

@@ -245,3 +245,19 @@ def test_a_walk_on_who_only_acts_warns_and_never_blocks(sanguo_full: Book, ch60:
     assert report.blocking_items() == []
     warned = [i for i in report.items if i.id == "fact:events[0]:new:王越"]
     assert len(warned) == 1 and warned[0].severity == "warning" and warned[0].verdict == "fail"
+
+
+EMPTY_60 = (
+    "version: 2\nchapter: 60\ntitle: 张永年反难杨修\nscene_type: turning_point\ngoal: 张松献图\nentities: [刘备]\n"
+)
+
+
+def test_a_report_over_no_hard_constraint_has_no_coverage_and_never_passes(sanguo_full: Book, ch60: str) -> None:
+    """Nothing to check is not a pass: coverage over 0 constraints is n/a, never the constant 1.0, and the
+    detector step is not evaluated."""
+    gate = _gate(sanguo_full, EMPTY_60, 60)
+    assert gate.constraint_ids == []
+    report = gate.report(ch60, [], _all_pass(gate, ch60, "张松"), RAN, _no_facts(), RAN)
+    assert report.computed.constraints == 0 and report.computed.coverage is None
+    assert report.outcome.status == "skipped" and report.outcome.reason == "no hard constraint"
+    assert DetectorReport.model_validate(report.model_dump(mode="json")).computed.coverage is None

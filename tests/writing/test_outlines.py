@@ -65,8 +65,11 @@ def test_lint_all_sample_outlines_only_warns(muse, sample: Book) -> None:
 
 
 def test_lint_checks_cards_and_ledger_as_of_the_chapter_before(muse, small: Book) -> None:
-    write_outline(small, 1, "chapter: 1\nforeshadows:\n  - {op: plant, id: F-sword, description: 许诺打造兵器}\n")
-    write_outline(small, 2, "chapter: 2\nforeshadows:\n  - {op: resolve, id: F-sword}\n")
+    event = "hard_events:\n  - {id: E1, text: 桃园结义}\n"
+    write_outline(
+        small, 1, f"chapter: 1\n{event}foreshadows:\n  - {{op: plant, id: F-sword, description: 许诺打造兵器}}\n"
+    )
+    write_outline(small, 2, f"chapter: 2\n{event}foreshadows:\n  - {{op: resolve, id: F-sword}}\n")
     bad = (
         OUTLINE_3.replace("{op: advance, id: F-sword}", "{op: resolve, id: F-sword}\n  - {op: advance, id: F-none}")
         .replace("entities: [刘备, 关羽]", "entities: [刘备, 关羽, 貂蝉, 曹操]")
@@ -74,7 +77,7 @@ def test_lint_checks_cards_and_ledger_as_of_the_chapter_before(muse, small: Book
         .replace("entities: [刘备, 关羽, 貂蝉", "entities: [刘备, 关羽, 华雄, 貂蝉")
     )
     plants = "".join(f"  - {{op: plant, id: F-p{i}, description: 伏笔{i}}}\n" for i in range(4))
-    write_outline(small, 4, "chapter: 4\nforeshadows:\n" + plants)
+    write_outline(small, 4, f"chapter: 4\n{event}foreshadows:\n" + plants)
     write_outline(small, 3, bad)
     r = muse("outline", "lint", "--json", "--book", small.root)
     assert r.exit_code == 1
@@ -101,11 +104,14 @@ def test_lint_reports_an_unparsable_outline_and_still_lints_the_others(muse, sma
 
 
 def test_dead_character_listed_without_declaration_is_a_warning(small: Book) -> None:
-    write_outline(small, 80, "version: 2\nchapter: 80\nentities: [刘备, 关羽]\n")  # 关羽: dead from 77 (his card)
+    event = "hard_events:\n  - {id: E1, text: 刘备称帝, result: 群臣拜贺}\n"
+    write_outline(
+        small, 80, f"version: 2\nchapter: 80\n{event}entities: [刘备, 关羽]\n"
+    )  # 关羽: dead from 77 (his card)
     doc = lint_outlines(small)
     dead = [p for p in doc.outlines[0].problems if p.code == "OUTLINE_ENTITY_DEAD"]
     assert len(dead) == 1 and "关羽 is dead as of chapter 79 (since chapter 77)" in dead[0].message
-    assert dead[0].where == "outlines/0080.yaml:3" and doc.ok  # a warning: the dead may be remembered
+    assert dead[0].where == "outlines/0080.yaml:5" and doc.ok  # a warning: the dead may be remembered
     write_outline(
         small,
         80,
@@ -171,3 +177,19 @@ def test_writing_config_caps_are_seed_limits(tmp_path: Path, line: str, needle: 
     (tmp_path / "book.toml").write_text("[writing]\nprior_chapters = 2\nevidence_fraction = 0\n", encoding="utf-8")
     cfg = load_config(tmp_path / "book.toml", user_config=tmp_path / "none.toml").writing
     assert (cfg.prior_chapters, cfg.evidence_fraction, cfg.repair_rounds) == (2, 0.0, 2)
+
+
+def test_an_outline_without_a_hard_event_reads_but_cannot_be_confirmed(muse, sample: Book) -> None:
+    """Nothing in it would bind the writer, and the detector and the gates would measure nothing."""
+    write_outline(sample, 3, OUTLINE_3.replace("hard_events:\n  - {id: E1, text: 董卓入京, result: 董卓专权}\n", ""))
+    shown = muse("outline", "show", "3", "--json", "--book", sample.root)
+    assert shown.exit_code == 0, shown.stderr  # the author can still read it
+    lint = muse("outline", "lint", "3", "--json", "--book", sample.root)
+    assert lint.exit_code == 1
+    (problem,) = [p for p in json.loads(lint.stdout)["outlines"][0]["problems"] if p["code"] == "OUTLINE_NO_HARD_EVENT"]
+    assert problem["severity"] == "error"
+    confirm = muse("outline", "confirm", "3", "--book", sample.root)
+    assert confirm.exit_code == 2 and confirm.stderr.startswith("error[OUTLINE_LINT_ERRORS]")
+    assert "OUTLINE_NO_HARD_EVENT" in confirm.stderr
+    with pytest.raises(InputError):
+        require_confirmed(sample, 3)

@@ -125,7 +125,7 @@ def test_the_claude_cli_writer_runs_without_tools_sessions_or_mcp(
     cli = (
         f'\n[providers.cli]\nkind = "claude-cli"\npath = "{fake.path}"\n'
         f'sha256 = "{hashlib.sha256(fake.path.read_bytes()).hexdigest()}"\nversion = "2.1.211"\n'
-        'api_key_env = "MUSE_TEST_CLI_KEY"\n'
+        'api_key_env = "MUSE_TEST_CLI_KEY"\nallow_unsandboxed = true\n'  # as on a machine without a sandbox
     )
     roles = f'writer = "cli:{CLI_MODEL}"\ndetector = "s:scripted-model-1"\nextractor = "s:scripted-model-1"\n'
     book = sample_book(tmp_path / "b", script, roles=roles, providers=cli)

@@ -151,10 +151,15 @@ class ClaudeCliProviderConfig(_ProviderBase):
     api_key_env: EnvName | None = Field(
         default="ANTHROPIC_API_KEY", description="The environment variable passed to the CLI as its key; unset: none."
     )
+    allow_unsandboxed: bool = Field(
+        default=False,
+        description="Run the CLI unconfined where neither bubblewrap (Linux) nor sandbox-exec (macOS) is usable; "
+        "off by default: without a sandbox the CLI is refused. Every receipt of an unconfined run says sandbox none.",
+    )
     require_sandbox: bool | None = Field(
         default=None,
-        description="Refuse to run without bubblewrap (Linux) or sandbox-exec (macOS); unset: true on Linux "
-        "where bubblewrap is installed, false elsewhere.",
+        description="Kept for older books: a sandbox is now required unless `allow_unsandboxed = true`; "
+        "`require_sandbox = true` also refuses `allow_unsandboxed`.",
     )
     effort: str | None = Field(default=None, pattern=r"^[a-z]{1,16}$", description="The CLI's `--effort`, if set.")
     max_turns: int = Field(

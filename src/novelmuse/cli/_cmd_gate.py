@@ -19,6 +19,7 @@ from ..book import Book, load_user_config
 from ..errors import InputError
 from ..replay import (
     VerifyReport,
+    by_configuration,
     evaluate_run,
     gate_input_doc,
     gate_input_rebuilder,
@@ -28,6 +29,7 @@ from ..replay import (
     rebuild_index,
     store_reader,
     verify_journal,
+    writer_config_sha256,
 )
 from ..reports import gate_outcome, render_gate, render_gate_input
 from ..reports._gate import (
@@ -97,10 +99,14 @@ def verify_cmd(
 
 @gate_app.command("show")
 def show_cmd(book: BookOpt = None, json_out: JsonOpt = False) -> None:
-    """List every gate report and receipt in chain order, after verifying the journal (exit 3 when it does not
-    verify: the listing is still printed, under the problems)."""
+    """List every gate evaluation per writer configuration (the current one first), with how many replay runs were
+    evaluated and each gate's latest evaluation — the one that counts, passed or failed — then every report and
+    receipt in chain order, after verifying the journal (exit 3 when it does not verify: the listing is still
+    printed, under the problems)."""
     b = open_book(book)
     doc = verify_journal(b, reader=store_reader(b, gate_input_rebuilder(b)), listing=True)
+    current = writer_config_sha256(b)
+    doc = doc.model_copy(update={"configurations": by_configuration(doc.listing or [], current)})
     _finish(doc, json_out, render_show)
 
 

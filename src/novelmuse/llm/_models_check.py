@@ -98,10 +98,10 @@ def sandbox_issues(roles: list[RoleCheck]) -> list[ConfigIssue]:
         ConfigIssue(
             code="MODEL_SANDBOX_NONE",
             severity="warning",
-            what="the Claude CLI ran with no sandbox (sandbox: none): its process can read and write what your user "
-            "can, outside its directory",
+            what="the Claude CLI ran with no sandbox (sandbox: none, allow_unsandboxed = true): its process can read "
+            "and write what your user can, outside its directory",
             where=f"[providers.{name}]",
-            fix="install bubblewrap (Linux) or run on macOS (sandbox-exec); or set require_sandbox = true to refuse",
+            fix="install bubblewrap (Linux) or run on macOS (sandbox-exec), and remove allow_unsandboxed = true",
         )
         for name in unconfined
     ]

@@ -34,8 +34,8 @@ size. The process runs in its own session, and a timeout kills the whole process
 its cost is unknown, so the policy does not retry it). Any process the CLI left behind in its group is
 killed too. The sandbox (bwrap / sandbox-exec / none) is chosen first and recorded on every attempt — in
 `ProviderResponse.sandbox`, and on every `ProviderError` raised after the choice (so each receipt, failed or not,
-says where the process ran). `require_sandbox` refuses to run without one (MODEL_SANDBOX_UNAVAILABLE); unset, it is
-true on Linux where bubblewrap is installed (a sandbox is on where it can be) and false elsewhere.
+says where the process ran). Without a usable sandbox the CLI is refused (MODEL_SANDBOX_UNAVAILABLE, fail closed)
+unless the provider says `allow_unsandboxed = true`; then it runs unconfined and every receipt says sandbox none.
 
 Success needs all of: exit 0, `is_error` false, a normal terminal reason, the resolved model equal to
 the requested full id, usage present, and a `structured_output`. Exit ≠ 0 → MODEL_CLI_EXIT and stdout
@@ -410,20 +410,24 @@ class ClaudeCliProvider:
         """The sandbox this machine offers (probed once: bwrap may exist but be unusable)."""
         if self._sandbox is None:
             kind, tool = find_sandbox(sys.platform, env.get("PATH"))
-            installed = kind == "bwrap"  # Linux with bubblewrap: the sandbox is required unless the book says no
+            installed = kind == "bwrap"  # bubblewrap found (it may still be unusable)
             if kind == "bwrap" and (
                 tool is None or not await asyncio.to_thread(probe_bwrap, tool, where.tmp, dict(env))
             ):
                 kind, tool = "none", None
             self._sandbox = (kind, tool, installed)
         kind, tool, installed = self._sandbox
-        required = self.config.require_sandbox if self.config.require_sandbox is not None else installed
-        if kind == "none" and required:
-            why = "require_sandbox is set" if self.config.require_sandbox else "bubblewrap is installed, so"
+        allowed = self.config.allow_unsandboxed and not self.config.require_sandbox
+        if kind == "none" and not allowed:
+            found = (
+                "bubblewrap is installed but unusable (user namespaces disabled?)"
+                if installed
+                else ("neither bwrap (Linux) nor sandbox-exec (macOS) is available")
+            )
             error = ProviderError(
                 "MODEL_SANDBOX_UNAVAILABLE",
-                f"{why} the CLI runs only in a sandbox, but neither bwrap (Linux) nor sandbox-exec (macOS) is usable "
-                "here (user namespaces disabled?); set require_sandbox = false in the provider to run it unconfined",
+                f"the CLI runs only in a sandbox, and {found}; install bubblewrap, or set allow_unsandboxed = true "
+                "in the provider to run it unconfined (its receipts then say sandbox none)",
             )
             error.sandbox = "none"
             raise error

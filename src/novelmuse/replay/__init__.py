@@ -78,7 +78,15 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     from ._runs import PanelOut, SampleOut, load_run, runs_of
     from ._sets import RegisterDoc, RegisteredSet, register_set, resolve_set
     from ._spec import GateSpec, gate_spec_bytes, load_gate_spec
-    from ._verify import EntrySummary, Problem, VerifyReport, rebuild_index, verify_journal
+    from ._verify import (
+        ConfigurationSummary,
+        EntrySummary,
+        Problem,
+        VerifyReport,
+        by_configuration,
+        rebuild_index,
+        verify_journal,
+    )
     from ._writer_config import ModelPin, TaskPin, WriterConfig, writer_config, writer_config_sha256
 
 __getattr__ = lazy_getattr(__name__, __file__)
@@ -91,6 +99,7 @@ __all__ = [
     "ArtefactReader",
     "ArtefactRef",
     "Check",
+    "ConfigurationSummary",
     "DetectorItem",
     "DryRunDoc",
     "EntryGuard",
@@ -140,6 +149,7 @@ __all__ = [
     "binding_problems",
     "book_artefacts",
     "build_gate_input",
+    "by_configuration",
     "check_fine_outline_entry",
     "cohen_kappa",
     "configured_signer",

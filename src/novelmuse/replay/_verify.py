@@ -79,6 +79,55 @@ class EntrySummary(BaseModel):
     models: str | None = None  # reports since v2: real / canned / unprobed (only real earns a receipt)
 
 
+class LatestEvaluation(BaseModel):
+    """The latest evaluation of one gate for one writer configuration: the one the guard and promotion use."""
+
+    seq: int
+    outcome: str
+    run_id: str
+    models: str | None
+    receipt_seq: int | None
+
+
+class ConfigurationSummary(BaseModel):
+    """Every evaluation of one writer configuration, as `muse gate show` groups them."""
+
+    run_config_sha256: str | None  # None: v1 reports, which bound no writer configuration
+    current: bool
+    runs: int
+    evaluations: int
+    seqs: list[int]
+    latest: dict[str, LatestEvaluation]
+
+
+def by_configuration(listing: list[EntrySummary], current: str | None) -> list[ConfigurationSummary]:
+    """The listing's evaluations grouped per writer configuration (the current one first, then by first seq), each
+    with how many replay runs were evaluated and each gate's latest evaluation — which wins, passed or failed."""
+    groups: dict[str | None, list[EntrySummary]] = {}
+    for e in listing:
+        if e.kind == "report":
+            groups.setdefault(e.run_config_sha256, []).append(e)
+    receipts = {e.report_seq: e.seq for e in listing if e.kind == "receipt"}
+    out = []
+    for config, reports in groups.items():
+        latest: dict[str, LatestEvaluation] = {}
+        for e in sorted(reports, key=lambda e: e.seq):
+            latest[e.gate] = LatestEvaluation(
+                seq=e.seq, outcome=e.outcome, run_id=e.run_id, models=e.models, receipt_seq=receipts.get(e.seq)
+            )
+        out.append(
+            ConfigurationSummary(
+                run_config_sha256=config,
+                current=config is not None and config == current,
+                runs=len({e.run_id for e in reports}),
+                evaluations=len(reports),
+                seqs=[e.seq for e in reports],
+                latest=dict(sorted(latest.items())),
+            )
+        )
+    return sorted(out, key=lambda c: (not c.current, c.seqs[0]))
+
+
 class VerifyReport(BaseModel):
     """The result of walking the journal (`muse gate verify --json`; `muse gate show --json` adds `listing`)."""
 
@@ -96,6 +145,7 @@ class VerifyReport(BaseModel):
     problems: list[Problem]
     notes: list[Problem]
     listing: list[EntrySummary] | None = None
+    configurations: list[ConfigurationSummary] | None = None  # `muse gate show`: the listing per writer configuration
 
 
 _Recomputed = tuple[str | None, GateInput | None, tuple[str, str] | None]

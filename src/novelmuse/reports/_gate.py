@@ -70,8 +70,23 @@ def render_verify(console: Console, doc: VerifyReport) -> None:
 
 
 def render_show(console: Console, doc: VerifyReport) -> None:
-    """Every report and receipt, one line each in chain order, under the verification outcome."""
+    """The evaluations per writer configuration, then every report and receipt, one line each in chain order,
+    under the verification outcome."""
     render_verify(console, doc)
+    for c in doc.configurations or []:
+        name = f"writer configuration {c.run_config_sha256[:16]}…" if c.run_config_sha256 else "no writer configuration"
+        head = Text(f"{name}{' (the book’s now)' if c.current else ''}: ", style="bold")
+        head.append(f"{c.evaluations} evaluation(s) over {c.runs} replay run(s)", style="")
+        console.print(head)
+        for gate, latest in c.latest.items():
+            line = Text(f"  Gate {gate}, latest (the one that counts): ")
+            line.append(latest.outcome, style=_STYLE.get(latest.outcome, ""))
+            models = f", {latest.models} models" if latest.models else ""
+            receipt = f", receipt seq {latest.receipt_seq}" if latest.receipt_seq else ", no receipt"
+            line.append(f" — seq {latest.seq}, run {latest.run_id}{models}{receipt}")
+            console.print(line)
+    if doc.listing:
+        console.print("every entry, in chain order:")
     for e in doc.listing or []:
         line = Text(f"{e.seq:>5}  {e.kind:<7}  gate {e.gate}  ")
         line.append(f"{e.outcome:<12}", style=_STYLE.get(e.outcome, ""))

@@ -26,8 +26,9 @@ def _report_lines(console: Console, report: DetectorReport, indent: str = "    "
     f = report.computed
     claimed = report.claimed
     claim = f" (the detector claimed {claimed.coverage:.2f})" if claimed.coverage is not None else ""
+    coverage = "n/a" if f.coverage is None else f"{f.coverage:.2f}"
     console.print(
-        f"{indent}candidate {report.candidate_sha256}: {report.outcome.label}; coverage {f.coverage:.2f}"
+        f"{indent}candidate {report.candidate_sha256}: {report.outcome.label}; coverage {coverage}"
         f" ({f.constraints_passed}/{f.constraints}){claim}, {f.high_severity} blocking, {f.warnings} warning(s);"
         f" detector {report.semantic.label}, facts {report.facts.label}"
     )

@@ -10,7 +10,8 @@ has one, a verbatim quote with its offsets.
 
 The figures are computed from the items and nothing else (统一 Detector 严格真实报告逐项计算高严重度与硬约束覆盖
 率，禁止常量): hard-constraint coverage = constraints that pass / constraints; high severity = high items that
-do not pass. A stored or handed-over report is recomputed when it is read (a report claiming coverage 1.0
+do not pass; over no hard constraint there is no coverage (n/a) and the report never passes (not evaluated).
+A stored or handed-over report is recomputed when it is read (a report claiming coverage 1.0
 while an item fails is corrected, never believed); the detector model's own claims are kept beside the
 computed figures. A report that lacks a verdict for a constraint id is DETECTOR_REPORT_INCOMPLETE, a report
 used for another candidate DETECTOR_REPORT_MISMATCH — both fail closed (exit 3).
@@ -72,7 +73,7 @@ class Figures(_M):
 
     constraints: int
     constraints_passed: int
-    coverage: float  # constraints_passed / constraints (1.0 for an outline without hard constraints)
+    coverage: float | None  # constraints_passed / constraints; None (n/a) when there is no hard constraint
     high_severity: int
     warnings: int
     blocking: bool
@@ -87,7 +88,7 @@ def compute_figures(constraint_ids: list[str], items: list[DetectorItem]) -> Fig
     return Figures(
         constraints=total,
         constraints_passed=len(passed),
-        coverage=len(passed) / total if total else 1.0,
+        coverage=len(passed) / total if total else None,
         high_severity=high,
         warnings=sum(1 for i in items if i.severity == "warning" and i.verdict != "pass"),
         blocking=high > 0,
@@ -138,8 +139,9 @@ class DetectorReport(_M):
 
     @property
     def outcome(self) -> StepOutcome:
-        """passed (no blocking item and every part ran), failed (a blocking item), or skipped / error (a part
-        did not run, nothing blocked): skip is never pass."""
+        """passed (no blocking item, every part ran, at least one hard constraint checked), failed (a blocking
+        item), or skipped / error (a part did not run, or there was nothing to check; nothing blocked): skip is
+        never pass."""
         if self.computed.blocking:
             return StepOutcome.failed("detector", f"{self.computed.high_severity} blocking item(s)")
         for part in (self.semantic, self.facts):
@@ -147,6 +149,8 @@ class DetectorReport(_M):
                 return StepOutcome.error("detector", part.code or "DETECTOR_ERROR", part.detail)
             if part.status == "skipped":
                 return StepOutcome.skipped("detector", part.reason or "not evaluated", part.detail)
+        if self.computed.constraints == 0:  # nothing was measured: never a pass
+            return StepOutcome.skipped("detector", "no hard constraint", "the outline gives no hard event to check")
         return StepOutcome.passed("detector")
 
     def canonical(self) -> str:

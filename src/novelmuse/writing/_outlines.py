@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel
 
@@ -179,6 +179,9 @@ def _entity_problems(outline: FineOutline, cards: CardSet, state: MemoryState, e
     return out
 
 
+NO_HARD_EVENT: Final = "OUTLINE_NO_HARD_EVENT"
+
+
 def _own_problems(
     outline: FineOutline,
     cards: CardSet,
@@ -186,9 +189,16 @@ def _own_problems(
     introduced: set[str],
     where: Callable[[tuple[int | str, ...]], str],
 ) -> list[LintProblem]:
-    """The outline's own problems and its entities' problems against the cards as of the chapter before."""
+    """The outline's own problems and its entities' problems against the cards as of the chapter before. An
+    outline without a hard event reads (a warning where it is only parsed) but is a lint error here, so it cannot be
+    confirmed: nothing in it would bind the writer, and the detector and the gates would measure nothing."""
     found = [
-        LintProblem(severity=p.severity, code=p.code, message=p.message, where=where(p.loc))
+        LintProblem(
+            severity="error" if p.code == NO_HARD_EVENT else p.severity,
+            code=p.code,
+            message=p.message,
+            where=where(p.loc),
+        )
         for p in outline_problems(outline)
     ]
     found += [
