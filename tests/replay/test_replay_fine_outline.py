@@ -12,6 +12,7 @@ import yaml
 from novelmuse.book import Book
 from novelmuse.errors import InputError
 from novelmuse.replay import build_gate_input, register_set, resolve_set
+from novelmuse.replay._orchestrator import _SENTENCE_END
 
 from .replay_helpers import RoleFake, replay_book, run
 
@@ -65,6 +66,21 @@ def test_a_draft_quoting_the_target_chapter_never_reaches_a_judge(book: Book) ->
     fake = RoleFake()
     out = run(book, doc, fake, arms=("A", "C"))
     assert not out.ok and out.panels[0].code == "JUDGE_INPUT_LEAK" and fake.calls == []
+
+
+def test_a_run_of_the_target_chapter_that_is_no_whole_sentence_never_reaches_a_judge(book: Book) -> None:
+    """The rule of `muse judge`: no 20-character run of chapter N or later, whatever its sentence boundaries — here
+    a 24-character run from inside one sentence, which is no whole sentence the leak guard would know."""
+    outline = (book.root / "outlines" / "0011.yaml").read_text(encoding="utf-8").replace("chapter: 11", "chapter: 10")
+    sentences = [x.strip() for x in _SENTENCE_END.split(book.read_chapter(10).body)]
+    long = next(x for x in sentences if len(x) >= 30 and "\n" not in x)
+    run_ = long[3:27]
+    assert run_ not in sentences
+    leaky = outline.replace("goal: ", f"goal: {run_}")
+    doc = _set(book, 10, {"A": outline, "C": leaky})
+    fake = RoleFake()
+    out = run(book, doc, fake, arms=("A", "C"))
+    assert not out.ok and out.panels[0].code == "JUDGE_FUTURE_TEXT" and fake.calls == []
 
 
 def test_a_draft_edited_after_registration_is_not_judged(book: Book) -> None:

@@ -513,8 +513,10 @@ async def _panel(
     constraints: list[Target],
     texts: Sequence[str] = (),
     secrets: Sequence[str] = (),
+    future: Sequence[str] = (),
 ) -> None:
-    """One blind oracle panel over all the item's candidates (judge 1 in the plan's order)."""
+    """One blind oracle panel over all the item's candidates (judge 1 in the plan's order); `future` is the text of
+    the target chapter and later ones, of which no run of 20 characters may reach a judge (as in `muse judge`)."""
     conn = run.book.db
     async with run.limit:
         start_panel(conn, run.row.id, item.item_id)
@@ -529,6 +531,7 @@ async def _panel(
             assertions=[Target(a.id, a.text) for a in item.assertions],
             constraints=constraints,
             guard=_guard(run, texts, secrets),
+            future_texts=future,
             given_order=True,
             unknown_verdicts=True,
             sources={c.arm: f"{item.item_id}/{c.arm}" for c in candidates},
@@ -555,8 +558,9 @@ async def _panel(
 
 async def _fine_outline_item(run: _Run, item: SetItem, _: dict[Arm, ContextBuild]) -> None:
     """A fine-outline item: each arm's pinned draft is its candidate (re-hashed), judged blind against the
-    reference scaffold and the oracle assertions — never the target chapter: every sentence of chapter N (when
-    the book has it) is a hidden token the leak guard refuses in anything a judge would be sent."""
+    reference scaffold and the oracle assertions — never the target chapter: no run of 20 characters of chapter N
+    or a later one (when the book has them) may reach a judge — the rule of `muse judge` — and every sentence of
+    chapter N is also a hidden token of the leak guard."""
     conn = run.book.db
     done = samples_of(conn, run.row.id)
     order = run.order[item.item_id]
@@ -588,11 +592,11 @@ async def _fine_outline_item(run: _Run, item: SetItem, _: dict[Arm, ContextBuild
         what = f"the reference scaffold {item.reference.path} no longer has the sha256 the set pins"
         end_panel(conn, run.row.id, item.item_id, "failed", code="REPLAY_REFERENCE_CHANGED", detail=what)
         return
-    path = run.book.chapter_paths().get(item.chapter)
-    body = read_chapter_file(item.chapter, path).body if path is not None else ""
+    future = {n: read_chapter_file(n, p).body for n, p in run.book.chapter_paths().items() if n >= item.chapter}
+    body = future.get(item.chapter, "")
     target = [s for s in _SENTENCE_END.split(body) if s.strip()]  # each sentence of chapter N is a hidden token
     candidates = [Candidate(arm, texts[arm]) for arm in order]
-    await _panel(run, item, candidates, reference, [], target)
+    await _panel(run, item, candidates, reference, [], target, future=list(future.values()))
 
 
 # ── the run as a document ──────────────────────────────────────────────────────────────────────────────────
