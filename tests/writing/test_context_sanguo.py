@@ -269,3 +269,36 @@ def test_the_terminal_locates_every_span_by_file_and_line(sanguo_full: Book, bui
         ch = sanguo_full.read_chapter(chapter)
         line = ch.first_line + ch.body.count("\n", 0, start)
         assert f"chapters/{chapter:04d}.md:{line} [{start}:{end}]" in shown, (chapter, start)
+
+
+def test_arm_a_queries_come_from_the_outline_text_never_from_the_cards(
+    sanguo_full: Book, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Arm A is generic retrieval (通用原文检索): every query it sends is made of the outline's own words; no card
+    alias, card value or ledger description reaches it, so the A/C contrast measures what the card index adds."""
+    from novelmuse.memory import SearchIndex, load_cards
+    from novelmuse.writing import read_outline
+    from novelmuse.writing._arms import outline_texts
+
+    sent: list[str] = []
+    real = SearchIndex.search
+
+    def spy(self: SearchIndex, text: str, **kw: object) -> object:
+        sent.append(text)
+        return real(self, text, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SearchIndex, "search", spy)
+    build_context(sanguo_full, N, arm="A")
+    assert sent
+    outline = read_outline(sanguo_full, N)
+    own = set("".join([*outline_texts(outline), *outline.entities, *(f.note for f in outline.foreshadows), "曰"]))
+    for query in sent:
+        assert set(query.replace(" ", "")) <= own, query  # every character is one the outline itself writes
+    card_words = {
+        w
+        for c in load_cards(sanguo_full).cards.values()
+        for w in [*c.aliases]
+        if w and not any(w in t for t in [*outline_texts(outline), *outline.entities])
+    }
+    assert card_words  # the cards know names the outline does not write …
+    assert not [w for w in card_words for q in sent if w in q]  # … and none reaches arm A

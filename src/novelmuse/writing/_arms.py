@@ -4,8 +4,10 @@
   the source span of an entity's current state, its last mention, a mention followed by speech (voice), a
   mention in narration (action habits), a mention beside an ability value, the last paragraph of earlier
   chapters (hooks). The card's semantics never reach the writer: only the located raw text does.
-- **A** (通用原文检索): generic BM25 retrieval over the same chapters (memory's index, alias-aware tokens,
-  statistics of chapters < N only), one query per slot built from the same plan.
+- **A** (通用原文检索): generic BM25 retrieval over the same chapters (memory's index, statistics of chapters < N
+  only), one query per slot of the same plan, made from the outline's own text only — its sentences that name the
+  slot's entity (the name as the outline writes it), the outline's own words about a foreshadow, the hook — never
+  from the cards: no alias, no card value, no ledger description. What arm C adds is exactly what the cards know.
 - **B** (card-only, diagnostic): the cards' states and histories as text, no raw text at all.
 
 Every candidate is a span of an earlier chapter's body, cut to its paragraph (at most `SPAN_MAX_CHARS`
@@ -258,24 +260,21 @@ class SearchLocator:
         self.outline = outline
 
     def query(self, slot: Slot) -> str:
-        """The query text of a slot (names with every alias; the foreshadow's description; the hook)."""
-        e = slot.entity
-        names = " ".join([e.name, *(e.card.aliases if e.card else [])]) if e is not None else ""
+        """The query text of a slot, from the outline's own text only (see the module doc)."""
+        texts = outline_texts(self.outline)
+        fallback = self.outline.goal or " ".join(texts[:3])
         if slot.kind == "foreshadow":
             assert slot.foreshadow is not None
-            return slot.foreshadow.description
+            fid = slot.foreshadow.id
+            own = [f"{d.description} {d.note}".strip() for d in self.outline.foreshadows if d.id == fid]
+            return " ".join(t for t in own if t) or fallback
         if slot.kind == "hook":
-            return self.outline.hook or self.outline.goal
-        assert e is not None
-        if slot.kind == "state":
-            return names + " " + " ".join(f.raw_value for f in e.facts)
-        if slot.kind == "voice":
-            return names + " 曰 道"
-        if slot.kind == "ability":
-            vocab = vocabulary()
-            values = [f.raw_value for f in e.facts if f.key.removeprefix("attr:").lower() in vocab.ability_attributes]
-            return names + " " + " ".join(values)
-        return names
+            return self.outline.hook or fallback
+        assert slot.entity is not None
+        name = slot.entity.name
+        naming = [t for t in texts if name in t]
+        query = " ".join([name, *naming])
+        return query + " 曰" if slot.kind == "voice" else query  # 曰: how speech opens in the narration
 
     def locate(self, slot: Slot) -> SlotCandidates:
         """The k best chunks for the slot's query among the chapters before the window, cut like any candidate."""
@@ -293,6 +292,15 @@ class SearchLocator:
         return SlotCandidates(
             _unique([self.cache.span(h.chapter, h.start, f"search rank {h.rank} score {h.score:.4f}") for h in hits])
         )
+
+
+def outline_texts(outline: FineOutline) -> list[str]:
+    """The outline's own sentences, in its order: goal, hard events with their results, beats, new settings, time
+    anchors, hook (what a generic retrieval may query with)."""
+    texts = [outline.goal, *(f"{e.text} {e.result}".strip() for e in outline.hard_events)]
+    texts += [b.text for b in outline.beats] + [s.text for s in outline.new_settings]
+    texts += [t.text for t in outline.time_anchors] + [outline.hook]
+    return [t for t in texts if t]
 
 
 def card_only_lines(plan: RetrievalPlan, state: MemoryState) -> list[tuple[str, str]]:
