@@ -197,6 +197,34 @@ def test_the_sample_books_chapter_11_builds_for_every_arm(muse, tmp_path: Path) 
     assert "太史慈：本章新登场" in facts and any(f.startswith("伏笔「F-weapons」") for f in facts)
 
 
+def test_formal_settings_are_facts_with_their_pointers_for_both_arms(muse, tmp_path: Path) -> None:
+    """正式设定 is the first source of facts: a plan/settings line naming a character of the chapter reaches the
+    writer (basis 正式设定, never the file name), its pointer (file:line) in the manifest; the same for A and C;
+    a line naming no one of the chapter stays out; lines over the cap are counted, never silently dropped."""
+    from ..conftest import SAMPLE_BOOK
+
+    root = tmp_path / "s"
+    shutil.copytree(SAMPLE_BOOK, root, ignore=shutil.ignore_patterns(".muse"))
+    assert muse("outline", "confirm", "11", "--book", root).exit_code == 0
+    docs = {arm: json.loads(muse("context", "11", "--arm", arm, "--json", "--book", root).stdout) for arm in "AC"}
+    for doc in docs.values():
+        facts = doc["context"]["facts"]
+        liu = next(f for f in facts if f["text"].startswith("设定：刘备：谦恭仁厚"))
+        assert liu["basis"] == "正式设定" and "plan/" not in json.dumps(facts, ensure_ascii=False)
+        assert not any("孔融" in f["text"] for f in facts)  # no character of chapter 11's plan
+        refs = doc["manifest"]["facts"]
+        pointer = refs[[f["text"] for f in facts].index(liu["text"])]["pointer"]
+        assert pointer == {**pointer, "kind": "author", "file": "plan/settings/人物言行.md", "line": 3}
+        assert "settings_omitted" not in doc["manifest"]
+    assert docs["A"]["context"]["facts"] == docs["C"]["context"]["facts"]
+    many = "".join(f"- 刘备：第{i}条设定，{'仁' * 80}。\n" for i in range(40))
+    (root / "plan" / "settings" / "zz-长设定.md").write_text(many, encoding="utf-8")
+    capped = json.loads(muse("context", "11", "--json", "--book", root).stdout)
+    kept = [f for f in capped["context"]["facts"] if f["text"].startswith("设定：")]
+    assert sum(count_chars(f["text"]) for f in kept) <= 1200 + 3 * len(kept)
+    assert capped["manifest"]["settings_omitted"] > 0
+
+
 def test_terminal_output_names_blocks_window_facts_and_spans(muse, small: Book) -> None:
     _outline(small, 5)
     out = muse("context", "5", "--book", small.root).stdout

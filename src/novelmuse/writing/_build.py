@@ -74,6 +74,7 @@ from ._manifest import (
 )
 from ._outlines import require_confirmed
 from ._plan import RetrievalPlan, Slot, basis, plan_chapter
+from ._settings import SETTINGS_BASIS, SettingFacts, setting_facts
 from ._vocab import vocabulary
 
 _SETTING_WORDS = {"entity": "新人物或事物", "state": "状态变化", "relation": "关系", "ability": "能力"}
@@ -173,10 +174,14 @@ def _outline_lines(outline: FineOutline, unit: str | None) -> tuple[list[Outline
     return hard, beats
 
 
-def _fact_lines(plan: RetrievalPlan, outline: FineOutline, path: str) -> tuple[list[FactLine], list[FactRef]]:
-    """The neutral fact lines (写得对) shared by every arm, each with its writer-visible basis and its pointer."""
+def _fact_lines(
+    plan: RetrievalPlan, outline: FineOutline, path: str, settings: SettingFacts
+) -> tuple[list[FactLine], list[FactRef]]:
+    """The neutral fact lines (写得对) shared by every arm, each with its writer-visible basis and its pointer: the
+    author's formal settings first (正式设定, the first source of facts), then the cards' values as of N−1, the
+    chapter's newcomers and last appearances, the foreshadows it advances or resolves."""
     unit = plan.unit
-    lines: list[tuple[str, str, Pointer]] = []
+    lines: list[tuple[str, str, Pointer]] = [(f"设定：{t}", SETTINGS_BASIS, p) for t, p in settings.lines]
     declared_at = {
         name: outline.line(("new_settings", i))
         for i, s in enumerate(outline.new_settings)
@@ -367,7 +372,9 @@ def build_context(
 
     constraints, beats = _outline_lines(outline, unit)
     outline_path = _relative(book, outline.path)
-    facts, fact_refs = _fact_lines(plan, outline, outline_path)
+    names = [n for e in plan.entities for n in (e.name, *(e.card.aliases if e.card else ()))]
+    settings = setting_facts(book, names)
+    facts, fact_refs = _fact_lines(plan, outline, outline_path, settings)
     forbidden = sorted(r.phrase for r in rules.rules if r.kind == "forbidden")
     preferences = [p.text for p in rules.preferences]
     shared = WriterContext(
@@ -459,6 +466,7 @@ def build_context(
         entities=entities,
         foreshadows=foreshadows,
         facts=fact_refs,
+        settings_omitted=settings.omitted,
         blocks=[
             Block(name="outline", protected=True, budget=outline_used, used=outline_used),
             Block(name="facts", protected=True, budget=facts_used, used=facts_used),

@@ -256,6 +256,7 @@ class Manifest(_M):
     entities: list[PlanEntity]
     foreshadows: list[PlanForeshadow]
     facts: list[FactRef]
+    settings_omitted: int = 0  # settings lines naming the chapter's characters left out by the cap (absent when 0)
     blocks: list[Block]
     prior_chapters: list[PriorRef]
     slots: list[SlotRef]
@@ -272,11 +273,13 @@ class Manifest(_M):
 
     @model_serializer(mode="wrap")
     def _without_absent_choice(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """A build that chose no arm (every context but `muse write`'s) has no `arm_choice` key at all, so its
-        body and sha256 are what they always were."""
+        """A build that chose no arm (every context but `muse write`'s) has no `arm_choice` key at all, and one
+        that left no settings line out no `settings_omitted`, so its body and sha256 are what they always were."""
         body: dict[str, Any] = handler(self)
         if body.get("arm_choice") is None:
             body.pop("arm_choice", None)
+        if not body.get("settings_omitted"):
+            body.pop("settings_omitted", None)
         return body
 
     def canonical(self) -> str:
