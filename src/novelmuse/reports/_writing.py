@@ -104,8 +104,8 @@ def render_context(console: Console, doc: ContextDoc, lines: ChapterLines | None
         console.print(f"  - {escape(f.text)} 〔{escape(f.basis)}〕")
     if m.settings_omitted:
         console.print(
-            f"  [yellow]{m.settings_omitted} more settings line(s)[/yellow] name this chapter's characters but are over "
-            "the settings cap: shorten plan/settings, or split what concerns other chapters"
+            f"  [yellow]{m.settings_omitted} more settings line(s)[/yellow] name this chapter's characters but are "
+            "over the settings cap: shorten plan/settings, or split what concerns other chapters"
         )
     spans = Table(title="selected raw text", show_header=True, header_style="bold")
     for col in ("purpose", "chapter", "span", "chars", "located by"):
