@@ -124,3 +124,36 @@ def test_a_leak_fails_the_gate_even_on_a_set_too_small_to_decide(
     report = evaluate_run(book, out.run_id, "B").report
     assert report.outcome == "failed" and "leak" in {a.category for a in report.anomalies}, report.anomalies
     assert report.set.problems  # the set alone would have been insufficient
+
+
+def test_a_report_on_a_damaged_manifest_stays_verifiable_after_the_manifest_is_restored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a report bound is what it saw: a gate evaluated while a manifest was damaged fails naming it (a hash
+    anomaly), and restoring the manifest afterwards does not break the journal — the report verifies as what it
+    was, forever. A clean evaluation keeps no such snapshot: a change after it still breaks verification."""
+    from novelmuse.replay import gate_input_rebuilder, store_reader, verify_journal
+    from novelmuse.replay._stored import manifest_location
+
+    user_config = tmp_path / "userconf" / "config.toml"
+    monkeypatch.setenv("MUSE_CONFIG", str(user_config))
+    book = with_signer(replay_book(tmp_path / "b"), user_config)
+    out = run(book, registered(book), RoleFake())
+    sha = next(s.manifest_sha256 for s in build_gate_input(book, out.run_id).samples if s.manifest_sha256)
+    path = book.root / manifest_location(book, sha)
+    original = path.read_bytes()
+    path.write_bytes(original.replace(b'"chapter"', b'"chapter "', 1))  # damaged
+    report = evaluate_run(book, out.run_id, "A").report
+    assert report.outcome == "failed" and "hash" in {a.category for a in report.anomalies}
+
+    def verified() -> list[tuple[int | None, str]]:
+        doc = verify_journal(book, reader=store_reader(book, gate_input_rebuilder(book)))
+        return [(p.seq, p.code) for p in doc.problems]
+
+    assert verified() == []
+    path.write_bytes(original)  # restored
+    assert verified() == []  # the report still verifies as what it saw
+    clean = evaluate_run(book, out.run_id, "B")  # evaluated on the restored, clean manifests
+    assert not any(a.category == "hash" for a in clean.report.anomalies)
+    path.write_bytes(original.replace(b'"chapter"', b'"chapter "', 1))  # damaged after a clean evaluation
+    assert (clean.report_seq, "GATE_ARTEFACT_CHANGED") in verified()

@@ -21,9 +21,22 @@ from typing import Final
 from ..book import Book
 from ..errors import InputError
 from ..judging import PanelReport, SealedArmMap, load_rubric
+from ..store import utc_now
+from ..text import sha256_hex
 from ..writing import DetectorReport
 from ._guard import GateInputRebuilder
-from ._input import Anomaly, AnomalyCategory, DetectorItem, GateInput, Item, PanelVerdict, RubricBinding, Sample
+from ._input import (
+    Anomaly,
+    AnomalyCategory,
+    DetectorItem,
+    GateInput,
+    Item,
+    PanelVerdict,
+    RubricBinding,
+    Sample,
+    gate_input_bytes,
+    gate_input_sha256,
+)
 from ._input import Target as GateTarget
 from ._receipt import ArtefactRef
 from ._runs import PanelRow, RunRow, SampleRow, load_run, panels_of, samples_of
@@ -256,7 +269,9 @@ def rebuilder_or_store(book: Book, gate_inputs: GateInputRebuilder | str | None)
 
 def gate_input_rebuilder(book: Book) -> GateInputRebuilder:
     """The GateInputRebuilder over this book's store: a `gate_input` ref whose locator names a recorded run is
-    rebuilt from it (None for any other locator or an unknown run)."""
+    rebuilt from it (None for any other locator or an unknown run). A run evaluated while an artefact was damaged
+    is served the gate input that evaluation saw (`keep_damaged_input`) when the rebuild no longer gives it — the
+    artefact was restored since: the report verifies as what it saw."""
 
     def rebuild(ref: ArtefactRef) -> GateInput | None:
         run_id = run_of_locator(ref.locator)
@@ -264,6 +279,38 @@ def gate_input_rebuilder(book: Book) -> GateInputRebuilder:
             return None
         if book.db.execute("SELECT 1 FROM replay_runs WHERE id = ?", (run_id,)).fetchone() is None:
             return None
-        return build_gate_input(book, run_id)
+        rebuilt = build_gate_input(book, run_id)
+        if gate_input_sha256(rebuilt) == ref.sha256:
+            return rebuilt
+        return _damaged_input(book, run_id, ref.sha256) or rebuilt
 
     return rebuild
+
+
+def has_damage(gate_input: GateInput) -> bool:
+    """Whether some sample of `gate_input` saw an artefact that no longer hashed to its sha256 (a `hash` anomaly)."""
+    return any(s.anomaly is not None and s.anomaly.category == "hash" for s in gate_input.samples)
+
+
+def keep_damaged_input(book: Book, gate_input: GateInput) -> None:
+    """Keep the gate input an evaluation saw when it recorded damage (see `gate_input_rebuilder`); a clean input is
+    not kept: it must rebuild exactly from the store, so a change after its evaluation still shows."""
+    if not has_damage(gate_input):
+        return
+    body = gate_input_bytes(gate_input).decode("utf-8")
+    book.db.execute(
+        "INSERT OR IGNORE INTO gate_input_snapshots VALUES (?, ?, ?, ?)",
+        (sha256_hex(body.encode("utf-8")), gate_input.run_id, body, utc_now()),
+    )
+
+
+def _damaged_input(book: Book, run_id: str, sha256: str) -> GateInput | None:
+    """The kept gate input `sha256` of run `run_id`, if it re-hashes and records damage (else None: a kept input
+    can only ever stand for an evaluation that saw damage, which fails its gate)."""
+    row = book.db.execute(
+        "SELECT body FROM gate_input_snapshots WHERE sha256 = ? AND run_id = ?", (sha256, run_id)
+    ).fetchone()
+    if row is None or sha256_hex(str(row[0]).encode("utf-8")) != sha256:
+        return None
+    kept = GateInput.model_validate_json(str(row[0]))
+    return kept if has_damage(kept) and kept.run_id == run_id else None

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from ..book import Book, atomic_write_bytes
 from ..judging import load_rubric
 from ..text import sha256_hex
-from ._builder import build_gate_input, gate_input_locator, gate_input_rebuilder
+from ._builder import build_gate_input, gate_input_locator, gate_input_rebuilder, keep_damaged_input
 from ._gates import GateName, GateReport
 from ._guard import store_reader
 from ._input import gate_input_bytes
@@ -107,6 +107,7 @@ def evaluate_run(book: Book, run_id: str, gate: GateName) -> GateDoc:
     row = load_run(book, run_id)
     models, note = run_models(book, row)
     gi = build_gate_input(book, row.id)
+    keep_damaged_input(book, gi)  # what it saw, should a damaged artefact be restored later
     data = gate_input_bytes(gi)
     relative = _write(book, gi.run_id, data)
     manifests = sorted({s.manifest_sha256 for s in gi.samples if s.manifest_sha256 is not None})

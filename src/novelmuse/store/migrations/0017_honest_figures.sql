@@ -21,3 +21,13 @@ INSERT INTO detector_reports_0017
 DROP TABLE detector_reports;
 ALTER TABLE detector_reports_0017 RENAME TO detector_reports;
 CREATE INDEX detector_reports_write ON detector_reports (write_id, id);
+
+-- The gate input an evaluation saw when some artefact it read was damaged (a `hash` anomaly): kept as it was, so
+-- the report verifies as what it saw after the artefact is restored. Only such inputs are kept (a clean one must
+-- rebuild exactly from the store), and a damaged input only ever fails its gate.
+CREATE TABLE gate_input_snapshots (
+    sha256      TEXT    PRIMARY KEY,             -- of `body`
+    run_id      TEXT    NOT NULL REFERENCES replay_runs (id),
+    body        TEXT    NOT NULL,                -- the gate input's canonical JSON
+    created_at  TEXT    NOT NULL
+);
