@@ -44,7 +44,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.replay._helpers import clean_doc, make_gate_book, prepare_run  # noqa: E402  (one gate-input builder)
+from tests.replay._helpers import honest_doc, make_gate_book, prepare_run  # noqa: E402  (one gate-input builder)
 
 from novelmuse.book import Book, find_book  # noqa: E402
 from novelmuse.replay import (  # noqa: E402
@@ -85,7 +85,7 @@ def _timed(fn: Any, repeat: int) -> tuple[float, float, Any]:
 
 def _seed_bodies(book: Book) -> list[tuple[str, dict[str, Any]]]:
     """Issue gate A and gate B once for real; their four entries' (kind, body) are the pattern repeated."""
-    gi, bindings = prepare_run(book, clean_doc(), "RUN")
+    gi, bindings = prepare_run(book, honest_doc(), "RUN")  # a run that deserves both gates
     with GateIssuer.open(book) as issuer:
         issuer.issue("A", gi, bindings)
         issuer.issue("B", gi, bindings)
