@@ -7,9 +7,13 @@ indicative only — the development machine is 2 shared cores):
    report A, receipt A, report B, receipt B over one 12-item gate input (36 bound manifests per receipt).
    - ``chain``: `verify_journal(deep=False)` — every line's sha256, seq, link and body (pydantic), and the
      last signature, which covers every byte before it (see replay/_chain.py). Target (issue 13): ≤ 1 s.
-   - ``full``: `muse gate verify`'s default — plus every receipt's report linkage, its 40 bindings re-hashed
-     and its report recomputed from the gate input (both cached per artefact within one walk, so this chain
-     of repeated runs costs little more: the per-artefact cost is printed separately).
+   - ``full, first walk``: `muse gate verify` on a journal never verified here — plus every receipt's report
+     linkage, its 40 bindings re-hashed and its report recomputed from the gate input (both cached per artefact
+     within one walk, so this chain of repeated runs costs little more: the per-artefact cost is printed
+     separately); it keeps a checkpoint in the store.
+   - ``full, from the checkpoint``: what `muse gate verify` and the guard do every later time — the whole chain
+     and every bound artefact again, but bodies parsed and reports recomputed only after the checkpoint. Also
+     timed as a command (its own process). Target (issue 26): ≤ 1 s.
    - ``all signatures``: `--all-signatures`, every entry's signature checked again.
    Baselines: ``floor`` = sha256 of every line and nothing else; ``naive`` = per entry json.loads, pydantic
    validation, canonical re-serialisation + sha256 and an Ed25519 verify of every signature.
@@ -144,11 +148,17 @@ def bench_verify(root: Path, entries: int, repeat: int) -> bool:
     size = (book.root / JOURNAL).stat().st_size
     print(f"\n1. verify a {entries:,}-entry chain ({size / 1e6:.1f} MB; best of {repeat}, CPU / wall seconds)")
     rows = []
+
+    def first_walk() -> Any:
+        book.db.execute("DELETE FROM gate_verified")  # no checkpoint: the walk of a journal never verified here
+        return verify_journal(book)
+
     for name, fn in [
         ("floor: sha256 of every line", lambda: floor_verify(book)),
         ("naive: parse+validate+rehash+every signature", lambda: naive_verify(book)),
         ("chain (deep=False)", lambda: verify_journal(book, deep=False)),
-        ("full (muse gate verify)", lambda: verify_journal(book)),
+        ("full, first walk (keeps a checkpoint)", first_walk),
+        ("full, from the checkpoint (muse gate verify)", lambda: verify_journal(book)),
         ("full --all-signatures", lambda: verify_journal(book, all_signatures=True)),
     ]:
         cpu, wall, result = _timed(fn, repeat)
@@ -162,10 +172,34 @@ def bench_verify(root: Path, entries: int, repeat: int) -> bool:
     per = _timed(lambda: _one_receipt_uncached(book), repeat)[0]
     print(f"   one receipt's artefacts uncached (40 re-hashes + recompute from a {gi_bytes / 1e3:.0f} kB gate input): "
           f"{per * 1e3:.1f} ms CPU")  # fmt: skip
-    chain_cpu = rows[2][1]
-    ok = chain_cpu <= VERIFY_TARGET_S
-    print(f"   target: chain ≤ {VERIFY_TARGET_S:.1f} s — {'met' if ok else 'MISSED'} ({chain_cpu:.3f} s CPU)")
+    walk_cpu = rows[4][1]
+    command = _command_wall(book, repeat)
+    ok = walk_cpu <= VERIFY_TARGET_S and command <= VERIFY_TARGET_S
+    print(f"   the same walk in a fresh process (imports, book opening; from the checkpoint): {command:.3f} s wall")
+    print(
+        f"   target: the verification a user and the guard run ≤ {VERIFY_TARGET_S:.1f} s — "
+        f"{'met' if ok else 'MISSED'} ({walk_cpu:.3f} s CPU in process, {command:.3f} s as a command)"
+    )
     return ok
+
+
+def _command_wall(book: Book, repeat: int) -> float:
+    """Best wall time of the walk in a process of its own, imports and book opening included — what `muse gate
+    verify` pays (the synthetic chain's gate inputs come from no recorded run, so the command's store reader would
+    refuse them: the walk is timed with the file reader; the store reader rebuilds each distinct run once)."""
+    import subprocess
+
+    code = (
+        "import sys, pathlib; from novelmuse.book import find_book; from novelmuse.replay import verify_journal; "
+        "sys.exit(0 if verify_journal(find_book(pathlib.Path(sys.argv[1]))).ok else 3)"
+    )
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", code, str(book.root)], capture_output=True, text=True)
+        best = min(best, time.perf_counter() - t)
+        assert done.returncode == 0, done.stdout + done.stderr
+    return best
 
 
 def _one_receipt_uncached(book: Book) -> None:

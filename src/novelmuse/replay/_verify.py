@@ -17,11 +17,15 @@ The walk (see `_chain` for why it is sound):
   truncated or rewritten behind it is named).
 
 Reports without a receipt are rechecked against their gate input when it can still be read (a note when it
-cannot: a failed run's artefacts may be gone). Re-hashes and re-evaluations are cached within one walk.
+cannot: a failed run's artefacts may be gone). Re-hashes and re-evaluations are cached within one walk, and a
+clean deep walk leaves a checkpoint in the store (`_verified`): the next walk still checks the whole chain and
+every bound artefact, but parses and recomputes only the entries after it.
 """
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -49,6 +53,7 @@ from ._receipt import (
     book_artefacts,
 )
 from ._spec import load_gate_spec
+from ._verified import Bound, Checkpoint, drop_checkpoint, load_checkpoint, save_checkpoint
 
 VERIFY_SCHEMA: Final = 1
 
@@ -159,6 +164,7 @@ class _Walk:
     problems: list[Problem] = field(default_factory=list)
     notes: list[Problem] = field(default_factory=list)
     recomputed: dict[tuple[str, str, str], _Recomputed] = field(default_factory=dict)
+    bound: list[Bound] = field(default_factory=list)  # what each entry checked deeply bound (for the checkpoint)
 
     def problem(self, seq: int | None, code: str, what: str) -> None:
         self.problems.append(Problem(seq=seq, code=code, what=what))
@@ -195,12 +201,16 @@ def verify_journal(
     for e in entries:
         by_seq.setdefault(e.seq, e)
     _check_witness(walk, witness, dict(journal.lines))
-    bodies = _bodies(walk, entries, everything=deep or listing)
-    receipts_of: dict[int, list[int]] = {}
+    point = _usable(book, walk, by_seq) if deep and not all_signatures else None
+    through = point.through_seq if point is not None else 0
+    fresh = [e for e in entries if e.seq > through]
+    bodies = _bodies(walk, fresh, everything=deep or listing)
+    receipts_of: dict[int, list[int]] = {k: list(v) for k, v in point.receipts_of.items()} if point else {}
     for seq, body in bodies.items():
         if by_seq[seq].kind == "receipt" and isinstance(body.get("report_seq"), int):
             receipts_of.setdefault(body["report_seq"], []).append(seq)
-    artefacts = _check_receipts(walk, by_seq, bodies, receipts_of, deep)
+    earlier = _earlier_reports(walk, by_seq, bodies, through)  # reports before the checkpoint a new receipt names
+    artefacts = _check_receipts(walk, by_seq, {**earlier, **bodies}, receipts_of, deep)
     if deep:
         for seq, body in bodies.items():
             if by_seq[seq].kind == "report" and seq not in receipts_of:
@@ -209,8 +219,19 @@ def verify_journal(
                     walk.notes.append(
                         Problem(seq=seq, code="GATE_RECEIPT_MISSING", what="a passed report with no receipt after it")
                     )
+    if point is not None:
+        artefacts += _rehash_bound(walk, point)
     reports = sum(e.kind == "report" for e in entries)
     last = entries[-1] if entries else None
+    rows = _listing(by_seq, bodies, receipts_of) if deep or listing else []
+    if point is not None:
+        rows = _kept_listing(point, receipts_of) + rows
+        walk.notes[:0] = [
+            n for n in map(Problem.model_validate, point.notes)
+            if not (n.code == "GATE_RECEIPT_MISSING" and n.seq in receipts_of)
+        ]  # fmt: skip
+    if deep and not walk.problems and journal.torn_offset is None and last is not None and last.seq > through:
+        _keep(book, walk, point, last, rows, receipts_of)
     return VerifyReport(
         ok=not walk.problems,
         outcome="failed" if walk.problems else "passed",
@@ -224,8 +245,80 @@ def verify_journal(
         artefacts_checked=artefacts,
         problems=sorted(walk.problems, key=lambda p: (p.seq or 0, p.code)),
         notes=walk.notes,
-        listing=_listing(by_seq, bodies, receipts_of) if listing else None,
+        listing=rows if listing else None,
     )
+
+
+def _usable(book: Book, walk: _Walk, by_seq: dict[int, Entry]) -> Checkpoint | None:
+    """The store's checkpoint, if the chain walked clean and still holds its head line byte for byte (then every
+    line before it is what was verified: each line hashes the one before)."""
+    if walk.problems:
+        return None
+    point = load_checkpoint(book, walk.signer.key_id)
+    if point is None:
+        return None
+    head = by_seq.get(point.through_seq)
+    return point if head is not None and head.line_sha256 == point.head_sha256 else None
+
+
+def _earlier_reports(
+    walk: _Walk, by_seq: dict[int, Entry], bodies: dict[int, dict[str, Any]], through: int
+) -> dict[int, dict[str, Any]]:
+    """The bodies of the reports before the checkpoint that receipts after it name (parsed only for them)."""
+    wanted = {
+        b["report_seq"]
+        for seq, b in bodies.items()
+        if by_seq[seq].kind == "receipt" and isinstance(b.get("report_seq"), int) and b["report_seq"] <= through
+    }
+    return _bodies(walk, [by_seq[s] for s in sorted(wanted) if s in by_seq], everything=True)
+
+
+def _rehash_bound(walk: _Walk, point: Checkpoint) -> int:
+    """Re-hash every artefact the entries before the checkpoint bound (each distinct one once): a change is a
+    problem at each entry that bound it; a report's gate input that is gone is a note (its run may be deleted)."""
+    checked = 0
+    for bound in point.bound:
+        for kind, locator, sha in bound.refs:
+            checked += len(bound.seqs)
+            problem = walk.artefacts.problem(ArtefactRef.model_construct(kind=kind, locator=locator, sha256=sha))
+            if problem is None:
+                continue
+            for seq in bound.seqs:
+                if bound.soft and problem[0] == "GATE_ARTEFACT_MISSING":
+                    walk.notes.append(Problem(seq=seq, code="GATE_REPORT_NOT_RECHECKED", what="its gate input is gone"))
+                else:
+                    walk.problem(seq, *problem)
+    return checked
+
+
+def _kept_listing(point: Checkpoint, receipts_of: dict[int, list[int]]) -> list[EntrySummary]:
+    """The checkpoint's listing, each report pointing at its receipt (one may have come after the checkpoint)."""
+    rows = [EntrySummary.model_construct(**row) for row in point.listing]
+    for row in rows:
+        if row.kind == "report" and row.seq in receipts_of:
+            row.receipt_seq = receipts_of[row.seq][0]
+    return rows
+
+
+def _keep(
+    book: Book,
+    walk: _Walk,
+    point: Checkpoint | None,
+    last: Entry,
+    rows: list[EntrySummary],
+    receipts_of: dict[int, list[int]],
+) -> None:
+    """Save what this clean deep walk established (the store may be read-only: then nothing is kept)."""
+    kept = Checkpoint(
+        through_seq=last.seq,
+        head_sha256=last.line_sha256,
+        listing=[r.model_dump(mode="json") for r in rows],
+        notes=[n.model_dump(mode="json") for n in walk.notes if n.code != "GATE_REPORT_NOT_RECHECKED"],  # re-derived
+        receipts_of=receipts_of,
+        bound=[*(point.bound if point else []), *walk.bound],
+    )
+    with suppress(sqlite3.Error, MuseError):
+        save_checkpoint(book, walk.signer.key_id, kept)
 
 
 def _walk_chain(walk: _Walk, lines: list[tuple[int, bytes]]) -> list[Entry]:
@@ -341,7 +434,9 @@ def _check_receipts(
             )
         if typed.bindings.gate_input != typed_report.gate_input or typed.bindings.gate_spec != typed_report.gate_spec:
             walk.problem(seq, "GATE_BINDING_MISMATCH", "binds another gate input or spec than its report")
-        checked += len(typed.bindings.all())
+        refs = typed.bindings.all()
+        checked += len(refs)
+        walk.bound.append(Bound([(r.kind, r.locator, r.sha256) for r in refs], [seq]))
         _recheck(walk, target.seq, report, (seq, typed))
     return checked
 
@@ -359,6 +454,8 @@ def _recheck(walk: _Walk, seq: int, body: dict[str, Any], receipt: tuple[int, Re
     if sha256_hex(canonical_json(report)) != recorded:
         walk.problem(seq, "GATE_REPORT_HASH", "the report does not match the sha256 recorded beside it")
         return
+    if receipt is None:
+        walk.bound.append(Bound([(gate_input_ref.kind, gate_input_ref.locator, gate_input_ref.sha256)], [seq], True))
     digest, gate_input, problem = _recompute(walk, gate_input_ref, *spec)
     if problem is not None and problem[0] == "GATE_ARTEFACT_MISSING" and receipt is None:
         walk.notes.append(Problem(seq=seq, code="GATE_REPORT_NOT_RECHECKED", what="its gate input is gone"))
@@ -461,6 +558,7 @@ def rebuild_index(book: Book, *, force: bool = False) -> int:
             "run `muse gate verify`; an index is only built from an intact chain",
         )
     conn = book.db
+    drop_checkpoint(book)
     with transaction(conn):
         clear_index(conn)
     return sync_index(book, conn, configured_signer(book))

@@ -31,3 +31,16 @@ CREATE TABLE gate_input_snapshots (
     body        TEXT    NOT NULL,                -- the gate input's canonical JSON
     created_at  TEXT    NOT NULL
 );
+
+-- The last deep-verified state of the gate journal (one row): `muse gate verify` and the guard still walk the whole
+-- chain (every byte is covered by the last signature), but parse, type-check, recompute and index only the entries
+-- after it, and re-hash the artefacts the earlier ones bound. Derived: another head, signer or verifier discards it.
+CREATE TABLE gate_verified (
+    id            INTEGER PRIMARY KEY CHECK (id = 1),
+    through_seq   INTEGER NOT NULL,
+    head_sha256   TEXT    NOT NULL,            -- line sha256 of entry `through_seq` (it fixes every line before)
+    signer        TEXT    NOT NULL,            -- key id
+    verifier      TEXT    NOT NULL,            -- sha256 of the verifier's code and gate specs
+    body          TEXT    NOT NULL,            -- JSON: listing, notes, receipts per report, artefacts to re-hash
+    created_at    TEXT    NOT NULL
+);
