@@ -128,7 +128,7 @@ REPORTERS = {
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample book with the scripted provider of the demo configured and two judge candidates."""
     book = tmp_path_factory.mktemp("consistency") / "book"
-    shutil.copytree(SAMPLE_BOOK, book)
+    shutil.copytree(SAMPLE_BOOK, book, ignore=shutil.ignore_patterns(".muse"))
     shutil.copy(ROOT / "examples" / "demo-script.yaml", book / "script.yaml")
     with (book / "book.toml").open("a", encoding="utf-8") as fh:
         fh.write(SCRIPTED)

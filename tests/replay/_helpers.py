@@ -188,7 +188,7 @@ def sample_gate_book(tmp_path: Path, *, outliner: str | None = None) -> Book:
     OpenAI-compatible endpoint — a loopback server in the tests), the outliner is a model there, its key read from
     `OUTLINER_KEY_ENV`; without, only a scripted writer is configured."""
     root = tmp_path / "sanguo"
-    shutil.copytree(SAMPLE_BOOK, root)
+    shutil.copytree(SAMPLE_BOOK, root, ignore=shutil.ignore_patterns(".muse"))  # the sample as shipped
     public = generate_key(default_key_path())
     toml = f'\n[gate]\nsigner = "{public.text}"\n\n'
     if outliner is not None:

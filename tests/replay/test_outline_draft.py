@@ -21,7 +21,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from novelmuse.book import Book
-from novelmuse.cli import _cmd_desk, _cmd_outline_draft
+from novelmuse.cli import _cmd_desk, _cmd_outline_draft, _cmd_writing
 from novelmuse.llm import ModelSession
 from novelmuse.replay import draft_fine_outline, outline_admission_problems
 from novelmuse.replay._chain import SIGNATURE_DOMAIN
@@ -135,11 +135,9 @@ def cli(muse, user_config: Path, monkeypatch: pytest.MonkeyPatch, store: Store):
     monkeypatch.setattr(
         _cmd_outline_draft, "draft_fine_outline", functools.partial(draft_fine_outline, gate_inputs=store.rebuild)
     )
-    monkeypatch.setattr(
-        _cmd_desk,
-        "outline_admission_problems",
-        functools.partial(outline_admission_problems, gate_inputs=store.rebuild),
-    )
+    admission = functools.partial(outline_admission_problems, gate_inputs=store.rebuild)
+    monkeypatch.setattr(_cmd_desk, "outline_admission_problems", admission)
+    monkeypatch.setattr(_cmd_writing, "outline_admission_problems", admission)
     return muse
 
 
@@ -377,15 +375,26 @@ def test_a_draft_whose_admission_was_revoked_since_is_not_accepted(  # type: ign
     cli, book: Book, store: Store, outliner: Outliner
 ) -> None:
     """A failed Gate B evaluated after the draft was made revokes the pass that admitted it: accepting the draft
-    checks its admitting receipts again and refuses, writing nothing."""
+    checks its admitting receipts again and refuses, writing nothing; so does confirming a copy of it made by hand
+    — until the author removes its admission line and takes it as their own."""
     admit(book, store)
     script(outliner, [GOOD])
     r = cli("outline", "draft", "12", "--json", "--book", book.root)
     assert r.exit_code == 0, r.stderr
     short = _doc(r)["draft"]["short"]
+    drafted = (book.root / _doc(r)["draft"]["written_to"]).read_text(encoding="utf-8")
+    (book.root / "outlines" / "0012.yaml").write_text(drafted, encoding="utf-8")  # copied by hand, not accepted
+    assert cli("outline", "confirm", "12", "--book", book.root).exit_code == 0  # its admission holds: confirmed
+    (book.root / "outlines" / "0012.yaml").unlink()
     issue(book, "B", store, doc=clean_doc(), run="RUN2")  # the same writer, evaluated again: no improvement
     accept = cli("drafts", "accept", short, "--json", "--book", book.root)
     assert accept.exit_code == 1, accept.stdout
     steps = {c["step"]: c for c in json.loads(accept.stdout)["preflight"]}
     assert steps["admission"]["status"] == "failed" and "GUARD_LATEST_FAILED" in steps["admission"]["detail"]
     assert not (book.root / "outlines" / "0012.yaml").exists()
+    (book.root / "outlines" / "0012.yaml").write_text(drafted, encoding="utf-8")
+    confirm = cli("outline", "confirm", "12", "--book", book.root)
+    assert confirm.exit_code == 3 and confirm.stderr.startswith("error[OUTLINE_ADMISSION_REVOKED]")
+    mine = "\n".join(line for line in drafted.splitlines() if not line.startswith("# 准入：")) + "\n"
+    (book.root / "outlines" / "0012.yaml").write_text(mine, encoding="utf-8")  # the author takes it as their own
+    assert cli("outline", "confirm", "12", "--book", book.root).exit_code == 0

@@ -144,4 +144,9 @@ def test_a_set_of_copies_of_one_outline_is_refused(env: Path) -> None:
     with pytest.raises(InputError) as exc:
         register_set(book, path)
     assert exc.value.code == "REPLAY_SET_DUPLICATE" and "100% alike" in exc.value.what
+    twice = [items[0], {**items[0], "id": "ch9-again"}]  # one chapter registered twice under two ids
+    path.write_text(yaml.safe_dump({"name": "twice", "items": twice}, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        register_set(book, path)
+    assert exc.value.code == "REPLAY_SET_INVALID" and "named by two items" in exc.value.what
     shutil.rmtree(book.root / ".muse" / "replay", ignore_errors=True)

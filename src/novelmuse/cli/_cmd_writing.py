@@ -10,6 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from ..errors import InputError
+from ..replay import outline_admission_problems
 from ..reports import (
     ChapterLines,
     render_confirm,
@@ -63,8 +64,9 @@ def outline_lint(
 
 @outline_app.command("confirm")
 def outline_confirm(chapter: ChapterArg, book: BookOpt = None, json_out: JsonOpt = False) -> None:
-    """Confirm a chapter's outline (已确认细纲): its sha256 is recorded; any later edit unconfirms it."""
-    result = confirm_outline(open_book(book), chapter)
+    """Confirm a chapter's outline (已确认细纲): its sha256 is recorded; any later edit unconfirms it. An outline the
+    fine-outline agent drafted is confirmed only while the receipts that admitted it still hold."""
+    result = confirm_outline(open_book(book), chapter, admission=outline_admission_problems)
     if json_out:
         emit_json(
             {

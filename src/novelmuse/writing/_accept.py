@@ -63,8 +63,7 @@ from ._drafts import DraftDoc, heading_for, store_report
 from ._evidence import answer_requests
 from ._gate import gate_for
 from ._manifest import Manifest
-from ._outline_draft import ADMISSION_LINE
-from ._outlines import confirm_outline, read_outline
+from ._outlines import ADMISSION_LINE, AdmissionCheck, confirm_outline, read_outline
 from ._store import _diff
 
 if TYPE_CHECKING:  # the model layer is loaded only when a model may be called
@@ -283,7 +282,7 @@ def accept_bill(book: Book, session: ModelSession, token: str) -> Bill:
     return total_bill(parts)
 
 
-def _admission_step(book: Book, text: str, admission: Callable[[Book, str], list[str]] | None) -> StepOutcome:
+def _admission_step(book: Book, text: str, admission: AdmissionCheck | None) -> StepOutcome:
     """An outline the fine-outline stage drafted names the receipts that admitted its run (its ``准入`` header line):
     they are re-verified now (`admission`, the stage's check), so a draft made before a failed evaluation revoked
     the pass, or under another writer configuration, is not confirmed. Fails closed when no check is given."""
@@ -299,6 +298,11 @@ def _admission_step(book: Book, text: str, admission: Callable[[Book, str], list
     return StepOutcome.passed("admission", "the admitting receipts verify")
 
 
+def _checked_in_preflight(book: Book, text: str) -> list[str]:
+    """The admission of an accepted outline draft: already checked on these bytes by the preflight."""
+    return []
+
+
 async def accept_draft(
     book: Book,
     session: ModelSession | None,
@@ -308,7 +312,7 @@ async def accept_draft(
     mode: DecisionMode = "manual",
     command: str | None = None,
     on_bill: Callable[[Bill], None] | None = None,
-    admission: Callable[[Book, str], list[str]] | None = None,
+    admission: AdmissionCheck | None = None,
 ) -> AcceptDoc:
     """Run accept_preflight on the draft and, when it holds, confirm it into the book (see the module docstring).
     The returned document says how it ended: accepted, refused (a check failed: exit 1), not_evaluated (the gate
@@ -462,8 +466,8 @@ def _finish(
         note=f"draft {d.id}",
         also=record,
     )
-    if d.kind == "outline":
-        confirm_outline(book, d.chapter)
+    if d.kind == "outline":  # these exact bytes passed the preflight's admission step a moment ago
+        confirm_outline(book, d.chapter, admission=_checked_in_preflight)
     decision = load(book, DraftRef(d.kind, d.id)).draft.decision
     return base.model_copy(
         update={

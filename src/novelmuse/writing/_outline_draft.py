@@ -30,7 +30,7 @@ import json
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -54,16 +54,13 @@ from ..text import chapter_label, count_chars, heading_unit, sha256_hex, sha256_
 from ._build import _check_fact_cards
 from ._desk import short_id, store_outline_draft
 from ._drafts import drafts_dir
-from ._outlines import LintProblem, lint_draft
+from ._outlines import ADMISSION_LINE, LintProblem, lint_draft
 from ._plan import card_facts
 
 DRAFT_SCHEMA_VERSION = 1
 RECENT_OUTLINES = 3
 _ROLE_WORDS = {"general": "总纲", "current": "本章", "next": "之后"}
 _TYPE_WORDS = {"character": "人物", "place": "地点", "item": "物品", "faction": "势力", "concept": "概念"}
-
-
-ADMISSION_LINE: Final = "# 准入："  # how a drafted outline's header starts the line naming its admitting receipts
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import Final, Literal
 from pydantic import BaseModel
 
 from ..book import Book, FineOutline, outline_paths, outline_problems, parse_outline
-from ..errors import InputError, MuseError
+from ..errors import FailedClosed, InputError, MuseError
 from ..memory import DEAD_VALUES, CardSet, MemoryState, load_cards, replay
 from ..store import new_id, transaction, utc_now
 
@@ -180,6 +180,8 @@ def _entity_problems(outline: FineOutline, cards: CardSet, state: MemoryState, e
 
 
 NO_HARD_EVENT: Final = "OUTLINE_NO_HARD_EVENT"
+ADMISSION_LINE: Final = "# 准入："  # how a drafted outline's header starts the line naming its admitting receipts
+AdmissionCheck = Callable[[Book, str], list[str]]  # why an outline's claimed admission no longer holds ([]: it does)
 
 
 def _own_problems(
@@ -315,9 +317,12 @@ class ConfirmResult:
     lint: OutlineLint
 
 
-def confirm_outline(book: Book, chapter: int) -> ConfirmResult:
+def confirm_outline(book: Book, chapter: int, *, admission: AdmissionCheck | None = None) -> ConfirmResult:
     """Record the outline's sha256 as confirmed (已确认细纲). Refused (OUTLINE_LINT_ERRORS, exit 2, nothing
-    recorded) while lint finds an error; confirming the same bytes again records nothing new."""
+    recorded) while lint finds an error; confirming the same bytes again records nothing new. An outline whose
+    header claims the admission of the fine-outline stage that drafted it (``# 准入：…``) is confirmed only when
+    `admission` — the stage's own check — finds that it still holds (OUTLINE_ADMISSION_REVOKED, exit 3;
+    ADMISSION_UNVERIFIED without a check)."""
     outline = read_outline(book, chapter)
     lint = lint_outlines(book, [chapter]).outlines[0]
     if lint.errors:
@@ -328,6 +333,7 @@ def confirm_outline(book: Book, chapter: int) -> ConfirmResult:
             first.where,
             f"fix them (`muse outline lint {chapter}` lists all), then confirm again",
         )
+    _check_admission(book, outline, admission)
     before = confirmation(book, outline)
     if before.state == "confirmed":
         return ConfirmResult(before, False, lint)
@@ -339,6 +345,28 @@ def confirm_outline(book: Book, chapter: int) -> ConfirmResult:
         )
     lint = lint.model_copy(update={"confirmation": "confirmed"})
     return ConfirmResult(confirmation(book, outline), True, lint)
+
+
+def _check_admission(book: Book, outline: FineOutline, admission: AdmissionCheck | None) -> None:
+    text = Path(outline.path).read_text(encoding="utf-8-sig") if outline.path else ""
+    if not any(line.startswith(ADMISSION_LINE) for line in text.splitlines()):
+        return
+    where = _rel(book, outline.path)
+    if admission is None:
+        raise FailedClosed(
+            "ADMISSION_UNVERIFIED",
+            "the outline claims the admission of the run that drafted it, and no check of it was given",
+            where,
+            "confirm it with `muse outline confirm`, which checks it",
+        )
+    problems = admission(book, text)
+    if problems:
+        raise FailedClosed(
+            "OUTLINE_ADMISSION_REVOKED",
+            f"the outline was drafted by a run whose admission no longer holds: {'; '.join(problems[:3])}",
+            where,
+            "draft it again behind the current receipts, or remove its 准入 header line if it is now your own outline",
+        )
 
 
 class OutlineItemDoc(BaseModel):
