@@ -58,7 +58,6 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     from ._loop import repair_items, require_tool_less, write_bill, write_chapter
     from ._manifest import ARMS, MANIFEST_SCHEMA_VERSION, Arm, ArmChoiceRef, EvidenceRef, Manifest
     from ._outline_draft import (
-        ADMISSION_LINE,
         Admission,
         DraftInputs,
         Material,
@@ -72,6 +71,8 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         store_outline_draft_answer,
     )
     from ._outlines import (
+        ADMISSION_LINE,
+        AdmissionCheck,
         Confirmation,
         ConfirmResult,
         LintProblem,
@@ -122,6 +123,7 @@ __all__ = [
     "AcceptDoc",
     "AcceptOptions",
     "Admission",
+    "AdmissionCheck",
     "Arm",
     "ArmChoiceRef",
     "ChapterGate",
