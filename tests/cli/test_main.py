@@ -108,3 +108,12 @@ def test_with_json_an_internal_error_and_an_interruption_are_json_documents(muse
     monkeypatch.setattr(cmd, "open_book", interrupt)
     r = muse("calls", "--json", cwd=tmp_path)
     assert r.exit_code == 130 and _json_error(r)["code"] == "INTERRUPTED"
+
+
+def test_a_group_without_its_subcommand_prints_its_own_subcommands(muse) -> None:  # type: ignore[no-untyped-def]
+    """`muse cards` alone lists what `cards` can do (exit 2), not the 27 top-level commands."""
+    for name in ("cards", "facts", "gate", "outline", "replay", "rules", "models", "vault"):
+        r = muse(name)
+        assert r.exit_code == 2, name
+        assert f"Usage: muse {name} " in r.stdout and "Commands:" in r.stdout, name
+        assert "novelmuse — an AI editorial room" not in r.stdout, name  # not the top-level help

@@ -75,8 +75,12 @@ def main(argv: list[str] | None = None) -> int:
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
     except typer.TyperException as exc:  # usage errors: unknown option, missing argument, bad value
-        if type(exc).__name__ == "NoArgsIsHelpError":
-            app(args=["--help"], prog_name="muse", standalone_mode=False)
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `muse cards`: the group's own subcommands, not the top level
+            context = getattr(exc, "ctx", None)
+            if context is not None:
+                print(context.get_help())
+            else:
+                app(args=["--help"], prog_name="muse", standalone_mode=False)
             return exit_code("bad_input")
         return _fail(_usage_error(exc.format_message()), args)
     except (KeyboardInterrupt, typer.Abort):
