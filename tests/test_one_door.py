@@ -71,3 +71,17 @@ def test_the_checks_see_what_they_look_for() -> None:
     assert "Message" in names["roles/_task.py"] and "TaskCall" in names["roles/_task.py"]
     assert any("ModelSession.open" in n for rel, ns in names.items() if rel.startswith("cli/") for n in ns)
     assert "ModelSession.open" in names["replay/_orchestrator.py"]
+
+
+def test_the_faces_use_other_packages_through_their_public_init_only() -> None:
+    """The CLI and the studio are thin faces over the services: they import a package's public `__init__`, never
+    one of its private modules (``from ..reports._gate import …``)."""
+    found = []
+    for rel, tree in _modules():
+        if not rel.startswith(("cli/", "studio/")):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level >= 2 and node.module:
+                if any(part.startswith("_") for part in node.module.split(".")):
+                    found.append(f"{rel}:{node.lineno} from {'.' * node.level}{node.module}")
+    assert not found, found

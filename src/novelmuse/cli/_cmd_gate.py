@@ -31,14 +31,16 @@ from ..replay import (
     verify_journal,
     writer_config_sha256,
 )
-from ..reports import gate_outcome, render_gate, render_gate_input
-from ..reports._gate import (
+from ..reports import (
     KeygenResult,
     ReindexResult,
+    gate_outcome,
+    render_gate,
+    render_gate_input,
+    render_gate_show,
+    render_gate_verify,
     render_keygen,
     render_reindex,
-    render_show,
-    render_verify,
 )
 from ._app import app
 from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, open_book
@@ -94,7 +96,7 @@ def verify_cmd(
     when intact (or empty), 3 when anything is wrong — each problem named by seq."""
     b = open_book(book)
     doc = verify_journal(b, reader=store_reader(b, gate_input_rebuilder(b)), all_signatures=all_signatures)
-    _finish(doc, json_out, render_verify)
+    _finish(doc, json_out, render_gate_verify)
 
 
 @gate_app.command("show")
@@ -107,7 +109,7 @@ def show_cmd(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     doc = verify_journal(b, reader=store_reader(b, gate_input_rebuilder(b)), listing=True)
     current = writer_config_sha256(b)
     doc = doc.model_copy(update={"configurations": by_configuration(doc.listing or [], current)})
-    _finish(doc, json_out, render_show)
+    _finish(doc, json_out, render_gate_show)
 
 
 @gate_app.command("reindex")

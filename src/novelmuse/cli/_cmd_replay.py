@@ -15,8 +15,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..errors import InputError
 from ..replay import Event, load_run, register_set, replay_dry_run, replay_report, resolve_set, run_doc, run_replay
-from ..replay._spec import Arm
 from ..reports import render_dry_run, render_register, render_replay_report, render_run, run_outcome
+from ..writing import Arm
 from ._app import app
 from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, open_book
 

@@ -36,7 +36,14 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     )
     from ._export import ExportResult, export_book
     from ._files import render_export, render_report_written
-    from ._gate import KeygenResult, ReindexResult
+    from ._gate import (
+        KeygenResult,
+        ReindexResult,
+        render_gate_show,
+        render_gate_verify,
+        render_keygen,
+        render_reindex,
+    )
     from ._judge import (
         RubricRow,
         RubricsDoc,
@@ -168,10 +175,13 @@ __all__ = [
     "render_facts",
     "render_gate",
     "render_gate_input",
+    "render_gate_show",
+    "render_gate_verify",
     "render_import",
     "render_init",
     "render_judge",
     "render_judge_summary",
+    "render_keygen",
     "render_ledger",
     "render_lint",
     "render_mentions",
@@ -181,6 +191,7 @@ __all__ = [
     "render_outline_lint",
     "render_outline_show",
     "render_register",
+    "render_reindex",
     "render_reject",
     "render_replay_report",
     "render_report_written",

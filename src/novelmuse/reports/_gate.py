@@ -55,7 +55,7 @@ def _head(doc: VerifyReport) -> Text:
     return text
 
 
-def render_verify(console: Console, doc: VerifyReport) -> None:
+def render_gate_verify(console: Console, doc: VerifyReport) -> None:
     """The outcome line, then every problem by seq, then notes."""
     console.print(_head(doc))
     if doc.head is not None:
@@ -69,10 +69,10 @@ def render_verify(console: Console, doc: VerifyReport) -> None:
         console.print(f"note: seq {note.seq}: {note.code}: {note.what}", markup=False)
 
 
-def render_show(console: Console, doc: VerifyReport) -> None:
+def render_gate_show(console: Console, doc: VerifyReport) -> None:
     """The evaluations per writer configuration, then every report and receipt, one line each in chain order,
     under the verification outcome."""
-    render_verify(console, doc)
+    render_gate_verify(console, doc)
     for c in doc.configurations or []:
         name = f"writer configuration {c.run_config_sha256[:16]}…" if c.run_config_sha256 else "no writer configuration"
         head = Text(f"{name}{' (the book’s now)' if c.current else ''}: ", style="bold")
