@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from novelmuse.book import Book
-from novelmuse.cli import _cmd_write
+from novelmuse.cli import _cmd_write, _cmd_writing
 from novelmuse.errors import InputError
 from novelmuse.replay import promoted_arm, writer_config_sha256
 from novelmuse.text import sha256_hex
@@ -78,6 +78,7 @@ def cli(muse, user_config: Path, monkeypatch: pytest.MonkeyPatch, store: Store):
     """`muse` in-process whose promotion rebuilds gate inputs from `store` (the replay orchestrator's store)."""
     monkeypatch.setenv("MUSE_CONFIG", str(user_config))
     monkeypatch.setattr(_cmd_write, "promoted_arm", functools.partial(promoted_arm, gate_inputs=store.rebuild))
+    monkeypatch.setattr(_cmd_writing, "promoted_arm", functools.partial(promoted_arm, gate_inputs=store.rebuild))
     return muse
 
 
@@ -110,3 +111,18 @@ def test_a_context_built_without_a_choice_keeps_its_manifest_bytes(muse, sample:
     doc = json.loads(muse("context", "11", "--json", "--book", sample.root).stdout)
     assert "arm_choice" not in doc["manifest"]  # `muse context` (and replay's arms) choose nothing
     assert muse("context", "verify", "11", "--book", sample.root).exit_code == 0
+
+
+def test_muse_context_shows_the_context_muse_write_would_build_and_says_which(  # type: ignore[no-untyped-def]
+    cli, sample: Book, store: Store
+) -> None:
+    """The context a user inspects is the writer's: arm A until a Gate B receipt promotes C, named on stderr."""
+    r = cli("context", "11", "--book", sample.root)
+    assert r.exit_code == 0 and "arm A: the arm `muse write` would use" in r.stderr
+    assert json.loads(cli("context", "11", "--json", "--book", sample.root).stdout)["arm"] == "A"
+    issue(sample, "A", store)
+    issue(sample, "B", store)
+    promoted = cli("context", "11", "--book", sample.root)
+    assert promoted.exit_code == 0 and "arm C: the arm `muse write` would use" in promoted.stderr
+    assert json.loads(cli("context", "11", "--json", "--book", sample.root).stdout)["arm"] == "C"
+    assert json.loads(cli("context", "11", "--arm", "B", "--json", "--book", sample.root).stdout)["arm"] == "B"

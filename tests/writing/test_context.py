@@ -64,7 +64,7 @@ def test_context_needs_a_confirmed_unchanged_outline(muse, small: Book) -> None:
     ok = muse("context", "3", "--json", "--book", small.root)
     assert ok.exit_code == 0, ok.stderr
     doc = json.loads(ok.stdout)
-    assert doc["ok"] and doc["arm"] == "C" and doc["manifest"]["outline"]["constraint_ids"] == ["E1", "R1", "hook"]
+    assert doc["ok"] and doc["arm"] == "A" and doc["manifest"]["outline"]["constraint_ids"] == ["E1", "R1", "hook"]
     path = small.outlines_dir / "0003.yaml"
     path.write_text(path.read_text(encoding="utf-8").replace("督邮受辱", "督邮逃走"), encoding="utf-8")
     edited = muse("context", "3", "--book", small.root)
@@ -161,7 +161,7 @@ def test_manifest_is_stored_content_addressed_and_verify_rebuilds_it(muse, small
     path.write_bytes(path.read_bytes() + b" ")
     tampered = json.loads(muse("context", "verify", "3", "--json", "--book", small.root).stdout)
     assert tampered["ok"] is False and tampered["file_ok"] is False and tampered["differences"] == []
-    never = muse("context", "verify", "3", "--arm", "A", "--book", small.root)
+    never = muse("context", "verify", "3", "--arm", "C", "--book", small.root)  # built with arm A, the writer's
     assert never.exit_code == 2 and "CONTEXT_NOT_BUILT" in never.stderr
 
 

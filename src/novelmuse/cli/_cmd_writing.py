@@ -10,7 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from ..errors import InputError
-from ..replay import outline_admission_problems
+from ..replay import ArmChoice, outline_admission_problems, promoted_arm
 from ..reports import (
     ChapterLines,
     render_confirm,
@@ -90,20 +90,31 @@ def context(
             help="With `verify`: the chapter to rebuild.", min=0, max=MAX_CHAPTER_NUMBER, show_default=False
         ),
     ] = None,
-    arm: Annotated[str, typer.Option("--arm", help="A (generic retrieval), B (card-only), C (card-located).")] = "C",
+    arm: Annotated[
+        str | None,
+        typer.Option(
+            "--arm",
+            help="A (generic retrieval), B (card-only), C (card-located); default: the arm `muse write` would use.",
+            show_default=False,
+        ),
+    ] = None,
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Build chapter N's writer context and manifest (no model call): `muse context N [--arm A|B|C]`.
 
+    By default the context `muse write N` would build (arm A until a Gate B receipt promotes C), and it says which.
     `muse context verify N` rebuilds it and compares with the stored manifest (exit 1 when it differs)."""
-    picked = _arm(arm)
+    forced = _arm(arm) if arm is not None else None
     b = open_book(book)
+    choice = None if forced is not None else promoted_arm(b)
+    picked = forced or (choice.arm if choice is not None else "A")
     if target == "verify":
         if chapter is None:
             raise InputError("USAGE", "`muse context verify` needs a chapter number", "command line", "e.g. verify 12")
         with _indexing() as progress:
             doc = verify_context(b, chapter, picked, progress=progress)
+        _say_arm(choice, json_out)
         if json_out:
             emit_json(doc)
         else:
@@ -115,6 +126,7 @@ def context(
         raise InputError("USAGE", f"unexpected argument {chapter}", "command line", "muse context N [--arm A|B|C]")
     with _indexing() as progress:
         built = build_and_save(b, number, picked, progress=progress)
+    _say_arm(choice, json_out)
     if json_out:
         emit_json(built)
     else:
@@ -140,6 +152,12 @@ def _indexing() -> Iterator[Callable[[int, int], None]]:
             bar.update(task[0], completed=done)
 
         yield progress
+
+
+def _say_arm(choice: ArmChoice | None, json_out: bool) -> None:
+    """Name the arm `muse write` would use, and why (stderr), when the context was built with it by default."""
+    if choice is not None and not json_out:
+        err_console.print(f"arm {choice.arm}: the arm `muse write` would use — {choice.reason}", markup=False)
 
 
 def _arm(value: str) -> Arm:
