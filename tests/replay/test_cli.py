@@ -11,7 +11,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from novelmuse.book import Book, find_book, init_book
-from novelmuse.replay import GateIssuer, default_key_path
+from novelmuse.replay import GateIssuer, default_key_path, load_signing_key
 from novelmuse.text import sha256_hex
 
 from ..conftest import muse_subprocess
@@ -117,6 +117,12 @@ def test_verify_needs_the_signer(cli, tmp_path: Path, gate_book: Book, store: St
     toml.write_text(toml.read_text(encoding="utf-8").split("[gate]")[0], encoding="utf-8")
     r = cli("gate", "verify", "--json", "--book", gate_book.root)
     assert r.exit_code == 2 and json.loads(r.stdout)["error"]["code"] == "GATE_SIGNER_MISSING"
+    # the key exists: the fix is the line to add (its public key), not "make a key"
+    public = load_signing_key(default_key_path()).public.text
+    human = cli("gate", "verify", "--book", gate_book.root)
+    assert f'signer = "{public}"' in human.stderr and "keygen" not in human.stderr
+    default_key_path().unlink()
+    assert "run `muse gate keygen`" in cli("gate", "verify", "--book", gate_book.root).stderr
 
 
 def _secret_forms(pem: bytes) -> list[bytes]:

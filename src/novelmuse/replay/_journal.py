@@ -43,7 +43,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..book import Book
-from ..errors import FailedClosed, InputError
+from ..errors import FailedClosed, InputError, MuseError
 from ..store import connect, transaction, utc_now
 from ..text import canonical_json, sha256_hex
 from ._chain import GENESIS, Entry, EntryKind, LineProblem, decode_entry, encode_entry_json
@@ -188,9 +188,21 @@ def configured_signer(book: Book) -> PublicKey:
             "GATE_SIGNER_MISSING",
             "book.toml has no [gate] signer, so gate entries cannot be checked",
             str(book.root / "book.toml"),
-            'run `muse gate keygen` and add the `[gate] signer = "ed25519:…"` line it prints',
+            _signer_fix(book),
         )
     return PublicKey.parse(book.config.gate.signer)
+
+
+def _signer_fix(book: Book) -> str:
+    """How to add the signer: the existing key's line when you have a key, else how to make one."""
+    path = key_path(book.config)
+    if path.is_file():
+        try:
+            public = load_signing_key(path).public.text
+        except MuseError:
+            return f'add `[gate] signer = "ed25519:…"` with the public key of your key at {path} to book.toml'
+        return f'add this line under [gate] in book.toml (your key at {path}): signer = "{public}"'
+    return 'run `muse gate keygen` and add the `[gate] signer = "ed25519:…"` line it prints'
 
 
 def parse_body(entry: Entry) -> ReportBody | ReceiptBody | str:
