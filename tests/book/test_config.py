@@ -4,9 +4,12 @@ finite and bounded; the seeds' caps may be lowered, never raised; the user confi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from novelmuse.book import load_config
 from novelmuse.errors import InputError
@@ -121,3 +124,38 @@ def test_a_toml_syntax_error_says_invalid_toml_and_where(tmp_path: Path) -> None
     with pytest.raises(InputError) as info:
         load_config(tmp_path / "book.toml", user_config=tmp_path / "none.toml")
     assert info.value.code == "CONFIG_SYNTAX" and "invalid TOML" in info.value.what and "line 2" in info.value.what
+
+
+_URL_PARTS = st.sampled_from(
+    ["http://", "https://", "ftp://", "[", "]", "::1", "h", ":", "99999", "x", "/v1", "?", "#", "@", " ", "%"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(_URL_PARTS, min_size=1, max_size=8))
+def test_a_base_url_either_parses_whole_or_is_config_invalid(
+    tmp_path_factory: pytest.TempPathFactory, parts: list[str]
+) -> None:
+    """Against the oracle `urllib.parse.urlsplit` (host and port read): a base_url is accepted only when the
+    request layer can use it, and refused as CONFIG_INVALID naming the key — never a crash later."""
+    from urllib.parse import urlsplit
+
+    url = "".join(parts)
+    toml = f'[providers.p]\nkind = "openai"\nbase_url = {json.dumps(url)}\n'
+    root = tmp_path_factory.mktemp("url")
+
+    def usable() -> bool:
+        try:
+            split = urlsplit(url)
+            split.port  # noqa: B018
+        except ValueError:
+            return False
+        return split.scheme in ("http", "https") and bool(split.hostname) and not any(c.isspace() for c in url)
+
+    try:
+        load(root, toml)
+    except InputError as exc:
+        assert exc.code == "CONFIG_INVALID" and "base_url" in exc.what, exc
+        assert not usable(), url
+        return
+    assert usable(), url

@@ -16,8 +16,9 @@ import os
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import InputError
 from ..limits import MAX_CHAPTER_NUMBER, MAX_CONFIG_BYTES
@@ -38,7 +39,22 @@ class _Strict(BaseModel):
 
 
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=128)]
-HttpUrl = Annotated[str, Field(pattern=r"^https?://[^\s/?#]+\S*$", max_length=2048)]
+
+
+def _parsable_url(value: str) -> str:
+    """An http(s) URL that parses whole — host and port included (``http://[::1`` is refused here, not when the
+    first request is built)."""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 — reading it validates it (a port that is not a number, or out of range)
+    except ValueError as exc:
+        raise ValueError(f"not a URL that can be used ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("not an http:// or https:// URL with a host")
+    return value
+
+
+HttpUrl = Annotated[str, Field(pattern=r"^https?://[^\s/?#]+\S*$", max_length=2048), AfterValidator(_parsable_url)]
 #: The CLI's path must be absolute and resolved: the provider checks that when it pins the file (fail closed).
 PathText = Annotated[str, Field(min_length=1, max_length=4096)]
 Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS)]
