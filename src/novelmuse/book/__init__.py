@@ -72,7 +72,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         read_user_file,
         read_user_files,
     )
-    from ._yamlfile import LineDict, LineList, line_of, load_yaml_lines, validate_located
+    from ._yamlfile import LineDict, LineList, line_of, load_bounded_yaml, load_yaml_lines, validate_located
 
 __getattr__ = lazy_getattr(__name__, __file__)
 
@@ -140,6 +140,7 @@ __all__ = [
     "kept_bytes",
     "line_of",
     "listed_files",
+    "load_bounded_yaml",
     "load_config",
     "load_outline",
     "load_outlines",

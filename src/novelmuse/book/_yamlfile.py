@@ -75,6 +75,66 @@ def _construct_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> LineLis
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 
+#: The most values a YAML document may stand for once its aliases are expanded. An author file or a script holds
+#: thousands; aliases of aliases ("billion laughs") stand for billions from a few lines, and any code that walks
+#: the result (validation, JSON) would then run without end.
+MAX_YAML_EXPANDED_NODES = 1_000_000
+
+
+class YamlTooLarge(yaml.YAMLError):
+    """A document whose aliases expand beyond `MAX_YAML_EXPANDED_NODES` values (refused before it is built)."""
+
+
+def load_bounded_yaml(text: str, loader: type[yaml.SafeLoader] = _SafeLoaderBase) -> Any:
+    """`yaml.load(text, Loader=loader)`, refusing (YamlTooLarge) a document that would stand for more than
+    `MAX_YAML_EXPANDED_NODES` values once its aliases are expanded — measured on the composed node graph, where an
+    alias is a shared node, before anything is constructed."""
+    parser = loader(text)
+    try:
+        node = parser.get_single_node()
+        if node is None:
+            return None
+        _expanded_size(node)
+        return parser.construct_document(node)
+    finally:
+        parser.dispose()
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """How many values `root` stands for with every alias expanded (a shared node counted once per use); a node
+    that contains itself (a recursive alias) is refused too: nothing could walk it to an end."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            open_nodes.discard(key)
+            total = 1 + sum(sizes[id(c)] for c in _children(node))
+            if total > MAX_YAML_EXPANDED_NODES:
+                raise YamlTooLarge(
+                    f"its aliases expand to more than {MAX_YAML_EXPANDED_NODES:,} values (aliases of aliases?)"
+                )
+            sizes[key] = total
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise YamlTooLarge("an alias refers to a value that contains it (a recursive structure)")
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in _children(node) if id(c) not in sizes)
+    return sizes[id(root)]
+
 
 def load_yaml_lines(path: Path, *, code_prefix: str, text: str | None = None) -> Any:
     """Parse one YAML file keeping line numbers; syntax errors become `<PREFIX>_SYNTAX` naming file:line."""
@@ -87,9 +147,11 @@ def load_yaml_lines(path: Path, *, code_prefix: str, text: str | None = None) ->
             ) from exc
     try:
         with parsing_user_file(f"{code_prefix}_SYNTAX", str(path), "YAML file"):
-            return yaml.load(text, Loader=_LineLoader)
+            return load_bounded_yaml(text, _LineLoader)
     except _DuplicateKey as exc:
         raise InputError(f"{code_prefix}_SYNTAX", str(exc), f"{path}:{exc.line}", "remove one of the two keys") from exc
+    except YamlTooLarge as exc:
+        raise InputError(f"{code_prefix}_SYNTAX", f"refused: {exc}", str(path), "write the values out") from exc
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

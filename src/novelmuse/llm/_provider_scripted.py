@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..book import ScriptedProviderConfig, parsing_user_file, read_user_file
+from ..book import ScriptedProviderConfig, load_bounded_yaml, parsing_user_file, read_user_file
 from ..errors import InputError
 from ._types import Finish, ProviderError, ProviderRequest, ProviderResponse, Usage
 
@@ -86,7 +86,7 @@ def load_script(path: Path) -> dict[str, list[ScriptEntry]]:
     """Parse and validate a script file (YAML or JSON); errors name the role and entry."""
     try:
         with parsing_user_file("SCRIPT_INVALID", str(path), "script"):
-            data = yaml.safe_load(read_user_file(path, what="script", kind="SCRIPT").decode("utf-8"))
+            data = load_bounded_yaml(read_user_file(path, what="script", kind="SCRIPT").decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise InputError("SCRIPT_INVALID", f"not UTF-8 (byte {exc.start})", str(path), "save it as UTF-8") from exc
     except yaml.YAMLError as exc:  # one line (the CLI prints one error line): the problem and where it is
