@@ -53,7 +53,15 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         result_id,
     )
     from ._plan import PLAN_DIR, Plan, PlanFile, PlanPart, PlanSection, heading_scope, load_plan
-    from ._project import Book, Chapter, find_book, parse_chapter_file, read_chapter_file, read_chapter_files
+    from ._project import (
+        Book,
+        Chapter,
+        expand_user_path,
+        find_book,
+        parse_chapter_file,
+        read_chapter_file,
+        read_chapter_files,
+    )
     from ._revisions import (
         FileRevision,
         RevisionKind,
@@ -130,6 +138,7 @@ __all__ = [
     "book_toml_text",
     "check_numbering",
     "check_write_target",
+    "expand_user_path",
     "file_revisions",
     "find_book",
     "find_revision",

@@ -41,7 +41,7 @@ from ..store import register_chapters
 from ..text import ChapterPart, HeadingLine, SplitText, chapter_label, decode_text, sha256_hex, split_chapters
 from ._files import atomic_write_bytes
 from ._init import init_book, remove_created
-from ._project import Book, find_book, parse_chapter_file
+from ._project import Book, expand_user_path, find_book, parse_chapter_file
 from ._userfile import BOOK_FILE, read_user_file
 
 PROLOGUE_HEADING = "序"
@@ -349,7 +349,7 @@ def import_novel(
         notes.append(f"line {o.line_no}: `{o.heading.text}` kept inside the text (chapters are split by {split.unit})")
     _refuse_oversized(files, source, split.unit)
 
-    into = into.expanduser().absolute()
+    into = expand_user_path(into).absolute()
     initialised = not (into / BOOK_FILE).is_file()
     created: list[str] = []
     if initialised:

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from ..errors import InputError
 from ._files import atomic_write_text, sweep_temp_files
+from ._project import expand_user_path
 from ._userfile import BOOK_FILE
 
 BOOK_DIRS = ("chapters", "outlines", "cards", "plan")
@@ -83,7 +84,7 @@ def init_book(root: Path, *, title: str | None = None) -> InitResult:
     Refuses (BOOK_EXISTS) when `root` already has a book.toml. The book.toml is written last, so
     `root` becomes a book only when everything else is in place.
     """
-    root = root.expanduser().absolute()
+    root = expand_user_path(root).absolute()
     if root.exists() and not root.is_dir():
         raise InputError(
             "BOOK_NOT_A_DIRECTORY", "the book path exists and is not a directory", str(root), "pick a directory"

@@ -310,10 +310,25 @@ def _open(root: Path) -> Book:
     return book
 
 
+def expand_user_path(path: Path) -> Path:
+    """`path` with a leading ``~`` or ``~user`` expanded; PATH_UNKNOWN_USER (exit 2) for a user this system does
+    not have, or no home directory (instead of the bare RuntimeError of `Path.expanduser`)."""
+    try:
+        return path.expanduser()
+    except RuntimeError:
+        head = str(path).split("/", 1)[0]
+        raise InputError(
+            "PATH_UNKNOWN_USER",
+            f"{head} names no home directory on this system",
+            str(path)[:120],
+            "write the path out in full",
+        ) from None
+
+
 def find_book(explicit: Path | None = None, start: Path | None = None) -> Book:
     """Open the book at `explicit` (``--book DIR``), else the nearest directory upward holding book.toml."""
     if explicit is not None:
-        root = explicit.expanduser().resolve()
+        root = expand_user_path(explicit).resolve()
         if not (root / BOOK_FILE).is_file():
             raise InputError(
                 "BOOK_NOT_FOUND",

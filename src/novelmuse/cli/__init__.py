@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import traceback
 
 import typer
 
-from ..errors import InputError, MuseError, Outcome, exit_code
+from ..errors import FailedClosed, InputError, MuseError, Outcome, exit_code
 
 __all__ = ["main"]
 
@@ -40,6 +41,33 @@ class _Interrupted(MuseError):
 
     def __init__(self) -> None:
         super().__init__("INTERRUPTED", "stopped by the user", fix="rerun the command to resume where it stopped")
+
+
+#: What the operating system says about a path, as the refusal it is (errno → code, what, how to fix).
+_PATH_ERRORS: dict[int, tuple[str, str, str]] = {
+    errno.ENAMETOOLONG: ("PATH_TOO_LONG", "the path, or a name in it, is too long", "use a shorter path"),
+    errno.ENOTDIR: ("PATH_NOT_A_DIRECTORY", "a part of the path is a file, not a directory", "check the path"),
+    errno.ELOOP: ("PATH_LINK_LOOP", "the path goes through symbolic links that loop", "check the links"),
+    errno.EISDIR: ("PATH_IS_A_DIRECTORY", "the path is a directory where a file is needed", "name the file"),
+    errno.EACCES: ("PATH_PERMISSION", "permission denied", "check the permissions, or use another path"),
+    errno.EPERM: ("PATH_PERMISSION", "operation not permitted", "check the permissions, or use another path"),
+    errno.EROFS: ("PATH_READ_ONLY", "the file system is read-only", "use a writable place"),
+    errno.ENOSPC: ("DISK_FULL", "no space left on the device", "free some space and rerun (what was done is kept)"),
+}
+_SHOWN_PATH_CHARS = 120
+
+
+def _os_error(exc: OSError) -> MuseError | None:
+    """An OSError about a path the system refuses (too long, through a file, no permission, a full disk) as an
+    error naming the path (shortened) — exit 2; None for any other OSError (then it is a bug)."""
+    known = _PATH_ERRORS.get(exc.errno or 0)
+    if known is None:
+        return None
+    code, what, fix = known
+    path = str(exc.filename) if exc.filename is not None else "a path"
+    shown = path if len(path) <= _SHOWN_PATH_CHARS else f"{path[:60]}…{path[-50:]} ({len(path)} characters)"
+    kind = FailedClosed if code == "DISK_FULL" else InputError  # a full disk is not the user's input
+    return kind(code, f"the system refuses this path: {what}", shown, fix)
 
 
 def _usage_error(message: str) -> InputError:
@@ -87,6 +115,11 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(_Interrupted(), args)
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a path the system refuses is bad input; any other OSError is a bug
+        refused = _os_error(exc)
+        if refused is None:
+            return _fail(_Internal(exc), args)
+        return _fail(refused, args)
     except Exception as exc:  # a bug, not a user error: say so plainly
         if os.environ.get("MUSE_DEBUG"):
             traceback.print_exc()

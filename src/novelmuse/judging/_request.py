@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..book import (
     Book,
     FineOutline,
+    expand_user_path,
     line_of,
     load_yaml_lines,
     parse_chapter_file,
@@ -206,7 +207,7 @@ def request_from_files(book: Book, files: JudgeFiles) -> JudgeRequest:
     """
     rubric = load_rubric(files.profile)
     _check_hard_blocks_apply(files.hard_blocks, rubric)
-    paths = [p.expanduser() for p in files.candidates]
+    paths = [expand_user_path(p) for p in files.candidates]
     arms = arm_names(len(paths))
     candidates = [_candidate(p, arm) for p, arm in zip(paths, arms, strict=True)]
     outline = parse_outline(files.outline) if files.outline is not None else None

@@ -25,7 +25,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from ..book import BOOK_FILE, BookConfig, user_config_path
+from ..book import BOOK_FILE, BookConfig, expand_user_path, user_config_path
 from ..errors import InputError
 from ..text import sha256_hex
 
@@ -108,7 +108,7 @@ def key_path(config: BookConfig) -> Path:
     """The private key's path: ``[gate] key_path`` of the user config (relative to its directory), or the default."""
     if config.gate.key_path is None:
         return default_key_path()
-    path = Path(config.gate.key_path).expanduser()
+    path = expand_user_path(Path(config.gate.key_path))
     return path if path.is_absolute() else user_config_path().parent / path
 
 
