@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from novelmuse.book import Book, find_book
@@ -195,6 +195,10 @@ def test_mentions_equal_leftmost_longest_naive_scan(names: dict[str, str], text:
         ("id: ..\ntype: character\nname: 甲\n", 1, "contains '..'"),
         ("id: a..b\ntype: character\nname: 甲\n", 1, "contains '..'"),
         ("id: .a\ntype: character\nname: 甲\n", 1, "starts with '.'"),
+        ("id: con\ntype: character\nname: 甲\n", 1, "cannot be a file name"),
+        ("id: NUL.txt\ntype: character\nname: 甲\n", 1, "cannot be a file name"),
+        ("id: lpt9\ntype: character\nname: 甲\n", 1, "cannot be a file name"),
+        ('id: a\ntype: character\nname: 甲\nattributes:\n  "":\n    - {value: x, from: 1}\n', 5, "empty name"),
         ("id: 12\ntype: character\nname: 甲\n", 1, "valid string"),
         (A.replace("target: b", "target: a"), 10, "relation '师徒' to itself"),
         (A.replace("{value: dead, from: 10}", "{value: .nan, from: 10}"), 8, "finite"),
@@ -274,3 +278,23 @@ def test_parsed_cards_are_cached_by_sha256_and_invalidated_exactly_when_a_file_c
     parsed.clear()
     (book.cards_dir / "a.yaml").write_text(A.replace("from: 10", "from: 11"), encoding="utf-8")  # same size
     assert load_cards(book).cards["a"].attributes["status"][1].start == 11 and parsed == ["a.yaml"]
+
+
+_RESERVED = ["con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    base=st.sampled_from([*_RESERVED, "guan-yu", "a1", "console", "nully", "com10", "关羽"]),
+    upper=st.booleans(),
+    ext=st.sampled_from(["", ".txt", ".yaml"]),
+)
+def test_an_id_is_refused_exactly_when_some_system_cannot_name_a_file_with_it(
+    tmp_path: Path, base: str, upper: bool, ext: str
+) -> None:
+    """Against the naive oracle: the part before the first dot, lower-cased, is a Windows device name."""
+    card_id = (base.upper() if upper else base) + ext
+    root = tmp_path / f"ids-{abs(hash((card_id,)))}"
+    book = book_with(root, {"a.yaml": f"id: {card_id}\ntype: character\nname: 甲\n"})
+    problems = [p for p in lint_cards(book)[1] if "cannot be a file name" in p.message]
+    assert bool(problems) == (card_id.split(".")[0].lower() in _RESERVED), (card_id, problems)

@@ -148,6 +148,12 @@ def _checked_name(v: str, what: str) -> str:
 Alias = Annotated[str, AfterValidator(lambda v: _checked_name(v, "an alias"))]
 
 
+#: Names Windows reserves for devices (with any extension): an id may name a file, so it may not be one of them.
+_RESERVED_FILE_NAMES = frozenset(
+    {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
+)
+
+
 class CardFile(_Strict):
     """The content of one ``cards/*.yaml`` file."""
 
@@ -166,6 +172,18 @@ class CardFile(_Strict):
             raise ValueError(
                 f"the id {v!r} starts with '.' or contains '..' (ids may name files: use letters, digits, -)"
             )
+        if v.split(".")[0].lower() in _RESERVED_FILE_NAMES or v.endswith("."):
+            raise ValueError(
+                f"the id {v!r} cannot be a file name on every common system (Windows reserves it): choose another"
+            )
+        return v
+
+    @field_validator("attributes")
+    @classmethod
+    def _attribute_keys(cls, v: dict[str, list[RangedValue]]) -> dict[str, list[RangedValue]]:
+        blank = [k for k in v if not k.strip()]
+        if blank:
+            raise ValueError("an attribute has an empty name: give it one (e.g. office, status)")
         return v
 
     @field_validator("name")
