@@ -272,6 +272,12 @@ def test_rerunning_an_import_is_harmless(muse, tmp_path: Path) -> None:  # type:
     assert {p.name: p.stat().st_mtime_ns for p in (d / "chapters").iterdir() if p.name in before} == before
     assert rejoin_files(d) == "前言\n" + _book_text([1, 2, 3])
     assert sorted(registered_chapters(find_book(d).db)) == [0, 1, 2, 3]
+    # the human summary says what it did, not how many chapters it read
+    again = muse("import", src, "--into", d)
+    assert again.exit_code == 0 and "nothing written: all 4 chapter file(s)" in again.stdout
+    (d / "chapters" / "0003.md").unlink()
+    partly = muse("import", src, "--into", d)
+    assert partly.exit_code == 0 and "imported 1 chapter(s)" in partly.stdout and "3 already identical" in partly.stdout
 
 
 def test_a_file_the_author_creates_during_the_import_is_not_overwritten(tmp_path: Path) -> None:

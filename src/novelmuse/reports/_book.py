@@ -23,7 +23,15 @@ def render_init(result: InitResult, console: Console) -> None:
 
 def render_import(report: ImportReport, console: Console, err_console: Console) -> None:
     """A table of the imported chapters (number, title, chars, path) plus the notes."""
-    title = Text(f"imported {len(report.chapters)} chapter(s) into {report.book}")
+    rows_all = ([report.prologue] if report.prologue else []) + report.chapters
+    kept = set(report.unchanged)
+    written = [ch for ch in rows_all if ch.number not in kept]
+    if not written and rows_all:
+        title = Text(f"nothing written: all {len(rows_all)} chapter file(s) of {report.book} are already this source's")
+    elif kept:
+        title = Text(f"imported {len(written)} chapter(s) into {report.book}; {len(kept)} already identical, kept")
+    else:
+        title = Text(f"imported {len(report.chapters)} chapter(s) into {report.book}")
     table = Table(title=title, title_justify="left")
     table.add_column("#", justify="right")
     table.add_column("heading")
