@@ -194,3 +194,20 @@ def test_query_path_equals_the_reference_on_random_books(
         assert_same_as_reference(book, index.find(q, before=before, k=5, isolated=isolated), 5)
         assert_same_as_reference(book, index.find(q, k=50), 50)
         book.db.close()
+
+
+def test_query_words_the_book_never_writes_are_named_and_stray_characters_are_not_ranked(
+    sanguo_book: Book, muse
+) -> None:  # type: ignore[no-untyped-def]
+    """量子计算机 in 三国演义: its words are named as not in the book, and the few characters of it the book has are
+    not ranked as if they were an answer; a compound the book writes in part still finds its chapter."""
+    index = SearchIndex(sanguo_book, load_cards(sanguo_book))
+    noise = index.find("量子计算机")
+    assert noise.missing and "量子" in noise.missing and noise.chapters == [] and noise.hits == []
+    part = index.find("三英战吕布", before=20)
+    assert "吕布" not in part.missing and part.chapters  # a word found: ranked as before
+    assert index.find("桃园结义").missing == []
+    said = muse("search", "量子计算机", "--book", sanguo_book.root)
+    assert said.exit_code == 0 and "not in the book as written: 量子" in said.stdout and "would be noise" in said.stdout
+    doc = json.loads(muse("search", "量子计算机", "--json", "--book", sanguo_book.root).stdout)
+    assert "量子" in doc["missing"] and doc["chapters"] == []

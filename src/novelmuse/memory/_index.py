@@ -326,6 +326,7 @@ class SearchResult:
     isolated: bool
     chapters: list[ChapterHit]
     hits: list[SearchHit]
+    missing: list[str] = field(default_factory=list)  # the query's own words that are not in the book as written
 
 
 class SearchIndex:
@@ -372,9 +373,16 @@ class SearchIndex:
         are restricted. With `isolated`, scores use only the chapters before `before` — as if the later
         chapters did not exist — so results for a chapter never change when the book grows (what
         reproducible context assembly needs). Both read only the query's postings.
+
+        The query's own words the book does not write are named (`missing`); when none of them is in the book and
+        the parts that are cover less than half of the query, nothing is ranked (a hit on 计算 for 量子计算机 would
+        be noise; 草船借箭, every character of which the book writes, is still matched by them).
         """
         n_stats, n_cut = self._stats(before, isolated)
         toks, postings = self._postings(query, n_stats)
+        missing = [w for w in self._tok.query_words(query) if w not in toks]
+        if _only_noise(self._tok.query_words(query), missing, toks):
+            return SearchResult(query, toks, before, isolated, [], [], missing)
         scores = score_postings(postings, self.docs, n_stats, n_cut)
         agg = chapter_scores(postings, self.docs, n_stats, n_cut)
         in_heading: set[int] = set()
@@ -411,7 +419,7 @@ class SearchIndex:
             )
             for c in shown
         ]
-        return SearchResult(query, toks, before, isolated, chapters, [hit(-s, d) for s, d in top])
+        return SearchResult(query, toks, before, isolated, chapters, [hit(-s, d) for s, d in top], missing)
 
     def search(self, query: str, *, before: int | None = None, k: int = 10, isolated: bool = False) -> list[SearchHit]:
         """The k best chunks for `query` among chapters < `before` (all chapters when None); see `find`."""
@@ -431,6 +439,16 @@ class SearchIndex:
         marks = ",".join("?" * len(chapters))
         rows = self._conn.execute(f"SELECT number, heading FROM memory_chapters WHERE number IN ({marks})", chapters)
         return {r[0]: r[1] for r in rows}
+
+
+def _only_noise(words: list[str], missing: list[str], tokens: list[str]) -> bool:
+    """True when no word of the query is in the book and the parts of it that are cover less than half of its
+    characters: ranking them would answer another question."""
+    if not missing or len(missing) < len(words):
+        return False
+    asked = "".join(words)
+    covered = sum(1 for ch in asked if any(ch in t for t in tokens))
+    return covered * 2 < len(asked)
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,11 @@ class Tokenizer:
         """The tokens of `text` (punctuation and whitespace dropped)."""
         return _words(self._split(text)[0])
 
+    def query_words(self, text: str) -> list[str]:
+        """The words the query is made of, as the query tokenizer cuts it (no sub-words): what the author asked."""
+        out, _names = self._split(text, self._query_segmenter(text))
+        return list(dict.fromkeys(t for t in out if _is_wordy(t)))
+
     def query_tokens(self, text: str, known: Callable[[set[str]], set[str]]) -> list[str]:
         """The query's tokens that occur in the index (`known` returns the subset of a set of words it holds).
 

@@ -255,6 +255,7 @@ class SearchDoc(BaseModel):
     tokens: list[str]
     chapters: list[ChapterHit]  # ranked by aggregate score: the episode's chapter first, with its best chunk
     hits: list[SearchHit]  # the k best chunks, by chunk score, each with its chapter's score and rank
+    missing: list[str] = []  # the query's own words that are not in the book as written (only parts, or nothing)
 
 
 def search_doc(r: SearchResult) -> SearchDoc:
@@ -266,16 +267,36 @@ def search_doc(r: SearchResult) -> SearchDoc:
         tokens=r.tokens,
         chapters=r.chapters,
         hits=r.hits,
+        missing=r.missing,
     )
+
+
+def _parts(word: str, tokens: list[str]) -> list[str]:
+    """The tokens that are only parts of `word` (a sub-word or a character of it)."""
+    return [t for t in tokens if t != word and t in word]
 
 
 def render_search(console: Console, doc: SearchDoc, lines: ChapterLines | None = None) -> None:
     """Chapters best first, each with its best chunk (its file and line, offsets, snippet); "no results" when
     none."""
     console.print(f"query tokens: {' / '.join(doc.tokens) or '(none in the index)'}", markup=False)
+    if doc.missing:
+        console.print(f"not in the book as written: {'、'.join(doc.missing)}", markup=False)
+        only_parts = doc.tokens and not set(doc.tokens) - {c for w in doc.missing for c in _parts(w, doc.tokens)}
+        if only_parts and doc.chapters:
+            console.print(
+                f"none of the query's own words is in the book: the hits below match only {' / '.join(doc.tokens)}",
+                markup=False,
+            )
     scope = f" before chapter {doc.before}" if doc.before is not None else ""
     if not doc.chapters:
-        console.print(f"no results{scope}", markup=False)
+        why = (
+            f" (none of the query's words is in the book; ranking only {' / '.join(doc.tokens)} would be noise: "
+            "search for a word the book writes)"
+            if doc.missing and doc.tokens
+            else ""
+        )
+        console.print(f"no results{scope}{why}", markup=False)
         return
     for c in doc.chapters:
         where = ", ".join(
