@@ -49,11 +49,27 @@ def test_mentions_show_the_per_name_breakdown(muse, small_book: Book) -> None:
     doc = json.loads(muse("mentions", "刘备", "--json", "--book", small_book.root).stdout)
     assert list(doc["by_name"]) == ["刘备", "玄德", "刘玄德", "刘皇叔"]  # every name, in the card's order
     assert sum(doc["by_name"].values()) == doc["total"] and doc["by_name"]["玄德"] > doc["by_name"]["刘备"]
+    headings = {n: small_book.read_chapter(n).heading for n in small_book.chapter_numbers()}
     for c in doc["chapters"]:
-        assert sum(c["by_name"].values()) == c["count"] == len(c["offsets"])
-        assert c["by_name"] == {n: sum(1 for *_, m in c["offsets"] if m == n) for n in c["by_name"]}
+        assert sum(c["by_name"].values()) == c["count"] == len(c["offsets"]) + c["in_heading"]
+        in_heading = {n: headings[c["chapter"]].count(n) for n in c["by_name"]}
+        assert c["by_name"] == {n: sum(1 for *_, m in c["offsets"] if m == n) + in_heading[n] for n in c["by_name"]}
     human = muse("mentions", "刘备", "--book", small_book.root).stdout
     assert "by name: 刘备 " in human and f"玄德 {doc['by_name']['玄德']}" in human
+
+
+def test_a_name_written_only_in_a_heading_is_a_mention(muse, small_book: Book) -> None:
+    """The 回目 names the card: a mention, though the body never writes it (counted, marked, in the JSON)."""
+    (small_book.root / "cards" / "zhen-ji.yaml").write_text("id: zhen-ji\ntype: character\nname: 甄姬\n", "utf-8")
+    path = small_book.chapters_dir / "0002.md"
+    head, _, body = path.read_text(encoding="utf-8").partition("\n")
+    path.write_text(head + "　甄姬入宫\n" + body, encoding="utf-8")
+    doc = json.loads(muse("mentions", "甄姬", "--json", "--book", small_book.root).stdout)
+    assert doc["total"] == 1 and doc["by_name"] == {"甄姬": 1}
+    [two] = doc["chapters"]
+    assert (two["chapter"], two["in_heading"], two["count"], two["offsets"]) == (2, 1, 1, [])
+    human = muse("mentions", "甄姬", "--book", small_book.root).stdout
+    assert "2:1*" in human and "heading (回目)" in human
 
 
 def test_foreshadow_errors_make_ledger_and_sync_exit_1(muse, small_book: Book) -> None:

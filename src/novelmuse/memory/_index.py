@@ -453,12 +453,14 @@ def _only_noise(words: list[str], missing: list[str], tokens: list[str]) -> bool
 
 @dataclass(frozen=True)
 class ChapterMentions:
-    """Mentions of one card in one chapter: count, [start, end, name] spans into the body, count per name."""
+    """Mentions of one card in one chapter: count (its heading's included), [start, end, name] spans into the body,
+    count per name, and how many of them are in the chapter's heading (回目)."""
 
     chapter: int
     count: int
     offsets: list[tuple[int, int, str]]
     by_name: dict[str, int] = field(default_factory=dict)
+    in_heading: int = 0
 
 
 @dataclass(frozen=True)
@@ -499,6 +501,7 @@ def card_mentions(
             flat.frombytes(blob)
             spans = list(zip(flat[0::3], flat[1::3], map(names.__getitem__, flat[2::3]), strict=True))
         chapters.append(ChapterMentions(number, count, spans, by_name))
+    chapters = _with_headings(conn, card, chapters, before, totals)
     return MentionReport(
         card.id,
         card.name,
@@ -509,6 +512,53 @@ def card_mentions(
         chapters[-1].chapter if chapters else None,
         totals,
     )
+
+
+def _with_headings(
+    conn: sqlite3.Connection,
+    card: Card,
+    chapters: list[ChapterMentions],
+    before: int | None,
+    totals: dict[str, int],
+) -> list[ChapterMentions]:
+    """`chapters` with the card's names as its chapters' headings write them (longest name first, no overlap):
+    a 回目 that names the card is a mention, though it is not in the body."""
+    sql = "SELECT number, heading FROM memory_chapters"
+    args: tuple[int, ...] = ()
+    if before is not None:
+        sql, args = sql + " WHERE number < ?", (before,)
+    names = sorted(card.all_names, key=len, reverse=True)
+    by_chapter = {c.chapter: c for c in chapters}
+    for number, heading in conn.execute(sql, args):
+        counts = _count_names(str(heading or ""), names)
+        if not counts:
+            continue
+        n = sum(counts.values())
+        for name, c in counts.items():
+            totals[name] = totals.get(name, 0) + c
+        old = by_chapter.get(number)
+        merged = dict(old.by_name) if old else {}
+        for name, c in counts.items():
+            merged[name] = merged.get(name, 0) + c
+        by_chapter[number] = ChapterMentions(
+            number, (old.count if old else 0) + n, old.offsets if old else [], merged, in_heading=n
+        )
+    return [by_chapter[k] for k in sorted(by_chapter)]
+
+
+def _count_names(text: str, names: list[str]) -> dict[str, int]:
+    """Occurrences of each of `names` (longest first) in `text`, none overlapping another."""
+    taken = [False] * len(text)
+    out: dict[str, int] = {}
+    for name in names:
+        at = text.find(name)
+        while at >= 0 and name:
+            end = at + len(name)
+            if not any(taken[at:end]):
+                taken[at:end] = [True] * len(name)
+                out[name] = out.get(name, 0) + 1
+            at = text.find(name, at + 1)
+    return out
 
 
 def indexed_chapters(conn: sqlite3.Connection, *, before: int | None = None) -> dict[int, tuple[str, str]]:

@@ -346,7 +346,11 @@ def render_mentions(console: Console, doc: MentionsDoc) -> None:
         markup=False,
     )
     console.print("by name: " + ", ".join(f"{n} {c}" for n, c in doc.by_name.items()), markup=False)
-    console.print("  ".join(f"{c.chapter}:{c.count}" for c in doc.chapters), markup=False)
+    console.print(
+        "  ".join(f"{c.chapter}:{c.count}" + ("*" if c.in_heading else "") for c in doc.chapters), markup=False
+    )
+    if any(c.in_heading for c in doc.chapters):
+        console.print("* counts a mention in the chapter's heading (回目)", markup=False)
 
 
 class PlanDoc(BaseModel):
