@@ -65,7 +65,12 @@ def test_register_dry_run_status_and_the_gates_from_the_command_line(recorded: t
     assert doc["outcome"] == "insufficient" and doc["receipt_seq"] is None and doc["report"]["mode"] == "offline_replay"
     assert book.db.execute("SELECT COUNT(*) FROM model_calls").fetchone()[0] == calls  # the gates call no model
     assert muse("gate", "evaluate", run_id, "--gate", "X", "--book", book.root).exit_code == 2
-    assert muse("replay", "status", "RRnope", "--book", book.root).exit_code == 2
+    nope = muse("replay", "status", "RRnope", "--book", book.root)
+    assert nope.exit_code == 2 and "muse replay runs" in nope.stderr
+    listed = json.loads(muse("replay", "runs", "--json", "--book", book.root).stdout)["runs"]
+    assert [(r["id"], r["set_name"], r["status"]) for r in listed] == [(run_id, "one", "finished")]
+    assert listed[0]["samples"] == listed[0]["planned"] == 3
+    assert run_id in muse("replay", "runs", "--book", book.root).stdout
     report = verify_journal(book, reader=store_reader(book, gate_input_rebuilder(book)))
     assert report.ok and report.reports == 1
     r = muse("report", "--book", book.root)

@@ -14,7 +14,17 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import InputError
-from ..replay import Event, load_run, register_set, replay_dry_run, replay_report, resolve_set, run_doc, run_replay
+from ..replay import (
+    Event,
+    list_runs,
+    load_run,
+    register_set,
+    replay_dry_run,
+    replay_report,
+    resolve_set,
+    run_doc,
+    run_replay,
+)
 from ..reports import render_dry_run, render_register, render_replay_report, render_run, run_outcome
 from ..writing import Arm
 from ._app import app
@@ -104,6 +114,25 @@ def run_cmd(
     else:
         render_run(console, out)
     finish(run_outcome(out))
+
+
+@replay_app.command("runs")
+def runs_cmd(book: BookOpt = None, json_out: JsonOpt = False) -> None:
+    """Every replay run, newest first: its set, kind, arms, status and how many of its samples ended."""
+    doc = list_runs(open_book(book))
+    if json_out:
+        emit_json(doc)
+        return
+    if not doc.runs:
+        console.print("no replay run yet — `muse replay run SET` starts one", markup=False)
+        return
+    for r in doc.runs:
+        console.print(
+            f"{r.id}  {r.status:<11} {r.kind:<13} set {r.set_name} ({r.set_sha256[:12]})  arms {','.join(r.arms)}  "
+            f"samples {r.samples}/{r.planned}  started {r.started_at[:19]}  writer {r.writer_config_sha256[:12]}",
+            markup=False,
+        )
+    console.print("details: `muse replay status RUN`", markup=False)
 
 
 @replay_app.command("status")

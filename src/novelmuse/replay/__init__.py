@@ -75,7 +75,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         spec_ref,
     )
     from ._report import ReplayReport, replay_report
-    from ._runs import PanelOut, SampleOut, load_run, runs_of
+    from ._runs import PanelOut, RunListing, RunsDoc, SampleOut, list_runs, load_run, runs_of
     from ._sets import RegisterDoc, RegisteredSet, register_set, resolve_set
     from ._spec import GateSpec, gate_spec_bytes, load_gate_spec
     from ._verify import (
@@ -137,6 +137,8 @@ __all__ = [
     "ReportBody",
     "RubricBinding",
     "RunDoc",
+    "RunListing",
+    "RunsDoc",
     "Sample",
     "SampleOut",
     "SetSize",
@@ -171,6 +173,7 @@ __all__ = [
     "guard_refusal",
     "journal_location",
     "key_path",
+    "list_runs",
     "load_gate_spec",
     "load_run",
     "load_signing_key",

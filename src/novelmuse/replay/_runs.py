@@ -133,7 +133,7 @@ def load_run(book: Book, run_id: str) -> RunRow:
             "REPLAY_RUN_NOT_FOUND",
             f"no replay run {run_id!r}",
             "replay_runs",
-            "use a run id that `muse replay run` printed (or `muse replay status`)",
+            "list the runs with `muse replay runs`",
         )
     return _run(row)
 
@@ -264,3 +264,58 @@ class PanelOut(BaseModel):
     panel_status: str | None = None  # stable / invalid / invalid_unstable
     code: str | None = None
     detail: str | None = None
+
+
+class RunListing(BaseModel):
+    """One replay run as `muse replay runs` lists it."""
+
+    id: str
+    set_name: str
+    set_sha256: str
+    kind: str
+    mode: str
+    arms: list[str]
+    status: str
+    started_at: str
+    ended_at: str | None
+    samples: int  # samples that ended (done or failed)
+    planned: int  # samples the plan holds (items × arms)
+    writer_config_sha256: str
+
+
+class RunsDoc(BaseModel):
+    """`muse replay runs --json`: every replay run, newest first."""
+
+    ok: bool = True
+    runs: list[RunListing]
+
+
+def list_runs(book: Book) -> RunsDoc:
+    """Every replay run of the book, newest first, with its set, status and how far its samples got."""
+    names = {str(r[0]): str(r[1]) for r in book.db.execute("SELECT sha256, name FROM replay_sets")}
+    ended = {
+        str(r[0]): int(r[1])
+        for r in book.db.execute(
+            "SELECT run_id, count(*) FROM replay_samples WHERE status != 'running' GROUP BY run_id"
+        )
+    }
+    out = []
+    for row in reversed(runs_of(book.db)):
+        items = book.db.execute("SELECT items FROM replay_sets WHERE sha256 = ?", (row.set_sha256,)).fetchone()
+        out.append(
+            RunListing(
+                id=row.id,
+                set_name=names.get(row.set_sha256, "?"),
+                set_sha256=row.set_sha256,
+                kind=row.kind,
+                mode=row.mode,
+                arms=list(row.arms),
+                status=row.status,
+                started_at=row.started_at,
+                ended_at=row.ended_at,
+                samples=ended.get(row.id, 0),
+                planned=(int(items[0]) if items else 0) * len(row.arms),
+                writer_config_sha256=row.writer_config_sha256,
+            )
+        )
+    return RunsDoc(runs=out)
