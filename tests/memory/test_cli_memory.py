@@ -4,6 +4,7 @@ chapter, the per-name breakdown of mentions, and ledger/sync exit 1 when the rep
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -178,3 +179,31 @@ def test_search_hits_are_located_by_file_and_line(muse, small_book: Book) -> Non
         chapter = small_book.read_chapter(c["chapter"])
         line = chapter.first_line + chapter.body.count("\n", 0, best["start"])
         assert f"chapters/{c['chapter']:04d}.md:{line} [{best['start']}:{best['end']}]" in human, human
+
+
+def test_cards_new_and_list_on_a_fresh_book(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A fresh book: mentions says how to add a card; `cards new` writes a commented template that lints clean, never
+    over a card or file; `cards list` shows it."""
+    root = tmp_path / "fresh"
+    assert muse("init", root).exit_code == 0
+    none = muse("mentions", "刘备", "--book", root)
+    assert none.exit_code == 2 and "muse cards new 刘备" in none.stderr
+    assert "no card yet" in muse("cards", "list", "--book", root).stdout
+    made = muse("cards", "new", "刘备", "--id", "liu-bei", "--json", "--book", root)
+    assert made.exit_code == 0 and json.loads(made.stdout)["path"] == "cards/liu-bei.yaml"
+    before = (root / "cards" / "liu-bei.yaml").read_bytes()
+    assert muse("cards", "lint", "--book", root).exit_code == 0
+    again = muse("cards", "new", "刘备", "--book", root)
+    assert (
+        again.exit_code == 2 and again.stderr.startswith("error[CARD_EXISTS]") and "cards/liu-bei.yaml" in again.stderr
+    )
+    (root / "cards" / "关羽.yaml").write_text("# the author's own file\n", encoding="utf-8")
+    taken = muse("cards", "new", "关羽", "--book", root)
+    assert taken.exit_code == 2 and "CARD_EXISTS" in taken.stderr
+    assert (root / "cards" / "关羽.yaml").read_text(encoding="utf-8") == "# the author's own file\n"
+    (root / "cards" / "关羽.yaml").unlink()
+    assert (root / "cards" / "liu-bei.yaml").read_bytes() == before
+    listed = json.loads(muse("cards", "list", "--json", "--book", root).stdout)["cards"]
+    assert [(c["id"], c["name"], c["type"]) for c in listed] == [("liu-bei", "刘备", "character")]
+    assert muse("cards", "new", "con", "--book", root).exit_code == 2  # a name no system can use as a file
+    assert muse("cards", "new", "洛阳", "--kind", "city", "--book", root).exit_code == 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -31,7 +31,9 @@ from ._common import (
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-cards_app = typer.Typer(help="Canon cards: show a card as of a chapter, validate all cards.", no_args_is_help=True)
+cards_app = typer.Typer(
+    help="Canon cards: list them, create one, show a card as of a chapter, validate all cards.", no_args_is_help=True
+)
 facts_app = typer.Typer(help="Fact cards (事实卡) of finalised chapters.", no_args_is_help=True)
 app.add_typer(cards_app, name="cards")
 app.add_typer(facts_app, name="facts")
@@ -128,6 +130,61 @@ def cards_show(
         emit_json(doc)
     else:
         reports.render_card(console, doc, reports.ChapterLines(b))
+
+
+@cards_app.command("new")
+def cards_new(
+    name: Annotated[str, typer.Argument(help="The card's name, as the text writes it.", callback=name_cap)],
+    kind: Annotated[str, typer.Option("--kind", help="character, place, item, faction or concept.")] = "character",
+    card_id: Annotated[str | None, typer.Option("--id", help="The card's id (default: its name).")] = None,
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Create cards/<id>.yaml from a commented template (never over an existing card or file)."""
+    if kind not in ("character", "place", "item", "faction", "concept"):
+        raise InputError(
+            "USAGE", f"--kind {kind!r} is not a card type", "--kind", "character, place, item, faction, concept"
+        )
+    b = open_book(book)
+    path = memory.new_card(b, name, kind=kind, card_id=card_id)  # type: ignore[arg-type]
+    rel = path.relative_to(b.root).as_posix()
+    if json_out:
+        emit_json({"ok": True, "path": rel, "name": name, "kind": kind})
+    else:
+        console.print(f"created {rel}: fill in its aliases and values, then `muse cards lint`", markup=False)
+
+
+@cards_app.command("list")
+def cards_list(book: BookOpt = None, json_out: JsonOpt = False) -> None:
+    """Every card: id, type, name, aliases, how many attributes and relations, and its file."""
+    b = open_book(book)
+    cards, problems = memory.lint_cards(b, check_sources=False)
+    rows: list[dict[str, Any]] = [
+        {
+            "id": c.id,
+            "type": c.type,
+            "name": c.name,
+            "aliases": c.aliases,
+            "attributes": len(c.attributes),
+            "relations": len(c.relations),
+            "file": c.file,
+        }
+        for c in sorted(cards.cards.values(), key=lambda c: c.file)
+    ]
+    if json_out:
+        emit_json({"ok": not problems, "cards": rows, "problems": len(problems)})
+    else:
+        for r in rows:
+            aliases = f" ({'/'.join(r['aliases'])})" if r["aliases"] else ""
+            console.print(
+                f"{r['id']:<16} {r['type']:<10} {r['name']}{aliases}  {r['attributes']} attribute(s), "
+                f"{r['relations']} relation(s)  {r['file']}",
+                markup=False,
+            )
+        if not rows:
+            console.print("no card yet — `muse cards new NAME` creates one", markup=False)
+        if problems:
+            err_console.print(f"{len(problems)} problem(s) in the cards: `muse cards lint`", markup=False)
 
 
 @cards_app.command("lint")

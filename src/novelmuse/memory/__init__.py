@@ -17,7 +17,7 @@ from .._lazy import lazy_getattr
 if TYPE_CHECKING:  # the public API; each name is imported from its module on first use (see novelmuse._lazy)
     from ._asof import CardIndex, CardState, RelationAt, Source, ValueAt
     from ._bm25 import naive_scores
-    from ._cards import Card, CardFile, CardProblem, CardSet, lint_cards, load_cards
+    from ._cards import Card, CardFile, CardProblem, CardSet, CardType, lint_cards, load_cards
     from ._chunks import Chunk, chunk_body
     from ._context import (
         ContextLine,
@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     )
     from ._ledger import ActiveForeshadow, ActiveList, Foreshadow, Ledger, MemoryProblem
     from ._mentions import Mention, MentionMatcher, naive_mentions
+    from ._newcard import new_card
     from ._replay import (
         DEAD_VALUES,
         STATUS_VOCABULARY,
@@ -74,6 +75,7 @@ __all__ = [
     "CardProblem",
     "CardSet",
     "CardState",
+    "CardType",
     "CardView",
     "ChapterHit",
     "ChapterMentions",
@@ -121,6 +123,7 @@ __all__ = [
     "mention_names",
     "naive_mentions",
     "naive_scores",
+    "new_card",
     "plan_extraction",
     "previous_ending",
     "replay",

@@ -266,11 +266,18 @@ class CardSet:
         if card is None:
             known = ", ".join(c.name for c in list(self.cards.values())[:8]) or "none"
             skipped = f"; invalid, so not read: {', '.join(self.skipped)}" if self.skipped else ""
+            if not self.cards and not self.skipped:
+                raise InputError(
+                    "CARD_NOT_FOUND",
+                    f"no card is called {name!r}: the book has no card yet",
+                    "cards/",
+                    f"create one with `muse cards new {name}` (then give it its aliases and values)",
+                )
             raise InputError(
                 "CARD_NOT_FOUND",
                 f"no card is called {name!r} (cards: {known}{', …' if len(self.cards) > 8 else ''}{skipped})",
                 "cards/",
-                "use a card's id, name or one of its aliases"
+                "use a card's id, name or one of its aliases (`muse cards list`), or `muse cards new NAME`"
                 + (" (or fix the invalid card files: `muse cards lint`)" if self.skipped else ""),
             )
         return card
