@@ -351,3 +351,31 @@ def test_a_claude_cli_key_variable_that_is_unset_is_a_config_error(
     assert r.exit_code == 2
     assert roles_of(json.loads(r.stdout))["judge"]["code"] == "MODEL_KEY_MISSING"
     assert fake.runs() == 0  # nothing was started
+
+
+def test_a_local_server_needs_no_key_unless_the_book_names_one(
+    muse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ollama, LM Studio, llama.cpp and vLLM on this machine: `kind = "ollama"` (and the other presets) with no key
+    variable is checked and called with no key in the environment; a key variable the book names is required."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with LoopbackServer("openai", default=Reply(content={"ok": True, "echo": "muse-reviewer"})) as srv:
+        toml = (
+            f'[providers.local]\nkind = "ollama"\nbase_url = "{srv.base_url}"\n[roles]\nreviewer = "local:qwen2.5:7b"\n'
+        )
+        book = make_book(tmp_path / "b", toml)
+        r = muse("models", "check", "--book", book, "--json")
+        assert r.exit_code == 0, r.stdout
+        assert srv.count == 1 and roles_of(json.loads(r.stdout))["reviewer"]["outcome"] == "passed"
+        named = make_book(tmp_path / "c", toml.replace('kind = "ollama"', 'kind = "ollama"\napi_key_env = "VLLM_KEY"'))
+        refused = muse("models", "check", "--book", named, "--json")
+        assert refused.exit_code == 2 and "MODEL_KEY_MISSING" in refused.stdout and srv.count == 1
+    ollama_api = make_book(tmp_path / "d", '[providers.o]\nkind = "ollama"\nbase_url = "http://127.0.0.1:11434/api"\n')
+    doc = json.loads(muse("models", "check", "--book", ollama_api, "--json").stdout)
+    assert any(i["code"] == "CONFIG_BASE_URL" and "/v1" in i["fix"] for i in doc["issues"])
+    from novelmuse.book import load_config
+
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "book.toml").write_text('[providers.l]\nkind = "lmstudio"\n', encoding="utf-8")
+    config = load_config(tmp_path / "e" / "book.toml", user_config=tmp_path / "none.toml")
+    assert config.providers["l"].base_url == "http://127.0.0.1:1234/v1"  # type: ignore[union-attr]

@@ -117,16 +117,36 @@ class _ProviderBase(_Strict):
 Transport = Literal["sdk", "http"]
 
 
-class OpenAIProviderConfig(_ProviderBase):
-    """Any OpenAI-compatible endpoint through the official openai SDK (or `transport = "http"`)."""
+#: Local servers speaking the OpenAI API, and where each listens by default (`kind = "ollama"` and no base_url).
+LOCAL_PRESETS: dict[str, str] = {
+    "ollama": "http://127.0.0.1:11434/v1",
+    "lmstudio": "http://127.0.0.1:1234/v1",
+    "llamacpp": "http://127.0.0.1:8080/v1",
+    "vllm": "http://127.0.0.1:8000/v1",
+}
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
-    kind: Literal["openai"]
+
+def is_loopback(url: str | None) -> bool:
+    """Whether `url` names this machine (a local model server: no key is needed, none leaves the machine)."""
+    host = urlsplit(url).hostname if url else None
+    return host is not None and (host in LOOPBACK_HOSTS or host.startswith("127."))
+
+
+class OpenAIProviderConfig(_ProviderBase):
+    """Any OpenAI-compatible endpoint through the official openai SDK (or `transport = "http"`); the presets
+    (ollama, lmstudio, llamacpp, vllm) are the same with their local default URL."""
+
+    kind: Literal["openai", "ollama", "lmstudio", "llamacpp", "vllm"]
     base_url: HttpUrl | None = Field(
-        default=None, description="The endpoint, e.g. `https://api.deepseek.com/v1`; unset: OpenAI's own."
+        default=None,
+        description="The endpoint, e.g. `https://api.deepseek.com/v1`; unset: OpenAI's own, or the preset's local "
+        "default (ollama http://127.0.0.1:11434/v1, lmstudio :1234/v1, llamacpp :8080/v1, vllm :8000/v1).",
     )
     api_key_env: EnvName = Field(
         default="OPENAI_API_KEY",
-        description="The environment variable holding the API key (the key itself is never here).",
+        description="The environment variable holding the API key (the key itself is never here). Left out for a "
+        "server on this machine (127.0.0.1, localhost), no key is needed; named, it is required.",
     )
     structured: Literal["json_schema", "json_object"] = Field(
         default="json_schema",
@@ -137,6 +157,19 @@ class OpenAIProviderConfig(_ProviderBase):
         description="`sdk`: the official SDK; `http`: a thin HTTP/1.1 client with the same requests and failure "
         "classes, cheaper per request for many concurrent calls (it does not use proxies).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset_url(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("kind") in LOCAL_PRESETS and data.get("base_url") is None:
+            return {**data, "base_url": LOCAL_PRESETS[data["kind"]]}
+        return data
+
+    @property
+    def key_optional(self) -> bool:
+        """A server on this machine needs no key unless the book names one: with `api_key_env` left out, an unset
+        OPENAI_API_KEY is then no error (a server started with a key: name its variable, and it is required)."""
+        return is_loopback(self.base_url) and "api_key_env" not in self.model_fields_set
 
 
 class AnthropicProviderConfig(_ProviderBase):

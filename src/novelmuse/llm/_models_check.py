@@ -25,7 +25,14 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel
 
-from ..book import ROLE_NAMES, Book, ProviderConfig
+from ..book import (
+    ROLE_NAMES,
+    AnthropicProviderConfig,
+    Book,
+    OpenAIProviderConfig,
+    ProviderConfig,
+    ScriptedProviderConfig,
+)
 from ..errors import InputError, Outcome
 from ._policy import ModelCallFailed
 from ._prices import PriceTable
@@ -110,8 +117,9 @@ def sandbox_issues(roles: list[RoleCheck]) -> list[ConfigIssue]:
 def _provider_issues(name: str, config: ProviderConfig, book_root: Path) -> list[tuple[str, str, str]]:
     """(code, what, fix) for one provider's static configuration."""
     found: list[tuple[str, str, str]] = []
-    key_env = config.api_key_env if config.kind in ("openai", "anthropic", "claude-cli") else None
-    if key_env and not os.environ.get(key_env, "").strip():
+    key_env = config.api_key_env if not isinstance(config, ScriptedProviderConfig) else None
+    local = isinstance(config, OpenAIProviderConfig) and config.key_optional
+    if key_env and not local and not os.environ.get(key_env, "").strip():
         found.append(
             (
                 "MODEL_KEY_MISSING",
@@ -119,11 +127,20 @@ def _provider_issues(name: str, config: ProviderConfig, book_root: Path) -> list
                 f"export {key_env}=… (keys only ever come from the environment)",
             )
         )
-    if config.kind in ("openai", "anthropic"):
+    if isinstance(config, OpenAIProviderConfig | AnthropicProviderConfig):
         if config.base_url is not None:
             url = urlparse(config.base_url)
             if url.scheme not in ("http", "https") or not url.netloc:
                 found.append(("CONFIG_BASE_URL", f"base_url {config.base_url!r} is not an http(s) URL", "fix it"))
+            elif isinstance(config, OpenAIProviderConfig) and not url.path.rstrip("/").endswith("/v1"):
+                found.append(
+                    (
+                        "CONFIG_BASE_URL",
+                        f"base_url {config.base_url!r} does not end in /v1, where OpenAI-compatible servers answer "
+                        "(Ollama's own API is /api; its OpenAI one is /v1)",
+                        f"use {url.scheme}://{url.netloc}/v1 unless your server says otherwise",
+                    )
+                )
     elif config.kind == "claude-cli":
         from ._provider_cli import check_pin_path
 

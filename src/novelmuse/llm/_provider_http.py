@@ -53,10 +53,16 @@ from ._http_direct import DirectHttp, TransportFailure
 from ._secrets import scrub
 from ._types import ProviderError, ProviderRequest, ProviderResponse
 
+#: What a local server (on this machine, no key needed) is sent when its key variable is unset: the SDKs want one.
+LOCAL_NO_KEY = "novelmuse-local-no-key"
 
-def read_api_key(provider: str, env_name: str) -> str:
-    """The provider's API key from its configured environment variable; MODEL_KEY_MISSING when unset or empty."""
+
+def read_api_key(provider: str, env_name: str, *, optional: bool = False) -> str:
+    """The provider's API key from its configured environment variable; MODEL_KEY_MISSING when unset or empty —
+    unless `optional` (a server on this machine), then a fixed placeholder that is no secret."""
     key = os.environ.get(env_name, "").strip()
+    if not key and optional:
+        return LOCAL_NO_KEY
     if not key:
         raise ProviderError(
             "MODEL_KEY_MISSING",
@@ -323,7 +329,7 @@ class SdkProvider(ABC, Generic[ConfigT, ClientT]):
 
     async def send(self, request: ProviderRequest) -> ProviderResponse:
         """Send one request; raise ProviderError for a classified failure."""
-        key = read_api_key(self.name, self.config.api_key_env)
+        key = read_api_key(self.name, self.config.api_key_env, optional=getattr(self.config, "key_optional", False))
         params = self.build_params(request)
         if self._direct is not None:
             body = json.dumps(params, ensure_ascii=False, separators=(",", ":")).encode()

@@ -16,6 +16,7 @@ from ._types import Provider
 
 PROVIDER_CLASSES: dict[str, tuple[str, str]] = {
     "openai": ("._provider_openai", "OpenAIProvider"),
+    **dict.fromkeys(("ollama", "lmstudio", "llamacpp", "vllm"), ("._provider_openai", "OpenAIProvider")),
     "anthropic": ("._provider_anthropic", "AnthropicProvider"),
     "claude-cli": ("._provider_cli", "ClaudeCliProvider"),
     "scripted": ("._provider_scripted", "ScriptedProvider"),
