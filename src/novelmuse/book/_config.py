@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -543,13 +544,73 @@ class _UserConfig(_Strict):
 
 
 def _invalid(exc: ValidationError, path: Path) -> InputError:
+    """CONFIG_INVALID naming the key as written (``chapters.min_char``), the value given, its line in the file and,
+    for an unknown key, the known keys it resembles."""
     first = exc.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    loc = tuple(p for p in first["loc"] if not (isinstance(p, str) and p in _PROVIDER_KINDS))
+    key = ".".join(str(p) for p in loc) or "(top level)"
     more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    msg = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "extra_forbidden":
+        msg = f"unknown key {str(loc[-1])!r}"
+        near = get_close_matches(str(loc[-1]), _known_keys(loc[:-1]), n=1, cutoff=0.6)
+        hint = f"did you mean {near[0]!r}? " if near else ""
+    else:
+        shown = repr(first["input"])
+        plain = first["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
+        said = _PLAIN.get(first["type"], plain.replace("String should", "must").replace("List should", "must"))
+        msg = f"{said} (got {shown if len(shown) <= 60 else shown[:57] + '…'})"
+        hint = ""
+    line = _line_of(path, loc)
+    where = f"{path}:{line}" if line else str(path)
     return InputError(
-        "CONFIG_INVALID", f"{msg} at {loc}{more}", str(path), f"fix {path.name} (see docs/reference/configuration.md)"
+        "CONFIG_INVALID", f"{msg} at {key}{more}", where, f"{hint}fix {path.name} (see docs/reference/configuration.md)"
     )
+
+
+#: Pydantic's wording of the common type errors, said the way a book.toml is written.
+_PLAIN = {
+    "int_type": "must be a whole number, without quotes",
+    "int_parsing": "must be a whole number, without quotes",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number, without quotes",
+    "string_type": "must be text, in quotes",
+    "bool_type": "must be true or false, without quotes",
+    "dict_type": "must be a table",
+    "list_type": "must be a list, in [ ]",
+    "missing": "is required",
+}
+_PROVIDER_KINDS = frozenset({"openai", "anthropic", "claude-cli", "scripted", *LOCAL_PRESETS})
+
+
+def _known_keys(loc: tuple[Any, ...]) -> list[str]:
+    """The keys the table at `loc` may hold (for a did-you-mean); [] where they are free (providers, roles)."""
+    model: Any = BookConfig
+    for part in loc:
+        field = getattr(model, "model_fields", {}).get(part)
+        if field is None:
+            return []
+        model = field.annotation
+    return list(getattr(model, "model_fields", {}))
+
+
+def _line_of(path: Path, loc: tuple[Any, ...]) -> int | None:
+    """The line of `path` where the key at `loc` is written (its table header for a table), or None."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    table: tuple[str, ...] = ()
+    for number, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if line.startswith("[") and not line.startswith("[["):
+            table = tuple(part.strip().strip('"') for part in line.strip("[]").split("."))
+            if table == tuple(str(p) for p in loc):
+                return number
+            continue
+        key = line.split("=", 1)[0].strip().strip('"')
+        if "=" in line and (*table, key) == tuple(str(p) for p in loc[: len(table) + 1]):
+            return number
+    return None
 
 
 def _user_tables(user: Path) -> dict[str, Any]:
