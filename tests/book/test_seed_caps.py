@@ -29,7 +29,7 @@ def test_a_value_above_the_seed_is_a_config_error_naming_the_limit(
     assert r.exit_code == 2
     error = json.loads(r.stdout)["error"]
     assert error["code"] == "CONFIG_INVALID"
-    assert f"{table}.{key} = {value} is above seed 004's limit of {limit}" in error["what"]
+    assert f"{table}.{key} = {value} is above the limit of {limit}" in error["what"]
 
 
 def test_a_value_at_or_below_the_cap_is_accepted(muse: Any, tmp_path: Path) -> None:

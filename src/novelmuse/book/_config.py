@@ -283,7 +283,8 @@ def _within_seed(table: str, model: BaseModel, limits: dict[str, int | float], s
         value = getattr(model, key)
         if value > limit:
             raise ValueError(
-                f"{table}.{key} = {value} is above seed {seed}'s limit of {limit} (a book may lower it, never raise it)"
+                f"{table}.{key} = {value} is above the limit of {limit} the method sets (a book may lower it, never "
+                "raise it)"
             )
 
 

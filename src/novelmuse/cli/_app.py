@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
         " length limits of book.toml.",
         "_cmd_check",
     ),
-    "judge": ("Score candidates with a blind 2+1 judge panel (seed 000).", "_cmd_judge"),
+    "judge": ("Score candidates with a blind 2+1 judge panel.", "_cmd_judge"),
     "judge-summary": (
         "Aggregate stored judge panels per rubric version: per-arm means (general dimensions across chapters, scene"
         " dimensions within one scene type), B−A and C−A deltas, and judge reliability.",
@@ -110,7 +110,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
         "_cmd_replay",
     ),
     "gate": ("Gate receipts: the signing key, and the CAS journal of gate reports and signed receipts.", "_cmd_gate"),
-    "cards": ("Canon cards: show a card as of a chapter, validate all cards.", "_cmd_memory"),
+    "cards": ("Canon cards: list them, create one, show a card as of a chapter, validate all cards.", "_cmd_memory"),
     "facts": ("Fact cards (事实卡) of finalised chapters.", "_cmd_memory"),
     "vault": ("The raw model vault (.muse/vault).", "_cmd_models"),
     "models": ("Check the configured models.", "_cmd_models_check"),

@@ -65,7 +65,7 @@ def judge(
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Score candidates with a blind 2+1 judge panel (seed 000). Scoring only: nothing is changed.
+    """Score candidates with a blind 2+1 judge panel. Scoring only: nothing is changed.
 
     quality_gate needs --chapter N: the judges read chapter N's evidence pack (the writer's context, or the
     memory as of N−1) and the rule layer computes each candidate's hard blocks (source_safety,

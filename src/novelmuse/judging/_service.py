@@ -244,7 +244,7 @@ async def judge_item(
         raise InputError(
             "JUDGE_MAX_ATTEMPTS",
             f"[calls] max_attempts = {book.config.calls.max_attempts}, but a judge may make at most "
-            f"{MAX_CALLS_PER_JUDGE} calls (seed 000: corrections and transient retries share three calls)",
+            f"{MAX_CALLS_PER_JUDGE} calls (corrections and transient retries share those three calls)",
             "book.toml [calls]",
             f"set max_attempts to {MAX_CALLS_PER_JUDGE} or less",
         )
