@@ -174,6 +174,7 @@ MAY_RECORD_INPUT_ERRORS = {
     "reports/_locations.py": "a location falls back to the offsets when the chapter cannot be read",
     "reports/_review.py": "a review's locations fall back to the offsets when a file cannot be read",
     "writing/_gate_evidence.py": "the gate's evidence pack says why the writer's context or memory is missing",
+    "replay/_journal.py": "a signing key that cannot be loaded leaves GATE_SIGNER_MISSING its generic fix",
     "replay/_guard.py": "the entry guard lists why the journal cannot be verified among its refusal's findings",
     "replay/_orchestrator.py": "a failed replay sample or panel is recorded not ok with its code (seed 003)",
     "studio/_app.py": "the studio, a face like the CLI, shows an error as its page (the error line, with a 4xx status)",

@@ -33,6 +33,8 @@ def test_the_card_example_lints_clean(tmp_path: Path, muse: Any) -> None:
 
 
 def test_the_local_endpoint_example_is_a_valid_configuration() -> None:
-    block = next(b for b in _blocks("models.md", "toml") if "11434" in b)
+    block = next(b for b in _blocks("models.md", "toml") if 'kind = "ollama"' in b)
     config = BookConfig.model_validate(tomllib.loads(block))
     assert config.role_target("writer") == ("local", "qwen2.5:14b")
+    local = config.providers["local"]
+    assert local.base_url == "http://127.0.0.1:11434/v1" and local.key_optional  # type: ignore[union-attr]

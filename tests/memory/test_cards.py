@@ -3,6 +3,7 @@ checked against naive oracles with hypothesis."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -294,7 +295,7 @@ def test_an_id_is_refused_exactly_when_some_system_cannot_name_a_file_with_it(
 ) -> None:
     """Against the naive oracle: the part before the first dot, lower-cased, is a Windows device name."""
     card_id = (base.upper() if upper else base) + ext
-    root = tmp_path / f"ids-{abs(hash((card_id,)))}"
+    root = Path(tempfile.mkdtemp(prefix="ids-", dir=tmp_path))
     book = book_with(root, {"a.yaml": f"id: {card_id}\ntype: character\nname: 甲\n"})
     problems = [p for p in lint_cards(book)[1] if "cannot be a file name" in p.message]
     assert bool(problems) == (card_id.split(".")[0].lower() in _RESERVED), (card_id, problems)

@@ -479,9 +479,15 @@ class MentionReport:
 
 
 def card_mentions(
-    conn: sqlite3.Connection, card: Card, *, before: int | None = None, offsets: bool = True
+    conn: sqlite3.Connection,
+    card: Card,
+    *,
+    before: int | None = None,
+    offsets: bool = True,
+    headings: MentionMatcher | None = None,
 ) -> MentionReport:
-    """Per-chapter mentions of `card` from the index (spans only with `offsets`)."""
+    """Per-chapter mentions of `card` from the index (spans only with `offsets`); with `headings` (the book's mention
+    matcher), the mentions its chapters' headings (回目) make are counted too, marked `in_heading`."""
     cols = "chapter, count, by_name, spans" if offsets else "chapter, count, by_name, x''"
     sql = f"SELECT {cols} FROM memory_mentions WHERE card_id = ?"
     args: tuple[object, ...] = (card.id,)
@@ -501,7 +507,8 @@ def card_mentions(
             flat.frombytes(blob)
             spans = list(zip(flat[0::3], flat[1::3], map(names.__getitem__, flat[2::3]), strict=True))
         chapters.append(ChapterMentions(number, count, spans, by_name))
-    chapters = _with_headings(conn, card, chapters, before, totals)
+    if headings is not None:
+        chapters = _with_headings(conn, card, chapters, before, totals, headings)
     return MentionReport(
         card.id,
         card.name,
@@ -520,17 +527,20 @@ def _with_headings(
     chapters: list[ChapterMentions],
     before: int | None,
     totals: dict[str, int],
+    matcher: MentionMatcher,
 ) -> list[ChapterMentions]:
-    """`chapters` with the card's names as its chapters' headings write them (longest name first, no overlap):
-    a 回目 that names the card is a mention, though it is not in the body."""
+    """`chapters` with the mentions of `card` its chapters' headings make, found as the body's are (the book's
+    matcher: leftmost-longest over every card's names)."""
     sql = "SELECT number, heading FROM memory_chapters"
     args: tuple[int, ...] = ()
     if before is not None:
         sql, args = sql + " WHERE number < ?", (before,)
-    names = sorted(card.all_names, key=len, reverse=True)
     by_chapter = {c.chapter: c for c in chapters}
     for number, heading in conn.execute(sql, args):
-        counts = _count_names(str(heading or ""), names)
+        counts: dict[str, int] = {}
+        for m in matcher.find(str(heading or "")):
+            if m.card_id == card.id:
+                counts[m.name] = counts.get(m.name, 0) + 1
         if not counts:
             continue
         n = sum(counts.values())
@@ -544,21 +554,6 @@ def _with_headings(
             number, (old.count if old else 0) + n, old.offsets if old else [], merged, in_heading=n
         )
     return [by_chapter[k] for k in sorted(by_chapter)]
-
-
-def _count_names(text: str, names: list[str]) -> dict[str, int]:
-    """Occurrences of each of `names` (longest first) in `text`, none overlapping another."""
-    taken = [False] * len(text)
-    out: dict[str, int] = {}
-    for name in names:
-        at = text.find(name)
-        while at >= 0 and name:
-            end = at + len(name)
-            if not any(taken[at:end]):
-                taken[at:end] = [True] * len(name)
-                out[name] = out.get(name, 0) + 1
-            at = text.find(name, at + 1)
-    return out
 
 
 def indexed_chapters(conn: sqlite3.Connection, *, before: int | None = None) -> dict[int, tuple[str, str]]:
