@@ -35,6 +35,7 @@ NAV = (
     ("desk", "Desk", "/"),
     ("chapters", "Chapters", "/chapters"),
     ("outlines", "Outlines", "/outlines"),
+    ("drafts", "Drafts", "/drafts"),
     ("memory", "Memory", "/memory.html"),
     ("spend", "Spend", "/spend.html"),
     ("experiments", "Experiments", "/experiments.html"),
@@ -82,19 +83,27 @@ def _close(book: Book) -> None:
 
 
 async def _page(
-    studio: Studio, template: str, active: str, load: Callable[[Book], dict[str, Any]], status: int = 200
+    studio: Studio,
+    template: str,
+    active: str,
+    load: Callable[[Book], dict[str, Any]],
+    status: int = 200,
+    conflict: tuple[str, Callable[[Book], dict[str, Any]]] | None = None,
 ) -> Response:
-    """Open the book, load the page's context and render it — in a worker thread (the services are blocking)."""
+    """Open the book, load the page's context and render it — in a worker thread (the services are blocking).
+    `conflict`: the page (and its loader) shown, with 409, when the file changed on disk since the page was read."""
 
     def work() -> tuple[int, str]:
         try:
             book = studio.open()
         except MuseError as exc:
-            return _status(exc), studio.render("error.html", None, active, pages.error_context(exc))
+            return _status(exc), studio.render("studio_error.html", None, active, pages.error_context(exc))
         try:
             return status, studio.render(template, book, active, load(book))
         except MuseError as exc:
-            return _status(exc), studio.render("error.html", book, active, pages.error_context(exc))
+            if conflict is not None and exc.code == "FILE_CHANGED_ON_DISK":
+                return 409, studio.render(conflict[0], book, active, {**conflict[1](book), **pages.error_context(exc)})
+            return _status(exc), studio.render("studio_error.html", book, active, pages.error_context(exc))
         finally:
             _close(book)
 
@@ -105,7 +114,7 @@ async def _page(
         if os.environ.get("MUSE_DEBUG"):
             traceback.print_exc(file=sys.stderr)
         ctx = {"code": "INTERNAL", "what": type(exc).__name__, "where": "", "fix": "this is a novelmuse bug"}
-        code, html = 500, studio.render("error.html", None, active, ctx)
+        code, html = 500, studio.render("studio_error.html", None, active, ctx)
     return HTMLResponse(html, status_code=code)
 
 
@@ -135,12 +144,12 @@ async def form_of(request: Request) -> dict[str, str]:
 
 def not_found(studio: Studio) -> Response:
     ctx = {"code": "STUDIO_PAGE_NOT_FOUND", "what": "no such page", "where": "", "fix": "use the menu above"}
-    return HTMLResponse(studio.render("error.html", None, "", ctx), status_code=404)
+    return HTMLResponse(studio.render("studio_error.html", None, "", ctx), status_code=404)
 
 
 def build_routes(studio: Studio) -> list[Route]:
     async def desk(request: Request) -> Response:
-        return await _page(studio, "desk.html", "desk", pages.desk)
+        return await _page(studio, "studio_desk.html", "desk", pages.desk)
 
     async def chapters(request: Request) -> Response:
         return await _page(studio, "overview.html", "chapters", pages.chapters)
@@ -151,14 +160,44 @@ def build_routes(studio: Studio) -> list[Route]:
             return not_found(studio)
         return await _page(studio, "studio_chapter.html", "chapters", lambda b: pages.chapter(b, n))
 
+    async def save(request: Request) -> Response:
+        n = _number(request.path_params["name"])
+        if n is None:
+            return not_found(studio)
+        form = await form_of(request)
+        text, base = form.get("text", ""), form.get("base", "")
+
+        def load(b: Book) -> dict[str, Any]:
+            return {**pages.chapter(b, n), "notice": pages.save_chapter(b, n, text, base)}
+
+        def refused(b: Book) -> dict[str, Any]:
+            return pages.conflict(b, n, text)
+
+        return await _page(studio, "studio_chapter.html", "chapters", load, conflict=("studio_conflict.html", refused))
+
+    async def restore(request: Request) -> Response:
+        n = _number(request.path_params["name"])
+        if n is None:
+            return not_found(studio)
+        revision = (await form_of(request)).get("revision", "")
+
+        def load(b: Book) -> dict[str, Any]:
+            notice = pages.restore_chapter(b, n, revision)
+            return {**pages.chapter(b, n), "notice": notice}
+
+        return await _page(studio, "studio_chapter.html", "chapters", load)
+
+    async def drafts(request: Request) -> Response:
+        return await _page(studio, "desk.html", "drafts", pages.drafts)
+
     async def outlines(request: Request) -> Response:
-        return await _page(studio, "outlines.html", "outlines", pages.outlines)
+        return await _page(studio, "studio_outlines.html", "outlines", pages.outlines)
 
     async def outline(request: Request) -> Response:
         n = _number(request.path_params["name"])
         if n is None:
             return not_found(studio)
-        return await _page(studio, "outline.html", "outlines", lambda b: pages.outline(b, n))
+        return await _page(studio, "studio_outline.html", "outlines", lambda b: pages.outline(b, n))
 
     async def confirm(request: Request) -> Response:
         n = _number(request.path_params["name"])
@@ -169,7 +208,7 @@ def build_routes(studio: Studio) -> list[Route]:
             result = pages.confirm(b, n)
             return {**pages.outline(b, n), "notice": result}
 
-        return await _page(studio, "outline.html", "outlines", load)
+        return await _page(studio, "studio_outline.html", "outlines", load)
 
     async def memory(request: Request) -> Response:
         query = request.query_params.get("q", "").strip()[:MAX_QUERY_CHARS]
@@ -177,7 +216,7 @@ def build_routes(studio: Studio) -> list[Route]:
         return await _page(studio, "studio_memory.html", "memory", lambda b: pages.memory(b, as_of, query, before))
 
     async def spend(request: Request) -> Response:
-        return await _page(studio, "spend.html", "spend", pages.spend)
+        return await _page(studio, "studio_spend.html", "spend", pages.spend)
 
     async def experiments(request: Request) -> Response:
         return await _page(studio, "replay.html", "experiments", pages.experiments)
@@ -194,7 +233,7 @@ def build_routes(studio: Studio) -> list[Route]:
             notice = asyncio.run(pages.ACTIONS[verb](b))
             return {**pages.desk(b), "notice": notice}
 
-        return await _page(studio, "desk.html", "desk", load)
+        return await _page(studio, "studio_desk.html", "desk", load)
 
     async def static(request: Request) -> Response:
         found = studio.static.get(request.path_params["name"])
@@ -213,6 +252,9 @@ def build_routes(studio: Studio) -> list[Route]:
         Route("/index.html", to_chapters, methods=["GET", "HEAD"]),
         Route("/chapters", chapters, methods=["GET", "HEAD"]),
         Route("/chapters/{name}", chapter, methods=["GET", "HEAD"]),
+        Route("/chapters/{name}/save", save, methods=["POST"]),
+        Route("/chapters/{name}/restore", restore, methods=["POST"]),
+        Route("/drafts", drafts, methods=["GET", "HEAD"]),
         Route("/outlines", outlines, methods=["GET", "HEAD"]),
         Route("/outlines/{name}", outline, methods=["GET", "HEAD"]),
         Route("/outlines/{name}/confirm", confirm, methods=["POST"]),

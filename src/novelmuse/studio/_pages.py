@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..book import Book, FineOutline, outline_paths, read_user_file
+from ..book import Book, FineOutline, kept_bytes, outline_paths, read_user_file, save_chapter_text
 from ..errors import MuseError
 from ..llm import ModelSession, cost_summary
 from ..memory import SearchIndex, lint_cards, replay, update_index
 from ..memory import sync as sync_memory
 from ..reports import book_status, search_doc, sync_doc
 from ..rules import check_book
+from ..text import sha256_hex
 
 # The report's loaders (`reports.html`) and the writer's outline services (`writing`) bring in replay, judging and
 # the writer: imported by the pages that use them, so the studio's first page (the desk) is not kept waiting.
@@ -74,10 +75,56 @@ def chapters(book: Book) -> dict[str, Any]:
 
 
 def chapter(book: Book, number: int) -> dict[str, Any]:
-    """One chapter page: the report's page, every finding highlighted in the text."""
+    """One chapter page: the report's page, every finding highlighted in the text; the file's text to edit (with
+    the sha256 it was read at, which a save must still find) and every kept version of it (`muse revisions N`)."""
     from ..reports.html import chapter_context
+    from ..writing import file_history
 
-    return chapter_context(book, number)
+    ctx = chapter_context(book, number)
+    data = book.read_chapter(number).path.read_bytes()
+    history = file_history(book, str(number))
+    kept = [
+        (r, kept_bytes(book.state_dir, r.sha256, r.path).decode("utf-8", "replace") if r.sha256 else None)
+        for r in reversed(history.revisions)
+    ]
+    return {
+        **ctx,
+        "edit": {"text": data.removeprefix(b"\xef\xbb\xbf").decode("utf-8"), "base": sha256_hex(data)},
+        "kept": kept,
+    }
+
+
+def save_chapter(book: Book, number: int, text: str, base: str) -> Notice:
+    """Save the editor's text over the file it was opened on (FILE_CHANGED_ON_DISK when the file changed since)."""
+    revision = save_chapter_text(book, number, text, expect_sha256=base, command=f"muse studio: edit chapter {number}")
+    return Notice(True, f"saved; the text it replaced is kept as {revision.id} (below, restorable)")
+
+
+def restore_chapter(book: Book, number: int, revision_id: str) -> Notice:
+    """`muse revisions restore N REV`: the kept version back, the current text kept first."""
+    from ..writing import restore_revision
+
+    doc = restore_revision(book, str(number), revision_id)
+    return Notice(True, f"restored {doc.restored.id}; the text it replaced is kept as {doc.kept.id}")
+
+
+def conflict(book: Book, number: int, text: str) -> dict[str, Any]:
+    """An edit refused because the file changed: the author's text (kept on the page) beside the file now."""
+    data = book.read_chapter(number).path.read_bytes()
+    return {
+        "number": number,
+        "mine": text,
+        "theirs": data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace"),
+        "base": sha256_hex(data),
+        "path": book.chapter_path(number).relative_to(book.root).as_posix(),
+    }
+
+
+def drafts(book: Book) -> dict[str, Any]:
+    """The author's desk of drafts (`muse drafts`): every draft with the latest decision on it, read only here."""
+    from ..reports.html import section_context
+
+    return section_context(book, "desk")
 
 
 def outlines(book: Book) -> dict[str, Any]:

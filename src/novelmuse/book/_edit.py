@@ -1,0 +1,34 @@
+"""Saving an author's chapter edited outside its file (the studio's editor): through the revision store, only over
+the exact bytes the editor was opened on, keeping the file's line-ending style and byte-order mark."""
+
+from __future__ import annotations
+
+from ..errors import InputError
+from ..limits import MAX_FILE_BYTES
+from ._project import Book, parse_chapter_file
+from ._revisions import FileRevision
+
+
+def save_chapter_text(book: Book, number: int, text: str, *, expect_sha256: str, command: str) -> FileRevision:
+    """Replace chapter `number`'s file by `text` (heading line and body, as the author edited them), keeping the
+    bytes it had as a revision (`muse revisions N`). Refused with FILE_CHANGED_ON_DISK when the file is no longer
+    `expect_sha256` — an edit made meanwhile (in an editor, by `muse`) is never overwritten. Line breaks come back
+    in the file's own style (a browser sends CRLF), its UTF-8 byte-order mark is kept; the new bytes must still
+    read as a chapter file (CHAPTER_ENCODING, CHAPTER_TOO_LARGE otherwise)."""
+    path = book.chapter_path(number)
+    old = book.read_chapter(number).path.read_bytes()
+    unified = text.replace("\r\n", "\n").replace("\r", "\n")
+    if b"\r\n" in old:
+        unified = unified.replace("\n", "\r\n")
+    data = (b"\xef\xbb\xbf" if old.startswith(b"\xef\xbb\xbf") else b"") + unified.encode("utf-8")
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError(
+            "CHAPTER_TOO_LARGE",
+            f"the edited chapter is {len(data):,} bytes, over the cap of {MAX_FILE_BYTES:,}",
+            str(path),
+            "split the chapter",
+        )
+    parse_chapter_file(number, path, data)
+    return book.replace_file(
+        path, data, expect_sha256=expect_sha256, kind="chapter", chapter=number, command=command, note="edited"
+    )
