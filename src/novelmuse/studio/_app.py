@@ -5,11 +5,12 @@ its template. Every route sits behind `Guard` (token, CSRF, Host and Origin chec
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from jinja2 import Environment, PackageLoader
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .. import __version__
@@ -29,12 +30,14 @@ from ..errors import MuseError
 from ..limits import MAX_CHAPTER_NUMBER, MAX_QUERY_CHARS
 from ..reports.html import common_context, template_env
 from . import _pages as pages
+from ._jobs import Jobs
 from ._security import CSRF_FIELD, ASGIApp, Guard, Secrets, allowed_hosts
 
 NAV = (
     ("desk", "Desk", "/"),
     ("chapters", "Chapters", "/chapters"),
     ("outlines", "Outlines", "/outlines"),
+    ("write", "Write", "/write"),
     ("drafts", "Drafts", "/drafts"),
     ("memory", "Memory", "/memory.html"),
     ("spend", "Spend", "/spend.html"),
@@ -53,6 +56,7 @@ class Studio:
     root: Path
     keys: Secrets
     env: Environment = field(init=False)
+    jobs: Jobs = field(init=False, default_factory=Jobs)
     static: dict[str, tuple[bytes, str]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -187,6 +191,66 @@ def build_routes(studio: Studio) -> list[Route]:
 
         return await _page(studio, "studio_chapter.html", "chapters", load)
 
+    async def write(request: Request) -> Response:
+        n = _int_param(request, "chapter")
+        given = request.query_params.get("arm", "")
+        arm = given if given in ("A", "C") else None
+        running = studio.jobs.running()
+        if n is None:
+            return await _page(studio, "studio_write.html", "write", lambda b: {"plan": None, "running": running})
+
+        def load(b: Book) -> dict[str, Any]:
+            return {"plan": pages.write_plan(b, n, arm), "running": running}
+
+        return await _page(studio, "studio_write.html", "write", load)
+
+    async def write_start(request: Request) -> Response:
+        form = await form_of(request)
+        n = int(form["chapter"]) if form.get("chapter", "").isdigit() else None
+        arm = form.get("arm") if form.get("arm") in ("A", "C") else None
+        if n is None or n > MAX_CHAPTER_NUMBER:
+            return not_found(studio)
+        if (running := studio.jobs.running()) is not None:
+            return RedirectResponse(f"/jobs/{running.id}", status_code=303)
+        job = studio.jobs.start(f"write chapter {n}", pages.start_write(studio.root, n, arm, form.get("bill", "")))
+        return RedirectResponse(f"/jobs/{job.id}", status_code=303)
+
+    async def job_page(request: Request) -> Response:
+        job = studio.jobs.get(request.path_params["job"])
+        if job is None:
+            return not_found(studio)
+        return await _page(studio, "studio_job.html", "write", lambda b: {"job": job})
+
+    async def job_events(request: Request) -> Response:
+        job = studio.jobs.get(request.path_params["job"])
+        if job is None:
+            return not_found(studio)
+        last = request.headers.get("last-event-id", "")
+        seen = int(last) if last.isdigit() else 0
+
+        async def stream() -> AsyncIterator[bytes]:
+            nonlocal seen
+            while True:
+                events, done = job.since(seen)
+                for ev in events:
+                    seen = ev["id"]
+                    data = json.dumps(ev, ensure_ascii=False)
+                    yield f"id: {ev['id']}\nevent: {ev['kind']}\ndata: {data}\n\n".encode()
+                if done and not events:
+                    return
+                if await request.is_disconnected():
+                    return
+                await asyncio.sleep(0.1)
+
+        return StreamingResponse(stream(), media_type="text/event-stream", headers={"x-accel-buffering": "no"})
+
+    async def job_cancel(request: Request) -> Response:
+        job = studio.jobs.get(request.path_params["job"])
+        if job is None:
+            return not_found(studio)
+        job.cancel()
+        return RedirectResponse(f"/jobs/{job.id}", status_code=303)
+
     async def drafts(request: Request) -> Response:
         return await _page(studio, "desk.html", "drafts", pages.drafts)
 
@@ -255,6 +319,11 @@ def build_routes(studio: Studio) -> list[Route]:
         Route("/chapters/{name}/save", save, methods=["POST"]),
         Route("/chapters/{name}/restore", restore, methods=["POST"]),
         Route("/drafts", drafts, methods=["GET", "HEAD"]),
+        Route("/write", write, methods=["GET", "HEAD"]),
+        Route("/write/start", write_start, methods=["POST"]),
+        Route("/jobs/{job}", job_page, methods=["GET", "HEAD"]),
+        Route("/jobs/{job}/events", job_events, methods=["GET"]),
+        Route("/jobs/{job}/cancel", job_cancel, methods=["POST"]),
         Route("/outlines", outlines, methods=["GET", "HEAD"]),
         Route("/outlines/{name}", outline, methods=["GET", "HEAD"]),
         Route("/outlines/{name}/confirm", confirm, methods=["POST"]),

@@ -4,6 +4,7 @@ decide): a page is a command's result, laid out for looking and clicking."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..book import Book, FineOutline, kept_bytes, outline_paths, read_user_file, save_chapter_text
-from ..errors import MuseError
+from ..errors import InputError, MuseError
 from ..llm import ModelSession, cost_summary
 from ..memory import SearchIndex, lint_cards, replay, update_index
 from ..memory import sync as sync_memory
@@ -290,3 +291,90 @@ def marked(text: str, tokens: list[str]) -> list[tuple[str, bool]]:
     if at < len(text):
         out.append((text[at:], False))
     return out
+
+
+def _arm_choice(book: Book, arm: str | None) -> Any:
+    from ..replay import promoted_arm
+
+    return promoted_arm(book, force=arm or None)
+
+
+def write_plan(book: Book, number: int, arm: str | None) -> dict[str, Any]:
+    """What `muse write N` will do, before anything is sent: the outline it writes from (confirmed), the arm and
+    why, whether the chapter has the author's text (then the draft is a shadow beside it), and the bill — the
+    most its calls may cost. Nothing is started and no model is asked."""
+    from ..writing import build_context, require_confirmed, write_bill
+
+    require_confirmed(book, number)
+    choice = _arm_choice(book, arm)
+    build = build_context(book, number, arm=choice.arm, arm_choice=choice.record())
+
+    async def bill() -> Any:
+        async with ModelSession.open(book, run_kind="write") as session:  # opening costs nothing, writes nothing
+            return write_bill(session, build)
+
+    the_bill = asyncio.run(bill())
+    return {
+        "number": number,
+        "arm": choice.arm,
+        "arm_reason": choice.record().reason,
+        "forced": arm or "",
+        "shadow": book.probe_chapter_file(number) is not None,
+        "bill": the_bill,
+        "bill_sha256": sha256_hex(the_bill.model_dump_json()),
+        "manifest": build.manifest_sha256,
+    }
+
+
+def start_write(studio_root: Path, number: int, arm: str | None, bill_sha256: str) -> Any:
+    """The work of a write job: `muse write N` (`--shadow` when the chapter has the author's text) in its own model
+    session, each step reported with the spend so far. The run stops before its first call when its bill is not
+    the one the author confirmed (the configuration changed meanwhile)."""
+    from ..book import find_book
+    from ..replay import writer_config_sha256
+    from ..writing import write_and_accept
+
+    async def work(emit: Callable[..., None]) -> dict[str, Any]:
+        book = find_book(studio_root)
+        choice = _arm_choice(book, arm)
+        shadow = book.probe_chapter_file(number) is not None
+        async with ModelSession.open(book, run_kind="write") as session:
+
+            def spent() -> float | None:
+                return cost_summary(book.db, session.run_id).total.cost if session.started else 0.0
+
+            def on_plan(plan: Any) -> None:
+                if sha256_hex(plan.bill.model_dump_json()) != bill_sha256:
+                    raise InputError(
+                        "STUDIO_BILL_CHANGED",
+                        f"the bill of writing chapter {number} is not the one you confirmed",
+                        "the Write page",
+                        "open the Write page again: it shows the bill as it is now",
+                    )
+                emit("plan", text=f"bill confirmed: ≤ {plan.bill.calls} call(s)", resume=plan.resume is not None)
+
+            def progress(step: str) -> None:
+                emit("step", text=step, spent=spent())
+
+            doc = await write_and_accept(
+                book,
+                session,
+                number,
+                accept=None,
+                arm=choice.arm,
+                progress=progress,
+                arm_choice=choice.record(),
+                shadow=shadow,
+                writer_config_sha256=writer_config_sha256(book),
+                on_plan=on_plan,
+            )
+            cost = spent()
+        draft = doc.final_draft_id
+        return {
+            "text": f"chapter {number}: {doc.status}" + (f" — {doc.reason}" if doc.reason else ""),
+            "status": doc.status,
+            "draft": draft,
+            "spent": cost,
+        }
+
+    return work
