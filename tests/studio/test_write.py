@@ -70,6 +70,37 @@ def test_confirm_write_watch_and_open_the_draft(browser: Browser, studio: Studio
     assert len(final) == 1 and final[0]["status"] == "passed"
     assert final[0]["short"] in browser.js("document.body.innerText")
     assert not (studio.book / "chapters" / "0011.md").exists()  # a draft waits for the author's decision
+    # the draft's page: the detector's items marked in its text
+    click(browser, f"a[href='/drafts/{final[0]['short']}']")
+    marks = browser.js("document.querySelectorAll('.draft-text .hl.det').length")
+    assert marks > 0
+    shot(browser, "14-draft")
+    # revise one paragraph in place, then accept the revision
+    browser.js(
+        "(() => { document.querySelector('details.revise').open = true;"
+        " const t = document.querySelector('form[action$=\"/revise\"] textarea');"
+        " t.value = t.value.replace('。', '。（作者改）'); })()"
+    )
+    click(browser, "form[action$='/revise'] button")
+    notice = browser.js("document.querySelector('.notice').innerText")
+    assert "your revision is draft" in notice, notice
+    revised = browser.js("document.querySelector('form[action$=\"/revise\"] textarea').value")
+    shot(browser, "15-draft-revised")
+    click(browser, "form[action$='/accept'] button")
+    wait_for(browser, "['finished', 'error', 'cancelled'].includes(document.getElementById('job-state').textContent)")
+    end = browser.js("document.getElementById('job-end').innerText")
+    shot(browser, "16-accept")
+    assert browser.js("document.getElementById('job-state').textContent") == "finished", end
+    assert end.startswith("accepted"), end
+    chapter = studio.book / "chapters" / "0011.md"
+    assert chapter.read_text(encoding="utf-8").endswith(revised.replace("\r\n", "\n"))
+    after = json.loads(muse_subprocess("drafts", "--json", "--book", studio.book).stdout)["drafts"]
+    decided = [d for d in after if d["origin"] == "author_revision" and d["chapter"] == 11]
+    assert len(decided) == 1 and decided[0]["decision"]["decision"] == "accept"
+    assert decided[0]["decision"]["mode"] == "manual"
+    revs = json.loads(muse_subprocess("revisions", "11", "--json", "--book", studio.book).stdout)
+    assert revs["current_sha256"] is not None
+    assert [r["id"] for r in revs["revisions"]] == [decided[0]["decision"]["file_revision_id"]]
 
 
 def test_the_write_page_refuses_a_bill_that_was_not_shown(studio: Studio) -> None:

@@ -44,7 +44,9 @@ NAV = (
     ("experiments", "Experiments", "/experiments.html"),
 )
 #: Errors that mean "there is no such thing here" (a missing chapter, a file linked outside the book): 404.
-NOT_FOUND = frozenset({"CHAPTER_NOT_FOUND", "OUTLINE_NOT_FOUND", "BOOK_LINK_OUTSIDE", "CHAPTER_READ", "OUTLINE_READ"})
+NOT_FOUND = frozenset(
+    {"CHAPTER_NOT_FOUND", "OUTLINE_NOT_FOUND", "BOOK_LINK_OUTSIDE", "CHAPTER_READ", "OUTLINE_READ", "DRAFT_NOT_FOUND"}
+)
 _PAGE = re.compile(r"^(\d{1,5})\.html$")
 _STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
 
@@ -251,6 +253,43 @@ def build_routes(studio: Studio) -> list[Route]:
         job.cancel()
         return RedirectResponse(f"/jobs/{job.id}", status_code=303)
 
+    async def draft_page(request: Request) -> Response:
+        token = request.path_params["token"]
+
+        def load(b: Book) -> dict[str, Any]:
+            ctx = pages.draft(b, token)
+            if ctx["d"].draft.kind == "chapter":
+                ctx.update(pages.accept_plan(b, token))
+            return ctx
+
+        return await _page(studio, "studio_draft.html", "drafts", load)
+
+    async def draft_action(request: Request) -> Response:
+        token, verb = request.path_params["token"], request.path_params["verb"]
+        form = await form_of(request)
+        if verb == "accept":
+            if (running := studio.jobs.running()) is not None:
+                return RedirectResponse(f"/jobs/{running.id}", status_code=303)
+            job = studio.jobs.start(
+                f"accept draft {token}", pages.start_accept(studio.root, token, form.get("bill", ""))
+            )
+            return RedirectResponse(f"/jobs/{job.id}", status_code=303)
+        if verb not in ("reject", "revise"):
+            return not_found(studio)
+
+        def load(b: Book) -> dict[str, Any]:
+            shown = token
+            if verb == "reject":
+                notice = pages.reject(b, token, form.get("reason", ""))
+            else:
+                shown, notice = pages.revise(b, token, form.get("text", ""))
+            ctx = pages.draft(b, shown)
+            if ctx["d"].draft.kind == "chapter":
+                ctx.update(pages.accept_plan(b, shown))
+            return {**ctx, "notice": notice}
+
+        return await _page(studio, "studio_draft.html", "drafts", load)
+
     async def drafts(request: Request) -> Response:
         return await _page(studio, "desk.html", "drafts", pages.drafts)
 
@@ -319,6 +358,8 @@ def build_routes(studio: Studio) -> list[Route]:
         Route("/chapters/{name}/save", save, methods=["POST"]),
         Route("/chapters/{name}/restore", restore, methods=["POST"]),
         Route("/drafts", drafts, methods=["GET", "HEAD"]),
+        Route("/drafts/{token}", draft_page, methods=["GET", "HEAD"]),
+        Route("/drafts/{token}/{verb}", draft_action, methods=["POST"]),
         Route("/write", write, methods=["GET", "HEAD"]),
         Route("/write/start", write_start, methods=["POST"]),
         Route("/jobs/{job}", job_page, methods=["GET", "HEAD"]),

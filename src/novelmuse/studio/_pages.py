@@ -125,7 +125,7 @@ def drafts(book: Book) -> dict[str, Any]:
     """The author's desk of drafts (`muse drafts`): every draft with the latest decision on it, read only here."""
     from ..reports.html import section_context
 
-    return section_context(book, "desk")
+    return {**section_context(book, "desk"), "draft_href": lambda short: f"/drafts/{short}"}
 
 
 def outlines(book: Book) -> dict[str, Any]:
@@ -376,5 +376,107 @@ def start_write(studio_root: Path, number: int, arm: str | None, bill_sha256: st
             "draft": draft,
             "spent": cost,
         }
+
+    return work
+
+
+def draft(book: Book, token: str) -> dict[str, Any]:
+    """One draft (`muse drafts show` and `diff`): its text with the detector's items marked where they quote it,
+    beside the chapter as it is now (a character diff), its declared facts, its manifest, the decisions on it."""
+    from ..reports.html import char_diff
+    from ..writing import diff_draft, show_draft, write_history
+
+    shown = show_draft(book, token)
+    d = shown.draft
+    items: list[Any] = []
+    if d.kind == "chapter":
+        for run in write_history(book, d.chapter).runs:
+            for out in run.document.reports if run.document is not None else []:
+                if out.report.candidate_sha256 == d.text_sha256:
+                    items = out.report.items
+    diff = diff_draft(book, token)
+    return {
+        "d": shown,
+        "pieces": marked_items(shown.text, items),
+        "items": [i for i in items if i.verdict != "pass" or i.quote],
+        "diff": diff,
+        "chardiff": None if diff.identical or not diff.old.text else char_diff(diff.old.text, diff.new.text),
+    }
+
+
+def marked_items(text: str, items: list[Any]) -> list[tuple[str, Any]]:
+    """`text` cut into pieces, each with the detector item whose quote it is (None between them): items located
+    at offsets, in order, an overlapping one left to the side panel."""
+    spans = sorted((i for i in items if i.start is not None and i.end is not None), key=lambda i: (i.start, -i.end))
+    out: list[tuple[str, Any]] = []
+    at = 0
+    for item in spans:
+        if item.start < at or item.end > len(text):
+            continue
+        if item.start > at:
+            out.append((text[at : item.start], None))
+        out.append((text[item.start : item.end], item))
+        at = item.end
+    out.append((text[at:], None))
+    return out
+
+
+def reject(book: Book, token: str, reason: str) -> Notice:
+    """`muse drafts reject ID --reason …`: recorded; the draft stays, the book is untouched."""
+    from ..writing import reject_draft
+
+    doc = reject_draft(book, token, reason)
+    return Notice(True, f"rejected {doc.draft.short} (decision {doc.decision.id})")
+
+
+def revise(book: Book, token: str, text: str) -> tuple[str, Notice]:
+    """`muse drafts revise ID`: the author's text becomes a new draft (checked deterministically), the original
+    is marked revised; returns the new draft's short id."""
+    from ..writing import revise_draft
+
+    doc = revise_draft(book, token, text.replace("\r\n", "\n"))
+    checks = ", ".join(f"{s.step} {s.status}" for s in doc.check)
+    return doc.revision.short, Notice(
+        doc.ok, f"your revision is draft {doc.revision.short} ({doc.edit_chars} character(s) changed; {checks})"
+    )
+
+
+def accept_plan(book: Book, token: str) -> dict[str, Any]:
+    """What accepting the draft may cost (the quality gate's judges; nothing is sent yet)."""
+    from ..writing import accept_bill
+
+    async def bill() -> Any:
+        async with ModelSession.open(book, run_kind="accept") as session:
+            return accept_bill(book, session, token)
+
+    the_bill = asyncio.run(bill())
+    return {"bill": the_bill, "bill_sha256": sha256_hex(the_bill.model_dump_json())}
+
+
+def start_accept(studio_root: Path, token: str, bill_sha256: str) -> Any:
+    """The work of an accept job: `muse drafts accept ID` — accept_preflight (the file unchanged since the draft,
+    the context rebuilt, the detector, the rules, the quality gate) and, when it holds, the chapter confirmed."""
+    from ..book import find_book
+    from ..writing import accept_draft
+
+    async def work(emit: Callable[..., None]) -> dict[str, Any]:
+        book = find_book(studio_root)
+
+        def on_bill(bill: Any) -> None:
+            if sha256_hex(bill.model_dump_json()) != bill_sha256:
+                raise InputError(
+                    "STUDIO_BILL_CHANGED",
+                    "the bill of this accept is not the one you confirmed",
+                    "the draft's page",
+                    "open the draft again: it shows the bill as it is now",
+                )
+            emit("plan", text=f"bill confirmed: ≤ {bill.calls} call(s)")
+
+        async with ModelSession.open(book, run_kind="accept") as session:
+            doc = await accept_draft(book, session, token, command=f"muse studio: accept {token}", on_bill=on_bill)
+        for step in doc.preflight:
+            emit("step", text=f"{step.step}: {step.status}" + (f" — {step.detail}" if step.detail else ""))
+        where = f" → {doc.written}" if doc.written else ""
+        return {"text": f"{doc.status}{where}" + (f" — {doc.reason}" if doc.reason else ""), "spent": doc.cost}
 
     return work

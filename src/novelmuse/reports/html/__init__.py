@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from ..._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # imported on first use: `muse status` needs the chapter rows, not the report's loaders (replay…)
+    from ._diff import char_diff
     from ._env import common_context, template_env
     from ._plots import cost_plot
     from ._render import SECTIONS, ReportResult, Section, build_report, chapter_context, memory_context, section_context
@@ -20,6 +21,7 @@ __all__ = [
     "Section",
     "build_report",
     "chapter_context",
+    "char_diff",
     "common_context",
     "cost_plot",
     "memory_context",
