@@ -12,6 +12,7 @@ import base64
 import contextlib
 import json
 import os
+import select
 import shutil
 import subprocess
 import tempfile
@@ -94,7 +95,8 @@ class Browser:
 
     def _read(self, deadline: float) -> dict[str, Any]:
         while b"\0" not in self._buf:
-            if time.monotonic() > deadline:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._from_child], [], [], left)[0]:
                 raise CDPError("no reply from chromium in time")
             chunk = os.read(self._from_child, 1 << 16)
             if not chunk:
