@@ -47,8 +47,8 @@ def shot(b: Browser, name: str) -> None:
 def click(b: Browser, selector: str) -> None:
     """A real mouse click on the element, then wait for the page it leads to."""
     box = b.js(
-        f"(() => {{ const r = document.querySelector({json.dumps(selector)}).getBoundingClientRect();"
-        " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView({{block: 'center'}});"
+        " const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"
     )
     mark = len(b.events)
     b.click(*box)

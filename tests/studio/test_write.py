@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import muse_subprocess
 from tests.reports.cdp import Browser, find_chromium
@@ -42,6 +43,25 @@ def wait_for(b: Browser, expression: str, timeout: float = 120.0) -> None:
     while not b.js(expression):
         assert time.monotonic() < deadline, f"never true: {expression}"
         time.sleep(0.2)
+
+
+def script_the_accept(book: Path, text: str) -> None:
+    """The scripted models' answers for accepting the author's revision, as the demo scripts the accept of the
+    writer's draft: the detector on exactly this text (its sha256), and the quality gate's two judges under the
+    candidate id the gate derives from it — every quote still verbatim in the revised text."""
+    from novelmuse.judging import candidate_ids
+    from novelmuse.text import sha256_hex
+
+    sha = sha256_hex(text)
+    path = book / "demo-script.yaml"
+    script = yaml.safe_load(path.read_text(encoding="utf-8"))
+    detector = json.loads(json.dumps(script["detector"][-1]).replace(script["detector"][-1]["match"], sha))
+    assert all(v["quote"] in text for v in detector["output"]["verdicts"])
+    script["detector"].append(detector)
+    (cid,) = candidate_ids(f"gate-11-{sha[:16]}", "0", 1)
+    gate = next(e for e in script["judge"] if e.get("match") == "c_8096")
+    script["judge"] += [json.loads(json.dumps(gate, ensure_ascii=False).replace("c_8096", cid))] * 2
+    path.write_text(yaml.safe_dump(script, allow_unicode=True), encoding="utf-8")
 
 
 def test_confirm_write_watch_and_open_the_draft(browser: Browser, studio: Studio) -> None:
@@ -79,13 +99,14 @@ def test_confirm_write_watch_and_open_the_draft(browser: Browser, studio: Studio
     browser.js(
         "(() => { document.querySelector('details.revise').open = true;"
         " const t = document.querySelector('form[action$=\"/revise\"] textarea');"
-        " t.value = t.value.replace('。', '。（作者改）'); })()"
+        " t.value = t.value.trimEnd() + '（作者补一句：曹操大败而回。）'; })()"
     )
     click(browser, "form[action$='/revise'] button")
     notice = browser.js("document.querySelector('.notice').innerText")
     assert "your revision is draft" in notice, notice
     revised = browser.js("document.querySelector('form[action$=\"/revise\"] textarea').value")
     shot(browser, "15-draft-revised")
+    script_the_accept(studio.book, revised.replace("\r\n", "\n"))
     click(browser, "form[action$='/accept'] button")
     wait_for(browser, "['finished', 'error', 'cancelled'].includes(document.getElementById('job-state').textContent)")
     end = browser.js("document.getElementById('job-end').innerText")
@@ -93,7 +114,7 @@ def test_confirm_write_watch_and_open_the_draft(browser: Browser, studio: Studio
     assert browser.js("document.getElementById('job-state').textContent") == "finished", end
     assert end.startswith("accepted"), end
     chapter = studio.book / "chapters" / "0011.md"
-    assert chapter.read_text(encoding="utf-8").endswith(revised.replace("\r\n", "\n"))
+    assert chapter.read_text(encoding="utf-8").endswith(revised.replace("\r\n", "\n") + "\n")  # the book style
     after = json.loads(muse_subprocess("drafts", "--json", "--book", studio.book).stdout)["drafts"]
     decided = [d for d in after if d["origin"] == "author_revision" and d["chapter"] == 11]
     assert len(decided) == 1 and decided[0]["decision"]["decision"] == "accept"

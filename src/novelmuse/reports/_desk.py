@@ -84,6 +84,10 @@ def render_draft_show(console: Console, doc: DraftShowDoc, *, page: bool) -> Non
             )
             for line in det.blocking:
                 console.print(f"  [red]✗[/red] {escape(line)}")
+            if det.awaiting_semantic:
+                console.print(
+                    f"  {det.awaiting_semantic} constraint(s) await the semantic detector: it runs when you accept"
+                )
         for fact in doc.declared_facts:
             console.print(f"declared: {escape(fact.subject)} — {escape(fact.statement)} 「{escape(fact.quote)}」")
         for d in doc.decisions:

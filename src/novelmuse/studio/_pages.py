@@ -240,9 +240,10 @@ class Notice:
 
 def confirm(book: Book, number: int) -> Notice:
     """`muse outline confirm N`: refused (OUTLINE_LINT_ERRORS) while lint finds an error."""
+    from ..replay import outline_admission_problems
     from ..writing import confirm_outline
 
-    result = confirm_outline(book, number)
+    result = confirm_outline(book, number, admission=outline_admission_problems)
     c = result.confirmation
     verb = "confirmed" if result.newly_confirmed else "already confirmed"
     return Notice(True, f"outline {c.chapter} {verb}: sha256 {c.current_sha256}")
@@ -457,6 +458,7 @@ def start_accept(studio_root: Path, token: str, bill_sha256: str) -> Any:
     """The work of an accept job: `muse drafts accept ID` — accept_preflight (the file unchanged since the draft,
     the context rebuilt, the detector, the rules, the quality gate) and, when it holds, the chapter confirmed."""
     from ..book import find_book
+    from ..replay import outline_admission_problems
     from ..writing import accept_draft
 
     async def work(emit: Callable[..., None]) -> dict[str, Any]:
@@ -473,7 +475,14 @@ def start_accept(studio_root: Path, token: str, bill_sha256: str) -> Any:
             emit("plan", text=f"bill confirmed: ≤ {bill.calls} call(s)")
 
         async with ModelSession.open(book, run_kind="accept") as session:
-            doc = await accept_draft(book, session, token, command=f"muse studio: accept {token}", on_bill=on_bill)
+            doc = await accept_draft(
+                book,
+                session,
+                token,
+                command=f"muse studio: accept {token}",
+                on_bill=on_bill,
+                admission=outline_admission_problems,  # a drafted outline's admitting receipts, checked again
+            )
         for step in doc.preflight:
             emit("step", text=f"{step.step}: {step.status}" + (f" — {step.detail}" if step.detail else ""))
         where = f" → {doc.written}" if doc.written else ""

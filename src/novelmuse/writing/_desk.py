@@ -455,14 +455,22 @@ def _summary(loaded: Loaded) -> DetectorSummary | None:
     if report is None or loaded.report_sha256 is None:
         return None
     figures = report.computed
+    blocking = report.blocking_items()
+    waiting = [
+        i
+        for i in blocking
+        if report.semantic.status == "skipped" and i.check == "constraint" and i.verdict == "unknown"
+    ]
+    checked = [i for i in blocking if i not in waiting]
     return DetectorSummary(
         report_sha256=loaded.report_sha256,
-        outcome=report.outcome,
+        outcome=report.semantic if waiting and not checked else report.outcome,
         coverage=figures.coverage if figures.constraints else None,
         constraints=figures.constraints,
         high_severity=figures.high_severity,
         warnings=figures.warnings,
-        blocking=[f"[{i.id}] {i.detail}" for i in report.blocking_items()],
+        blocking=[f"[{i.id}] {i.detail}" for i in checked],
+        awaiting_semantic=len(waiting),
     )
 
 

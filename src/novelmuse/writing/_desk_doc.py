@@ -77,7 +77,9 @@ class DraftsDoc(_Doc):
 
 
 class DetectorSummary(_Doc):
-    """A draft's detector report in brief: its outcome and figures, and the items that block."""
+    """A draft's detector report in brief: its outcome and figures, and the items that block. For an author's
+    revision the semantic detector has not run yet (it runs at accept): the constraints only it can verify are
+    counted in `awaiting_semantic`, not listed as blocking, and the outcome is that skip — never a pass."""
 
     report_sha256: str
     outcome: StepOutcome
@@ -86,6 +88,7 @@ class DetectorSummary(_Doc):
     high_severity: int
     warnings: int
     blocking: list[str]
+    awaiting_semantic: int = 0
 
 
 class DraftShowDoc(_Doc):
