@@ -115,6 +115,11 @@ def test_confirming_an_outline_with_a_click_records_what_the_cli_records(browser
     assert doc["confirmation"]["state"] == "confirmed"
     assert doc["confirmation"]["confirmed_sha256"] == doc["sha256"]
     shot(browser, "05-outline-confirmed")
+    browser.js("document.querySelector('.outline-editor').scrollIntoView()")
+    assert browser.js("document.querySelector('.outline-editor textarea').value").startswith(
+        (studio.book / "outlines" / "0011.yaml").read_text(encoding="utf-8")[:20]
+    )
+    shot(browser, "05-outline-yaml-editor")
 
 
 def test_the_desk_runs_the_check(browser: Browser, studio: Studio) -> None:

@@ -107,3 +107,45 @@ def test_a_save_needs_the_csrf_token(studio: Studio) -> None:
     _, base = editor(studio, 7)
     assert studio.request("POST", "/chapters/0007.html/save", form={"text": "x", "base": base}).status == 403
     assert revisions(studio, 7) == []
+
+
+def outline_editor(studio: Studio, n: int) -> tuple[str, str]:
+    page = studio.request("GET", f"/outlines/{n:04d}.html").body
+    base = re.search(r'name="base" value="([0-9a-f]{64})"', page)
+    text = re.search(r'<textarea name="text"[^>]*>(.*?)</textarea>', page, re.S)
+    assert base and text
+    return html.unescape(text.group(1)).removeprefix("\n"), base.group(1)
+
+
+def test_an_outline_edited_in_the_studio_is_saved_through_the_revision_store_and_must_be_confirmed_again(
+    studio: Studio,
+) -> None:
+    """Edit (YAML), lint, confirm: the old bytes kept; a confirmed outline edited is unconfirmed (the writer uses
+    exactly the confirmed bytes); YAML that does not read is refused, nothing written; a change made meanwhile by
+    the author's editor is refused with both versions shown."""
+    path = studio.book / "outlines" / "0011.yaml"
+    assert studio.request("POST", "/outlines/0011.html/confirm", form={"csrf": studio.csrf()}).status == 200
+    old = path.read_bytes()
+    text, base = outline_editor(studio, 11)
+    assert text.encode() == old
+    edited = text.replace("hook: ", "hook: （作者改）", 1)
+    saved = studio.request(
+        "POST", "/outlines/0011.html/save", form={"csrf": studio.csrf(), "text": edited, "base": base}
+    )
+    assert saved.status == 200 and "the outline it replaced is kept as" in saved.body
+    assert path.read_bytes() == edited.encode()
+    shown = json.loads(muse_subprocess("outline", "show", "11", "--json", "--book", studio.book).stdout)
+    assert shown["confirmation"]["state"] != "confirmed"
+    kept = muse_subprocess("revisions", "outlines/0011.yaml", "--json", "--book", studio.book)
+    [rev] = json.loads(kept.stdout)["revisions"]
+    assert rev["sha256"] == base
+    text2, base2 = outline_editor(studio, 11)
+    bad = studio.request(
+        "POST", "/outlines/0011.html/save", form={"csrf": studio.csrf(), "text": "chapter: [", "base": base2}
+    )
+    assert bad.status in (400, 422) and "OUTLINE_SYNTAX" in bad.body and path.read_text(encoding="utf-8") == text2
+    path.write_text(text2 + "# the author's editor, meanwhile\n", encoding="utf-8")
+    late = studio.request(
+        "POST", "/outlines/0011.html/save", form={"csrf": studio.csrf(), "text": text2 + "# mine\n", "base": base2}
+    )
+    assert late.status == 409 and "the author&#39;s editor, meanwhile" in late.body and "# mine" in late.body

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         load_user_config,
         user_config_path,
     )
-    from ._edit import save_chapter_text
+    from ._edit import save_chapter_text, save_outline_text
     from ._files import atomic_write_bytes, atomic_write_text
     from ._import import Gap, HeadingNote, ImportedChapter, ImportReport, check_numbering, import_novel
     from ._init import InitResult, book_toml_text, init_book, rules_txt_text
@@ -171,6 +171,7 @@ __all__ = [
     "result_id",
     "rules_txt_text",
     "save_chapter_text",
+    "save_outline_text",
     "user_config_path",
     "validate_located",
 ]

@@ -1,10 +1,12 @@
-"""Saving an author's chapter edited outside its file (the studio's editor): through the revision store, only over
-the exact bytes the editor was opened on, keeping the file's line-ending style and byte-order mark."""
+"""Saving an author's chapter or fine outline edited outside its file (the studio's editors): through the revision
+store, only over the exact bytes the editor was opened on, keeping the file's line-ending style and byte-order
+mark."""
 
 from __future__ import annotations
 
 from ..errors import InputError
 from ..limits import MAX_FILE_BYTES
+from ._outline import outline_paths, parse_outline
 from ._project import Book, parse_chapter_file
 from ._revisions import FileRevision
 
@@ -31,4 +33,32 @@ def save_chapter_text(book: Book, number: int, text: str, *, expect_sha256: str,
     parse_chapter_file(number, path, data)
     return book.replace_file(
         path, data, expect_sha256=expect_sha256, kind="chapter", chapter=number, command=command, note="edited"
+    )
+
+
+def save_outline_text(book: Book, number: int, text: str, *, expect_sha256: str, command: str) -> FileRevision:
+    """Replace chapter `number`'s fine outline by `text` (its YAML as the author edited it), keeping the bytes it
+    had as a revision (`muse revisions`). Refused with FILE_CHANGED_ON_DISK when the file is no longer
+    `expect_sha256`, and when the new text does not read as a fine outline (OUTLINE_SYNTAX / OUTLINE_INVALID: an
+    outline that reads but fails lint is saved — the lint then says what to fix before it can be confirmed)."""
+    path = outline_paths(book).get(number)
+    if path is None:
+        raise InputError(
+            "OUTLINE_NOT_FOUND", f"chapter {number} has no fine outline", f"outlines/{number:04d}.yaml", "create it"
+        )
+    old = path.read_bytes()
+    unified = text.replace("\r\n", "\n").replace("\r", "\n")
+    if b"\r\n" in old:
+        unified = unified.replace("\n", "\r\n")
+    data = (b"\xef\xbb\xbf" if old.startswith(b"\xef\xbb\xbf") else b"") + unified.encode("utf-8")
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError(
+            "OUTLINE_TOO_LARGE",
+            f"the edited outline is {len(data):,} bytes, over the cap of {MAX_FILE_BYTES:,}",
+            str(path),
+            "shorten it",
+        )
+    parse_outline(path, data.decode("utf-8-sig"), expect_chapter=number)
+    return book.replace_file(
+        path, data, expect_sha256=expect_sha256, kind="outline", chapter=number, command=command, note="edited"
     )

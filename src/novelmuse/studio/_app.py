@@ -181,6 +181,22 @@ def build_routes(studio: Studio) -> list[Route]:
 
         return await _page(studio, "studio_chapter.html", "chapters", load, conflict=("studio_conflict.html", refused))
 
+    async def save_outline(request: Request) -> Response:
+        n = _number(request.path_params["name"])
+        if n is None:
+            return not_found(studio)
+        form = await form_of(request)
+        text, base = form.get("text", ""), form.get("base", "")
+
+        def load(b: Book) -> dict[str, Any]:
+            notice = pages.save_outline(b, n, text, base)
+            return {**pages.outline(b, n), "notice": notice}
+
+        def refused(b: Book) -> dict[str, Any]:
+            return pages.conflict(b, n, text, kind="outline")
+
+        return await _page(studio, "studio_outline.html", "outlines", load, conflict=("studio_conflict.html", refused))
+
     async def restore(request: Request) -> Response:
         n = _number(request.path_params["name"])
         if n is None:
@@ -368,6 +384,7 @@ def build_routes(studio: Studio) -> list[Route]:
         Route("/outlines", outlines, methods=["GET", "HEAD"]),
         Route("/outlines/{name}", outline, methods=["GET", "HEAD"]),
         Route("/outlines/{name}/confirm", confirm, methods=["POST"]),
+        Route("/outlines/{name}/save", save_outline, methods=["POST"]),
         Route("/memory.html", memory, methods=["GET", "HEAD"]),
         Route("/spend.html", spend, methods=["GET", "HEAD"]),
         Route("/experiments.html", experiments, methods=["GET", "HEAD"]),

@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..book import Book, FineOutline, kept_bytes, outline_paths, read_user_file, save_chapter_text
+from ..book import (
+    Book,
+    FineOutline,
+    kept_bytes,
+    outline_paths,
+    read_user_file,
+    save_chapter_text,
+    save_outline_text,
+)
 from ..errors import InputError, MuseError
 from ..llm import ModelSession, cost_summary
 from ..memory import SearchIndex, lint_cards, replay, update_index
@@ -109,16 +117,29 @@ def restore_chapter(book: Book, number: int, revision_id: str) -> Notice:
     return Notice(True, f"restored {doc.restored.id}; the text it replaced is kept as {doc.kept.id}")
 
 
-def conflict(book: Book, number: int, text: str) -> dict[str, Any]:
+def conflict(book: Book, number: int, text: str, *, kind: str = "chapter") -> dict[str, Any]:
     """An edit refused because the file changed: the author's text (kept on the page) beside the file now."""
-    data = book.read_chapter(number).path.read_bytes()
+    if kind == "outline":
+        path, back = outline_paths(book)[number], f"/outlines/{number:04d}.html"
+    else:
+        path, back = book.read_chapter(number).path, f"/chapters/{number:04d}.html"
+    data = path.read_bytes()
     return {
         "number": number,
         "mine": text,
         "theirs": data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace"),
         "base": sha256_hex(data),
-        "path": book.chapter_path(number).relative_to(book.root).as_posix(),
+        "path": path.relative_to(book.root).as_posix(),
+        "back_url": back,
     }
+
+
+def save_outline(book: Book, number: int, text: str, base: str) -> Notice:
+    """Save the outline editor's YAML over the file it was opened on, through the revision store (the replaced
+    bytes kept; FILE_CHANGED_ON_DISK when the file changed since). A saved outline is unconfirmed until confirmed
+    again; its lint is shown on the page."""
+    revision = save_outline_text(book, number, text, expect_sha256=base, command=f"muse studio: edit outline {number}")
+    return Notice(True, f"saved; the outline it replaced is kept as {revision.id} — confirm it again when it is right")
 
 
 def drafts(book: Book) -> dict[str, Any]:
@@ -164,6 +185,7 @@ def outline(book: Book, number: int) -> dict[str, Any]:
         "by_line": by_line,
         "loose": loose,
         "yaml": raw.decode("utf-8", "replace"),
+        "base": sha256_hex(raw),
         "has_chapter": number in set(book.chapter_numbers()),
     }
 
