@@ -94,6 +94,8 @@ def test_confirm_write_watch_and_open_the_draft(browser: Browser, studio: Studio
     click(browser, f"a[href='/drafts/{final[0]['short']}']")
     marks = browser.js("document.querySelectorAll('.draft-text .hl.det').length")
     assert marks > 0
+    sources = browser.js("document.getElementById('sources') ? document.querySelectorAll('.sources li').length : -1")
+    assert sources > 0  # the manifest's passages of earlier chapters, each linked
     shot(browser, "14-draft")
     # revise one paragraph in place, then accept the revision
     browser.js(

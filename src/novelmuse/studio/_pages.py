@@ -407,7 +407,7 @@ def draft(book: Book, token: str) -> dict[str, Any]:
     """One draft (`muse drafts show` and `diff`): its text with the detector's items marked where they quote it,
     beside the chapter as it is now (a character diff), its declared facts, its manifest, the decisions on it."""
     from ..reports.html import char_diff
-    from ..writing import diff_draft, show_draft, write_history
+    from ..writing import diff_draft, show_draft, stored_manifest, write_history
 
     shown = show_draft(book, token)
     d = shown.draft
@@ -424,6 +424,7 @@ def draft(book: Book, token: str) -> dict[str, Any]:
         "items": [i for i in items if i.verdict != "pass" or i.quote],
         "diff": diff,
         "chardiff": None if diff.identical or not diff.old.text else char_diff(diff.old.text, diff.new.text),
+        "manifest": stored_manifest(book, shown.manifest_sha256) if shown.manifest_sha256 else None,
     }
 
 

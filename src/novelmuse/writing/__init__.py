@@ -91,7 +91,16 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     from ._plan import EntityPlan, ForeshadowPlan, RetrievalPlan, Slot, plan_chapter
     from ._quality_gate import ChapterGate, final_text, gate_chapter, judge_files
     from ._review_run import ReviewGateRun, review_and_gate, write_and_accept
-    from ._store import ContextDoc, Difference, VerifyDoc, build_and_save, manifests_dir, save_build, verify_context
+    from ._store import (
+        ContextDoc,
+        Difference,
+        VerifyDoc,
+        build_and_save,
+        manifests_dir,
+        save_build,
+        stored_manifest,
+        verify_context,
+    )
     from ._vocab import Vocabulary, vocabulary
     from ._write_doc import (
         WRITE_SCHEMA_VERSION,
@@ -233,6 +242,7 @@ __all__ = [
     "show_outline",
     "skipped_draft",
     "store_outline_draft_answer",
+    "stored_manifest",
     "verify_context",
     "vocabulary",
     "write_and_accept",

@@ -167,3 +167,11 @@ def build_and_save(
         manifest=build.manifest,
         context=build.context,
     )
+
+
+def stored_manifest(book: Book, sha256: str) -> Manifest | None:
+    """The stored manifest `sha256` (None when the store has none, or its body no longer hashes to it)."""
+    row = book.db.execute("SELECT body FROM context_manifests WHERE sha256 = ?", (sha256,)).fetchone()
+    if row is None or sha256_hex(str(row[0])) != sha256:
+        return None
+    return Manifest.model_validate_json(str(row[0]))
