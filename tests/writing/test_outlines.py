@@ -193,3 +193,25 @@ def test_an_outline_without_a_hard_event_reads_but_cannot_be_confirmed(muse, sam
     assert "OUTLINE_NO_HARD_EVENT" in confirm.stderr
     with pytest.raises(InputError):
         require_confirmed(sample, 3)
+
+
+def test_range_forms_confirm_and_lint_a_stretch_in_one_process(muse, sample: Book) -> None:
+    """`muse outline confirm 1-3` confirms every outline of the range that can be, names those that cannot (missing,
+    lint errors) and exits 2; `muse outline lint 1-2` lints those; `muse review 3-4` is --range 3-4."""
+    r = muse("outline", "confirm", "1-3", "--json", "--book", sample.root)
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 2 and [c["chapter"] for c in doc["confirmed"]] == [1, 2]
+    assert [e["code"] for e in doc["refused"]] == ["OUTLINE_NOT_FOUND"] and "0003" in doc["refused"][0]["where"]
+    assert all(
+        json.loads(muse("outline", "show", str(n), "--json", "--book", sample.root).stdout)["confirmation"]["state"]
+        == "confirmed"
+        for n in (1, 2)
+    )
+    human = muse("outline", "confirm", "1-3", "--book", sample.root)
+    assert human.exit_code == 2 and "error[OUTLINE_NOT_FOUND]" in human.stderr
+    lint = json.loads(muse("outline", "lint", "1-2", "--json", "--book", sample.root).stdout)
+    assert [o["chapter"] for o in lint["outlines"]] == [1, 2]
+    assert muse("outline", "lint", "5-9", "--book", sample.root).exit_code == 2  # no outline there
+    assert muse("outline", "confirm", "3-1", "--book", sample.root).exit_code == 2  # an empty range
+    review = muse("review", "3-4", "--json", "--book", sample.root)
+    assert [c["chapter"] for c in json.loads(review.stdout)["chapters"]] == [3, 4]

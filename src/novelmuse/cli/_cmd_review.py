@@ -13,9 +13,9 @@ from ..reports import preflight_notes, render_review_run, render_revision_diffs,
 from ..writing import ChapterGate, review_and_gate
 from ._app import app
 from ._common import (
-    CHAPTER_MAX,
     BookOpt,
     JsonOpt,
+    chapter_span,
     console,
     emit_json,
     err_console,
@@ -29,7 +29,8 @@ from ._common import (
 @app.command()
 def review(
     chapter: Annotated[
-        int | None, typer.Argument(help="Chapter number to review.", show_default=False, min=0, max=CHAPTER_MAX)
+        str | None,
+        typer.Argument(help="Chapter number N to review, or a range A-B.", show_default=False, metavar="[N|A-B]"),
     ] = None,
     range_: Annotated[
         str | None, typer.Option("--range", help="Review chapters A-B in order (resumable).", show_default=False)
@@ -83,12 +84,16 @@ def review(
     """
     if (chapter is None) == (range_ is None):
         raise InputError(
-            "USAGE_REVIEW", "give a chapter number or --range A-B (not both)", "command line", "e.g. `muse review 3`"
+            "USAGE_REVIEW", "give a chapter number or a range A-B (not both)", "command line", "e.g. `muse review 3`"
         )
+    if chapter is not None and "-" in chapter:  # `muse review 11-20`: the same as --range 11-20
+        chapter, range_ = None, chapter
     if without_gate and not apply:
         raise InputError("USAGE", "--without-gate is an option of the accept: it needs --apply", "command line", "")
+    single = chapter_span(chapter, "muse review N, or A-B")[0] if chapter is not None else None
+    span = parse_range(range_)
     b = open_book(book)
-    numbers = b.select_chapters(chapter=chapter, span=parse_range(range_))
+    numbers = b.select_chapters(chapter=single, span=span)
     with Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),

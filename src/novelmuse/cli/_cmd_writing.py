@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
-from ..errors import InputError
+from ..book import outline_paths
+from ..errors import InputError, MuseError, exit_code
 from ..replay import ArmChoice, outline_admission_problems, promoted_arm
 from ..reports import (
     ChapterLines,
@@ -22,7 +23,17 @@ from ..reports import (
 from ..text import MAX_CHAPTER_NUMBER
 from ..writing import ARMS, Arm, build_and_save, confirm_outline, lint_outlines, show_outline, verify_context
 from ._app import app
-from ._common import BookOpt, JsonOpt, chapter_target, console, emit_json, err_console, finish, open_book
+from ._common import (
+    BookOpt,
+    JsonOpt,
+    chapter_span,
+    chapter_target,
+    console,
+    emit_json,
+    err_console,
+    finish,
+    open_book,
+)
 
 outline_app = typer.Typer(
     help="Fine outlines (细纲): show with constraint ids, lint against cards and ledger, confirm.",
@@ -46,15 +57,22 @@ def outline_show(chapter: ChapterArg, book: BookOpt = None, json_out: JsonOpt = 
 @outline_app.command("lint")
 def outline_lint(
     chapter: Annotated[
-        int | None, typer.Argument(help="One chapter (default: every outline).", min=0, max=MAX_CHAPTER_NUMBER)
+        str | None,
+        typer.Argument(help="One chapter N, or a range A-B (default: every outline).", metavar="[N|A-B]"),
     ] = None,
     all_: Annotated[bool, typer.Option("--all", help="Every outline (the default).")] = False,
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Check outlines against the cards and the foreshadow ledger as of each chapter. Exit 1 on an error."""
+    wanted = None if all_ or chapter is None else chapter_span(chapter, "muse outline lint N, or A-B")
     b = open_book(book)
-    doc = lint_outlines(b, None if all_ or chapter is None else [chapter])
+    if wanted is not None and len(wanted) > 1:  # a range: the outlines it holds (none at all is a usage error)
+        have = set(outline_paths(b))
+        wanted = [n for n in wanted if n in have]
+        if not wanted:
+            raise InputError("OUTLINE_NOT_FOUND", f"no outline in chapters {chapter}", "outlines/", "write one first")
+    doc = lint_outlines(b, wanted)
     if json_out:
         emit_json(doc)
     else:
@@ -63,22 +81,51 @@ def outline_lint(
 
 
 @outline_app.command("confirm")
-def outline_confirm(chapter: ChapterArg, book: BookOpt = None, json_out: JsonOpt = False) -> None:
+def outline_confirm(
+    chapter: Annotated[str, typer.Argument(help="Chapter number N, or a range A-B.", metavar="N|A-B")],
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
     """Confirm a chapter's outline (已确认细纲): its sha256 is recorded; any later edit unconfirms it. An outline the
-    fine-outline agent drafted is confirmed only while the receipts that admitted it still hold."""
-    result = confirm_outline(open_book(book), chapter, admission=outline_admission_problems)
+    fine-outline agent drafted is confirmed only while the receipts that admitted it still hold. With A-B, every
+    outline of the range in one go: those that cannot be confirmed (missing, lint errors) are named, the others
+    confirmed (exit 2 when any could not be)."""
+    chapters = chapter_span(chapter, "muse outline confirm N, or A-B")
+    b = open_book(book)
+    if len(chapters) == 1:
+        result = confirm_outline(b, chapters[0], admission=outline_admission_problems)
+        if json_out:
+            emit_json(_confirm_json(chapters[0], result))
+        else:
+            render_confirm(console, result)
+        return
+    done: list[dict[str, Any]] = []
+    refused: list[MuseError] = []
+    for n in chapters:
+        try:
+            result = confirm_outline(b, n, admission=outline_admission_problems)
+        except MuseError as exc:  # named below, the range goes on: one bad outline does not hold back the rest
+            refused.append(exc)
+            continue
+        done.append(_confirm_json(n, result))
+        if not json_out:
+            render_confirm(console, result)
     if json_out:
-        emit_json(
-            {
-                "ok": True,
-                "chapter": chapter,
-                "newly_confirmed": result.newly_confirmed,
-                "confirmation": result.confirmation.model_dump(mode="json"),
-                "lint": result.lint.model_dump(mode="json"),
-            }
-        )
-    else:
-        render_confirm(console, result)
+        emit_json({"ok": not refused, "confirmed": done, "refused": [e.to_json() for e in refused]})
+    for error in refused if not json_out else []:
+        err_console.print(error.render(), markup=False)
+    if refused:
+        raise typer.Exit(max(exit_code(e.outcome) for e in refused))
+
+
+def _confirm_json(chapter: int, result: Any) -> dict[str, Any]:
+    return {
+        "ok": True,
+        "chapter": chapter,
+        "newly_confirmed": result.newly_confirmed,
+        "confirmation": result.confirmation.model_dump(mode="json"),
+        "lint": result.lint.model_dump(mode="json"),
+    }
 
 
 @app.command("context")

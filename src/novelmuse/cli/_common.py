@@ -62,6 +62,28 @@ def parse_range(value: str | None) -> tuple[int, int] | None:
     return lo, hi
 
 
+def chapter_span(value: str, usage: str) -> list[int]:
+    """A chapter argument that may be a range: ``12`` → [12], ``89-100`` → [89 … 100] (USAGE_RANGE otherwise)."""
+    text = value.strip()
+    if "-" not in text:
+        try:
+            number = int(text)
+        except ValueError:
+            raise InputError("USAGE", f"{value!r} is not a chapter number or A-B", "command line", usage) from None
+        if not 0 <= number <= MAX_CHAPTER_NUMBER:
+            shown = text if len(text) <= 20 else f"{text[:20]}… ({len(text)} digits)"
+            raise InputError(
+                "USAGE",
+                f"chapter {shown} is over the cap of {MAX_CHAPTER_NUMBER:,} for chapter numbers",
+                "command line",
+                usage,
+            )
+        return [number]
+    span = parse_range(text)
+    assert span is not None
+    return list(range(span[0], span[1] + 1))
+
+
 def capped_text(limit: int, what: str) -> Callable[[str | None], str | None]:
     """A Typer callback refusing text longer than `limit` characters, or text that is not valid UTF-8 (bytes
     the terminal's encoding could not decode reach Python as lone surrogates): a usage error naming the cap or
