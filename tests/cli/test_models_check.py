@@ -379,3 +379,21 @@ def test_a_local_server_needs_no_key_unless_the_book_names_one(
     (tmp_path / "e" / "book.toml").write_text('[providers.l]\nkind = "lmstudio"\n', encoding="utf-8")
     config = load_config(tmp_path / "e" / "book.toml", user_config=tmp_path / "none.toml")
     assert config.providers["l"].base_url == "http://127.0.0.1:1234/v1"  # type: ignore[union-attr]
+
+
+def test_calls_show_prints_each_attempt_and_its_raw_answer(muse, tmp_path: Path) -> None:
+    """A correction was needed (the first echo was wrong): `muse calls show --last` shows both attempts, what was
+    sent in brief and each raw answer as the vault keeps it; an unknown id is CALL_NOT_FOUND."""
+    script = "writer:\n  - output: {ok: true, echo: something-else}\n  - output: {ok: true, echo: muse-writer}\n"
+    book = make_book(tmp_path / "b", SCRIPTED + '[roles]\nwriter = "s:scripted-model-1"\n', script)
+    assert muse("calls", "show", "--last", "--book", book).exit_code == 2  # no call yet
+    assert muse("models", "check", "--book", book).exit_code == 0
+    doc = json.loads(muse("calls", "show", "--last", "--json", "--book", book).stdout)
+    assert doc["role"] == "writer" and [a["attempt"] for a in doc["attempts"]] == [1, 2]
+    assert "something-else" in doc["attempts"][0]["answer"] and "muse-writer" in doc["attempts"][1]["answer"]
+    assert doc["attempts"][0]["messages"] and all(m["chars"] > 0 for m in doc["attempts"][0]["messages"])
+    human = muse("calls", "show", doc["call_id"], "--book", book)
+    assert human.exit_code == 0 and "attempt 2" in human.stdout and "muse-writer" in human.stdout
+    missing = muse("calls", "show", "MC-nope", "--book", book)
+    assert missing.exit_code == 2 and missing.stderr.startswith("error[CALL_NOT_FOUND]")
+    assert muse("calls", "bogus", "--book", book).exit_code == 2

@@ -6,11 +6,13 @@ from typing import Annotated
 
 import typer
 
-from ..llm import cost_summary, list_calls, list_receipts, recover_vault, require_run
+from ..errors import InputError
+from ..llm import call_detail, cost_summary, list_calls, list_receipts, recover_vault, require_run
 from ..reports import (
     CallsReport,
     CostReport,
     VaultRecoverReport,
+    render_call_detail,
     render_calls,
     render_cost,
     render_vault_recover,
@@ -25,8 +27,34 @@ app.add_typer(vault_app, name="vault")
 
 
 @app.command()
-def calls(book: BookOpt = None, run: RunOpt = None, json_out: JsonOpt = False) -> None:
-    """List model calls and their receipts (one per attempt), oldest first."""
+def calls(
+    show: Annotated[
+        str | None, typer.Argument(help="`show`, to show one call whole.", metavar="[show]", show_default=False)
+    ] = None,
+    call_id: Annotated[
+        str | None, typer.Argument(help="The call's id (from `muse calls`).", show_default=False)
+    ] = None,
+    last: Annotated[bool, typer.Option("--last", help="With show: the latest call.")] = False,
+    book: BookOpt = None,
+    run: RunOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """List model calls and their receipts (one per attempt), oldest first.
+
+    `muse calls show ID` (or `show --last`) shows one call whole: each attempt's request in brief and the raw answer
+    as the vault keeps it (never a key)."""
+    if show is not None and show != "show":
+        raise InputError("USAGE", f"unexpected argument {show!r}", "command line", "muse calls [show ID | show --last]")
+    if show is not None or last:
+        if (call_id is None) == (not last):
+            raise InputError("USAGE", "show one call: give its id, or --last", "command line", "muse calls show ID")
+        opened = open_book(book)
+        detail = call_detail(opened.db, opened.vault_dir, call_id)
+        if json_out:
+            emit_json(detail)
+        else:
+            render_call_detail(detail, console)
+        return
     opened = open_book(book)
     if run is not None:
         require_run(opened.db, run)

@@ -13,6 +13,7 @@ from .._lazy import lazy_getattr
 if TYPE_CHECKING:  # the public API; each name is imported from its module on first use (see novelmuse._lazy)
     from ._bill import BYTES_PER_OUTPUT_TOKEN, Bill, RoleBill, total_bill
     from ._budget import CallEstimate, RunBudget, estimate_input_tokens
+    from ._call_detail import AttemptDetail, CallDetail, call_detail
     from ._contexts import ContextWindows
     from ._models_check import (
         NO_MODEL,
@@ -60,7 +61,9 @@ __getattr__ = lazy_getattr(__name__, __file__)
 __all__ = [
     "BYTES_PER_OUTPUT_TOKEN",
     "NO_MODEL",
+    "AttemptDetail",
     "Bill",
+    "CallDetail",
     "CallEstimate",
     "CallRecord",
     "ConfigIssue",
@@ -92,6 +95,7 @@ __all__ = [
     "Vault",
     "VaultError",
     "Violation",
+    "call_detail",
     "check_object_name",
     "cost_summary",
     "create_provider",

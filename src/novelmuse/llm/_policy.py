@@ -468,7 +468,7 @@ async def run_call(ctx: CallContext, call: TaskCall[T]) -> StructuredResult[T]:
             raise record.failed(
                 judgement.code,
                 f"the output still failed its checks after {ctx.max_attempts} requests",
-                "see `muse calls` for the attempts; the raw drafts are in .muse/vault",
+                "`muse calls show --last` prints each attempt and the model's raw answer",
                 bound_reached=True,
             )
         # correct: the original messages, the latest draft and the exact reasons (the input does not grow per round)
@@ -647,4 +647,4 @@ _FIXES = {
 
 
 def _fix_for(code: str) -> str:
-    return _FIXES.get(code, "see `muse calls` for the receipts of this call")
+    return _FIXES.get(code, "`muse calls show --last` prints the call's attempts and the model's raw answers")

@@ -12,7 +12,15 @@ from .._lazy import lazy_getattr
 if TYPE_CHECKING:  # the public API; each name is imported from its module on first use (see novelmuse._lazy)
     from ._accept import accept_note, accept_outcome, bill_lines, render_accept
     from ._book import render_import, render_init
-    from ._calls import CallsReport, CostReport, VaultRecoverReport, render_calls, render_cost, render_vault_recover
+    from ._calls import (
+        CallsReport,
+        CostReport,
+        VaultRecoverReport,
+        render_call_detail,
+        render_calls,
+        render_cost,
+        render_vault_recover,
+    )
     from ._check import (
         check_notes,
         check_outcome,
@@ -159,6 +167,7 @@ __all__ = [
     "plan_line",
     "preflight_notes",
     "render_accept",
+    "render_call_detail",
     "render_calls",
     "render_card",
     "render_card_lint",

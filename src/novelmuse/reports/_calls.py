@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..llm import CallRecord, CostLine, CostSummary, Receipt, RecoveryReport
+from ..llm import CallDetail, CallRecord, CostLine, CostSummary, Receipt, RecoveryReport
 
 
 class CallsReport(BaseModel):
@@ -153,3 +153,33 @@ def render_vault_recover(report: VaultRecoverReport, console: Console) -> None:
             f"  {report.interrupted_attempts} attempt(s) were in flight: marked interrupted, cost unknown "
             "(the provider may have billed them; see `muse cost`)"
         )
+
+
+def render_call_detail(detail: CallDetail, console: Console) -> None:
+    """One call whole: its header and diagnostics, then each attempt's request in brief and its raw answer."""
+    console.print(
+        f"{detail.call_id}  {detail.role}  {detail.provider}  {detail.status}  schema {detail.schema_name}",
+        markup=False,
+    )
+    if detail.diagnostics:
+        console.print(f"diagnostics: {detail.diagnostics}", markup=False)
+    for a in detail.attempts:
+        head = Text(f"── attempt {a.attempt}: ")
+        head.append(
+            a.outcome if a.error_code is None else f"{a.outcome}[{a.error_code}]",
+            style="green" if a.outcome == "ok" else "red",
+        )
+        model = a.resolved_model or a.requested_model
+        tokens = f", {a.input_tokens}+{a.output_tokens} tokens" if a.input_tokens is not None else ""
+        head.append(f"  {model}{tokens}")
+        console.print(head)
+        sent = ", ".join(f"{m['role']} {m['chars']:,} chars" for m in a.messages) or "not in the vault"
+        console.print(f"   sent: {sent} (request {a.request_sha256[:16]}…)", markup=False)
+        if a.answer is None:
+            console.print("   answer: none (nothing came back, or the vault no longer holds it)", markup=False)
+            continue
+        more = (
+            f" — the first {len(a.answer):,} of {a.answer_chars:,} characters" if a.answer_chars > len(a.answer) else ""
+        )
+        console.print(f"   answer{more}:", markup=False)
+        console.print(a.answer, markup=False, highlight=False)
