@@ -174,6 +174,7 @@ MAY_RECORD_INPUT_ERRORS = {
     "reports/_locations.py": "a location falls back to the offsets when the chapter cannot be read",
     "reports/_review.py": "a review's locations fall back to the offsets when a file cannot be read",
     "writing/_gate_evidence.py": "the gate's evidence pack says why the writer's context or memory is missing",
+    "llm/_call_detail.py": "a vault object that cannot be read is shown as missing; its receipt still names it",
     "replay/_journal.py": "a signing key that cannot be loaded leaves GATE_SIGNER_MISSING its generic fix",
     "replay/_guard.py": "the entry guard lists why the journal cannot be verified among its refusal's findings",
     "replay/_orchestrator.py": "a failed replay sample or panel is recorded not ok with its code (seed 003)",

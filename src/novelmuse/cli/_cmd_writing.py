@@ -115,7 +115,7 @@ def outline_confirm(
     for error in refused if not json_out else []:
         err_console.print(error.render(), markup=False)
     if refused:
-        raise typer.Exit(max(exit_code(e.outcome) for e in refused))
+        finish(max((e.outcome for e in refused), key=exit_code))  # the worst of the refusals
 
 
 def _confirm_json(chapter: int, result: Any) -> dict[str, Any]:
