@@ -108,3 +108,18 @@ def test_report_of_one_chapter_and_bad_out(site: tuple[Path, Path, dict[str, obj
     r = run_muse(tmp_path, "report", "--book", book, "--out", tmp_path / "file", "--json")
     assert r.code == 2 and json.loads(r.stdout)["error"]["code"] == "REPORT_OUT"
     assert run_muse(tmp_path, "report", "--book", book, "--chapter", "9").code == 2  # CHAPTER_NOT_FOUND
+
+
+def test_the_memory_page_names_a_relations_target_as_the_author_does(muse, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """关羽 结义兄弟 → 刘备, not → liu-bei: the page shows the target card's name, never its id."""
+    import shutil
+
+    from ..conftest import SAMPLE_BOOK
+
+    book = tmp_path / "sanguo"
+    shutil.copytree(SAMPLE_BOOK, book, ignore=shutil.ignore_patterns(".muse"))
+    r = muse("report", "--book", book, "--out", tmp_path / "site")
+    assert r.exit_code == 0, r.stderr
+    page = (tmp_path / "site" / "memory.html").read_text(encoding="utf-8")
+    named, by_id = json.dumps(["结义兄弟", "刘备"])[1:-1], json.dumps(["结义兄弟", "liu-bei"])[1:-1]
+    assert named in page and by_id not in page  # the page's data is JSON (non-ASCII escaped)

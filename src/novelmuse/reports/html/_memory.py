@@ -93,6 +93,7 @@ def build_memory_page(
             )
         )
     cards: dict[str, Any] = {}
+    names = {cid: card.name for cid, card in state.cards.cards.items()}
     for cid, card in state.cards.cards.items():
         entries: list[dict[str, Any]] = []
         prev: Any = None
@@ -104,7 +105,13 @@ def build_memory_page(
                     for k, v in sorted(st.attributes.items())
                 ],
                 "rels": [
-                    [r.type, r.target, r.since, _describe(r.source), source_link(r.source, current_fact_ids, pages)]
+                    [
+                        r.type,
+                        names.get(r.target, r.target),  # the card's name, as the author reads it (not its id)
+                        r.since,
+                        _describe(r.source),
+                        source_link(r.source, current_fact_ids, pages),
+                    ]
                     for r in sorted(st.relations, key=lambda r: (r.type, r.target))
                 ],
             }
