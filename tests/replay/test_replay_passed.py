@@ -20,6 +20,7 @@ from novelmuse.replay import (
     gate_input_rebuilder,
     promoted_arm,
     register_set,
+    run_doc,
     run_replay,
     verify_journal,
     writer_config,
@@ -51,6 +52,8 @@ def test_an_honest_writer_passes_both_gates_and_its_receipts_admit_and_promote(e
     models = HonestModels(markers, BROKEN)
     asyncio.run(probe(book, models))
     out = _run(book, doc, models)
+    shown = [s.chapter for s in run_doc(book, out.run_id).samples]
+    assert shown == sorted(shown) and shown[0] == 9 and shown[-1] == 20  # chapter order: ch9 … ch20, not ch10 first
     assert out.ok, [s.code for s in out.samples if s.code]
     assert promoted_arm(book).arm == "A"  # no receipt yet
     a, b = evaluate_run(book, out.run_id, "A"), evaluate_run(book, out.run_id, "B")

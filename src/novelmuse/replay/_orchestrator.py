@@ -609,8 +609,9 @@ def run_doc(book: Book, run_id: str) -> RunDoc:
     order = arm_orders(row.plan())
     samples = samples_of(book.db, row.id)
     panels = panels_of(book.db, row.id)
+    items = sorted(doc.items, key=lambda i: (i.chapter, i.item_id))  # in chapter order: ch89 before ch100
     out: list[SampleOut] = []
-    for item in doc.items:
+    for item in items:
         for arm in order[item.item_id]:
             s = samples.get((item.item_id, arm))
             entry = SampleOut(
@@ -634,7 +635,7 @@ def run_doc(book: Book, run_id: str) -> RunDoc:
                     )
             out.append(entry)
     panel_out = []
-    for item in doc.items:
+    for item in items:
         p = panels.get(item.item_id)
         status = "pending" if p is None else p.status
         panel_status = None
