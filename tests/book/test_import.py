@@ -589,8 +589,18 @@ def test_inline_headings_that_cannot_be_split_stop_the_import_naming_every_line(
     assert r.exit_code == 2
     err = _json(r)["error"]
     assert err["code"] == "IMPORT_INLINE_HEADING" and "2 line(s)" in err["what"]
-    assert "line 7 (第4章), line 10 (第6章)" in err["what"] and "`第4章 风起4他来了，第4天。`" in err["what"]
-    assert "line break" in err["fix"] and not d.exists()
+    assert "line 7 (第4章) `第4章 风起4他来了，第4天。` — " in err["what"] and "line 10 (第6章)" in err["what"]
+    assert "run(s) of spaces before its first punctuation" in err["what"]  # why, for each line
+    assert "--split 7:COLUMN" in err["fix"] and "line break" in err["fix"] and not d.exists()
+    # the author says where each text begins (the column of 他 in `第4章 风起4他来了`): imported, the file untouched
+    before = src.read_bytes()
+    ok = muse("import", src, "--into", d, "--allow-gaps", "--split", "7:8", "--split", "10:8", "--json")
+    assert ok.exit_code == 0, ok.stderr
+    book = find_book(d)
+    assert book.read_chapter(4).heading.endswith("风起4") and book.read_chapter(4).body.startswith("他来了")
+    assert book.read_chapter(6).body.startswith("他来了") and src.read_bytes() == before
+    bad = muse("import", src, "--into", tmp_path / "e", "--allow-gaps", "--split", "7:x")
+    assert bad.exit_code == 2 and "LINE:COLUMN" in bad.stderr
     # the real printed edition of 红楼梦 splits (its text starts with 话说/却说); drop the openers and one
     # uneven heading (ch. 62) leaves no certainty: all 21 lines are named
     text = _printed_edition(HONGLOU).replace("回\u3000", "回 ", 0)

@@ -203,12 +203,13 @@ def _validate(split: SplitText, source: Path, allow_gaps: bool) -> list[Gap]:
             "IMPORT_INLINE_HEADING",
             f"{len(amb)} line(s) start with the next chapter's heading and go on with its text, and where the title "
             "ends is not certain (importing would merge those chapters into the ones before them): "
-            + ", ".join(f"line {a.line_no} ({chapter_label(split.unit, a.number)})" for a in amb)
-            + "; e.g. "
-            + "; ".join(f"line {a.line_no}: `{_excerpt(a.text)}`" for a in amb[:2]),
+            + "; ".join(
+                f"line {a.line_no} ({chapter_label(split.unit, a.number)}) `{_excerpt(a.text)}` — {a.why}" for a in amb
+            ),
             where,
-            "put a line break between each of those headings and its text in the source file and retry "
-            "(nothing was imported)",
+            "say where each chapter's text begins with --split LINE:COLUMN (e.g. --split "
+            f"{amb[0].line_no}:COLUMN, one per line; nothing else of the file changes), or put a line break after "
+            "each of those titles in the source file (nothing was imported)",
         )
     gaps, dups, disorder = check_numbering(split.chapters)
     if dups:
@@ -310,6 +311,7 @@ def import_novel(
     allow_gaps: bool = False,
     title: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    splits: dict[int, int] | None = None,
 ) -> ImportReport:
     """Import the novel file `source` into the book at `into` (created and initialised if not a book yet).
 
@@ -327,7 +329,7 @@ def import_novel(
     decoded = decode_text(data, str(source))
     line_ending, text, eol_notes = line_ending_of(decoded.text)
     eol = "\r\n" if line_ending == "crlf" else "\n"
-    split = split_chapters(text)
+    split = split_chapters(text, splits)
     gaps = _validate(split, source, allow_gaps)
     notes = list(decoded.notes) + eol_notes
 
@@ -471,6 +473,7 @@ _RULE_WORDS = {
     "indent": "the paragraph indent after the title",
     "separator": "the space after the title (this book's titles all have that many parts)",
     "couplet": "the couplet title's second half is as long as its first",
+    "author": "where --split said the text begins",
 }
 
 

@@ -9,6 +9,7 @@ import typer
 from rich.progress import Progress
 
 from ..book import import_novel, init_book
+from ..errors import InputError
 from ..reports import render_import, render_init
 from ._app import app
 from ._common import JsonOpt, console, emit_json, err_console
@@ -41,6 +42,15 @@ def import_cmd(
     title: Annotated[
         str | None, typer.Option("--title", help="Title for a newly created book (default: the file name).")
     ] = None,
+    split: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--split",
+            help="LINE:COLUMN — where a heading that runs into its text ends: the chapter's text begins at that "
+            "column of that line (repeat for several lines).",
+            show_default=False,
+        ),
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Split a novel into chapters/NNNN.md by its heading lines (第N章 / 第N回 / 第N节 / Chapter N).
@@ -48,6 +58,7 @@ def import_cmd(
     Bodies are kept byte-exact; text before the first heading becomes chapters/0000.md (`# 序`).
     Never overwrites an existing chapter file. Exit 2 on bad input, duplicates or (without --allow-gaps) gaps.
     """
+    splits = _splits(split or [])
     if err_console.is_terminal:
         with Progress(console=err_console, transient=True) as bar:
             task = bar.add_task("writing chapters", total=None)
@@ -55,10 +66,21 @@ def import_cmd(
             def step(done: int, total: int) -> None:
                 bar.update(task, completed=done, total=total)
 
-            report = import_novel(file, into, allow_gaps=allow_gaps, title=title, progress=step)
+            report = import_novel(file, into, allow_gaps=allow_gaps, title=title, progress=step, splits=splits)
     else:
-        report = import_novel(file, into, allow_gaps=allow_gaps, title=title)
+        report = import_novel(file, into, allow_gaps=allow_gaps, title=title, splits=splits)
     if json_out:
         emit_json({"ok": True, **report.model_dump(mode="json")})
     else:
         render_import(report, console, err_console)
+
+
+def _splits(values: list[str]) -> dict[int, int]:
+    """``--split LINE:COLUMN`` values as line → column (both from 1)."""
+    out: dict[int, int] = {}
+    for value in values:
+        line, sep, column = value.partition(":")
+        if not (sep and line.strip().isdigit() and column.strip().isdigit()) or int(line) < 1 or int(column) < 1:
+            raise InputError("USAGE", f"--split {value!r} is not LINE:COLUMN", "--split", "e.g. --split 4370:22")
+        out[int(line)] = int(column)
+    return out

@@ -36,7 +36,7 @@ from ._count import count_chars
 from ._numerals import CHINESE_NUMERAL_CHARS, parse_number
 
 HeadingUnit = Literal["章", "回", "节", "卷", "Chapter"]
-InlineRule = Literal["indent", "separator", "couplet", "untitled"]
+InlineRule = Literal["indent", "separator", "couplet", "untitled", "author"]
 
 MAX_TITLE_CHARS: Final = 40
 

@@ -60,6 +60,7 @@ class AmbiguousHeading:
     line_no: int
     number: int
     text: str  # the line, stripped
+    why: str = ""  # why the end of its title cannot be told from the book's own headings
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,27 @@ def _title_end(rest: str, shape: _TitleShape) -> tuple[InlineRule, int, int] | N
     return None
 
 
+def _why_not(rest: str, shape: _TitleShape) -> str:
+    """Why `_title_end` could not cut `rest` (the line after its heading prefix), in a reader's words."""
+    prose = next((i for i, ch in enumerate(rest) if ch in _PROSE_MARKS), len(rest))
+    before = [m for m in _RUN.finditer(rest) if m.start() < prose]
+    if shape.parts is None:
+        return "the book's titles have no one shape (the same number of parts) to cut this one by"
+    if shape.parts == 2 and len(before) == 1:
+        a, b = before[0].start(), before[0].end()
+        if rest[a:b] not in shape.separators:
+            return f"the space between its halves ({rest[a:b]!r}) is not the one the book's titles use"
+        if not shape.couplets and not rest.startswith(_OPENERS, b + a):
+            return (
+                f"its halves would be {a} and {a} characters, but not every title of the book is an equal-halved "
+                "couplet and the text after it does not start like a chapter (话说, 却说 …)"
+            )
+    return (
+        f"the book's titles have {shape.parts} part(s); this line has {len(before)} run(s) of spaces before its "
+        "first punctuation"
+    )
+
+
 def _lines(text: str) -> list[tuple[int, int, int]]:
     """(line number, start, end) of every line; `end` includes the line's ``\\n``."""
     out = []
@@ -199,9 +221,10 @@ def _prefix(text: str, pos: int, end: int, unit: HeadingUnit | None) -> tuple[in
 
 
 def _inline_headings(
-    text: str, found: list[HeadingLine], unit: HeadingUnit
+    text: str, found: list[HeadingLine], unit: HeadingUnit, splits: dict[int, int]
 ) -> tuple[list[HeadingLine], list[AmbiguousHeading]]:
-    """Inline headings of `unit` (see the module docstring): those split, and those that could not be."""
+    """Inline headings of `unit` (see the module docstring): those split, and those that could not be. `splits`
+    (line number → column where the chapter's text begins, 1-based) cuts a line the author decided."""
     chapter_lines = [hl for hl in found if hl.heading.unit == unit]
     numbers = {hl.heading.number for hl in chapter_lines}
     at_line = {hl.start: hl for hl in found}
@@ -235,9 +258,17 @@ def _inline_headings(
         start = lead.end() if lead is not None else m.end()
         rest = text[start:content_end].rstrip()
         decided = _title_end(rest, shape) if rest else None
+        if line_no in splits:  # the author said where the text begins (`muse import --split LINE:COLUMN`)
+            cut = pos + splits[line_no] - 1 - start
+            decided = ("author", cut, cut) if 0 < cut <= len(rest) else None
         previous = number
         if decided is None:
-            ambiguous.append(AmbiguousHeading(line_no, number, text[first:content_end].strip()))
+            why = (
+                f"--split {line_no}:{splits[line_no]} is not inside its title's line"
+                if line_no in splits
+                else _why_not(rest, shape)
+            )
+            ambiguous.append(AmbiguousHeading(line_no, number, text[first:content_end].strip(), why))
             continue
         rule, title_end, body_start = decided
         vnum = m.group("vnum")
@@ -270,16 +301,17 @@ def _choose_unit(found: list[HeadingLine]) -> HeadingUnit | None:
     return "节" if any(hl.heading.unit == "节" for hl in found) else None
 
 
-def split_chapters(text: str) -> SplitText:
+def split_chapters(text: str, splits: dict[int, int] | None = None) -> SplitText:
     """Split a novel into prologue + chapters at its heading lines (and its inline headings, see the module
-    docstring); bodies are kept verbatim."""
+    docstring); bodies are kept verbatim. `splits` says, for inline headings the book's own headings cannot cut,
+    where their text begins (line → 1-based column)."""
     found = find_headings(text)
     unit = _choose_unit(found)
     volumes = [hl for hl in found if hl.heading.is_volume]
     others = [hl for hl in found if not hl.heading.is_volume and hl.heading.unit != unit]
     if unit is None:
         return SplitText(text, [], None, volumes, others, _loose_headings(text))
-    inline, ambiguous = _inline_headings(text, found, unit)
+    inline, ambiguous = _inline_headings(text, found, unit, splits or {})
     chapter_lines = sorted([hl for hl in found if hl.heading.unit == unit] + inline, key=lambda hl: hl.start)
     parts: list[ChapterPart] = []
     for i, hl in enumerate(chapter_lines):
