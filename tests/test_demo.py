@@ -123,6 +123,11 @@ def test_demo_runs_end_to_end_and_leaves_the_sample_book_untouched(tmp_path: Pat
     report = by_command[f"$ muse report --out {tmp_path / 'report'} {book}"]
     assert f"report written: {tmp_path / 'report' / 'index.html'}" in report
     assert (tmp_path / "report" / "chapters" / "0002.html").is_file()
+    for page in sorted((tmp_path / "report" / "chapters").glob("*.html")):  # every finding is marked in the text
+        html = page.read_text(encoding="utf-8")
+        marked = {m for ids in re.findall(r'data-m="([^"]+)"', html) for m in ids.split()}
+        linked = set(re.findall(r'href="#m-(m\d+)"', html))
+        assert linked <= marked, (page.name, sorted(linked - marked))
     assert (
         "exported 10 chapter(s)"
         in by_command[f"$ muse export --format epub --out {tmp_path / 'sanguo.epub'} --force {book}"]
