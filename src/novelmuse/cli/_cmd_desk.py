@@ -17,7 +17,6 @@ from typer._click import Context  # the Click that Typer vendors
 from ..book import read_user_file
 from ..errors import InputError, Outcome
 from ..limits import MAX_CHAPTER_NUMBER
-from ..replay import outline_admission_problems
 from ..reports import (
     accept_note,
     accept_outcome,
@@ -45,7 +44,18 @@ from ..writing import (
     show_draft,
 )
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, in_session, open_book, say_before
+from ._common import (
+    BookOpt,
+    JsonOpt,
+    console,
+    emit_json,
+    err_console,
+    finish,
+    in_session,
+    open_book,
+    outline_admission_problems,
+    say_before,
+)
 
 DraftArg = Annotated[str, typer.Argument(help="The draft's id or short id (as `muse drafts` lists it).", metavar="ID")]
 ChapterOpt = Annotated[

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..replay import draft_fine_outline, outline_draft_dry_run
+from ..book import Book
 from ..reports import outline_draft_error, outline_draft_outcome, render_outline_draft
 from ._cmd_writing import ChapterArg, outline_app
 from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, in_session, open_book
+
+if TYPE_CHECKING:
+    from ..llm import ModelSession
 
 
 @outline_app.command("draft")
@@ -39,3 +42,17 @@ def outline_draft(
         if (error := outline_draft_error(doc)) is not None:
             err_console.print(error, markup=False)
     finish(outline_draft_outcome(doc))
+
+
+def outline_draft_dry_run(book: Book, chapter: int) -> Any:
+    """`replay.outline_draft_dry_run`, imported when a draft is asked for (never by `muse outline show`)."""
+    from ..replay import outline_draft_dry_run as dry_run
+
+    return dry_run(book, chapter)
+
+
+async def draft_fine_outline(book: Book, session: ModelSession, chapter: int) -> Any:
+    """`replay.draft_fine_outline`, imported when a draft is asked for (never by `muse outline show`)."""
+    from ..replay import draft_fine_outline as draft
+
+    return await draft(book, session, chapter)

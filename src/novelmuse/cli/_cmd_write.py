@@ -9,7 +9,6 @@ import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ..errors import InputError
-from ..replay import promoted_arm, writer_config_sha256
 from ..reports import accept_note, bill_lines, render_write_run, render_write_show, write_note, write_outcome
 from ..text import MAX_CHAPTER_NUMBER
 from ..writing import AcceptOptions, WritePlan, write_and_accept, write_dry_run, write_history
@@ -24,7 +23,9 @@ from ._common import (
     finish,
     in_session,
     open_book,
+    promoted_arm,
     say_before,
+    writer_config_sha256,
 )
 
 

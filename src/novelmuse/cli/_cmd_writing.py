@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from ..book import outline_paths
 from ..errors import InputError, MuseError, exit_code
-from ..replay import ArmChoice, outline_admission_problems, promoted_arm
 from ..reports import (
     ChapterLines,
     render_confirm,
@@ -33,7 +32,12 @@ from ._common import (
     err_console,
     finish,
     open_book,
+    outline_admission_problems,
+    promoted_arm,
 )
+
+if TYPE_CHECKING:
+    from ..replay import ArmChoice
 
 outline_app = typer.Typer(
     help="Fine outlines (细纲): show with constraint ids, lint against cards and ledger, confirm.",

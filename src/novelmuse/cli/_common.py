@@ -18,6 +18,7 @@ from ..limits import MAX_CHAPTER_NUMBER, MAX_NAME_CHARS, MAX_QUERY_CHARS
 
 if TYPE_CHECKING:
     from ..llm import ModelSession, RecoveryReport
+    from ..replay import ArmChoice
 
 T = TypeVar("T")
 
@@ -187,3 +188,29 @@ def chapter_target(value: str, word: str, usage: str) -> int:
             usage,
         )
     return int(value)
+
+
+# The replay services some non-replay commands call, imported when first called: loading replay (the gates, the
+# journal, the writer configuration's code pins) costs about half a second, which a display command (`muse outline
+# show`, `muse drafts`, `muse write show`) must not pay. Tests replace these names on the command modules.
+
+
+def outline_admission_problems(book: Book, text: str) -> list[str]:
+    """`replay.outline_admission_problems`: why a drafted outline's admission no longer holds ([] when it does)."""
+    from ..replay import outline_admission_problems as check
+
+    return check(book, text)
+
+
+def promoted_arm(book: Book, force: str | None = None) -> ArmChoice:
+    """`replay.promoted_arm`: the arm `muse write` uses, and why."""
+    from ..replay import promoted_arm as choose
+
+    return choose(book, force=force)
+
+
+def writer_config_sha256(book: Book) -> str:
+    """`replay.writer_config_sha256`: the writer configuration a receipt must have been earned by."""
+    from ..replay import writer_config_sha256 as config
+
+    return config(book)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.markup import escape
 
 from ..errors import Outcome
-from ..replay import EntryGuard, OutlineStageDoc
-from ..writing import OutlineDraftDoc
+
+if TYPE_CHECKING:  # annotations only: `muse outline show` (same command group) never loads replay
+    from ..replay import EntryGuard, OutlineStageDoc
+    from ..writing import OutlineDraftDoc
 
 
 def _guard(console: Console, guard: EntryGuard, *, enforced: bool) -> None:
