@@ -23,9 +23,9 @@ def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
     assert "Traceback" not in s.stop()
 
 
-def editor(studio: Studio, n: int) -> tuple[str, str]:
-    """The editor's text and base sha256 as the chapter page gives them."""
-    page = studio.request("GET", f"/chapters/{n:04d}.html").body
+def editor(studio: Studio, n: int, kind: str = "chapters") -> tuple[str, str]:
+    """The editor's text and base sha256 as the chapter (or outline) page gives them."""
+    page = studio.request("GET", f"/{kind}/{n:04d}.html").body
     base = re.search(r'name="base" value="([0-9a-f]{64})"', page)
     text = re.search(r'<textarea name="text"[^>]*>(.*?)</textarea>', page, re.S)
     assert base and text
@@ -109,14 +109,6 @@ def test_a_save_needs_the_csrf_token(studio: Studio) -> None:
     assert revisions(studio, 7) == []
 
 
-def outline_editor(studio: Studio, n: int) -> tuple[str, str]:
-    page = studio.request("GET", f"/outlines/{n:04d}.html").body
-    base = re.search(r'name="base" value="([0-9a-f]{64})"', page)
-    text = re.search(r'<textarea name="text"[^>]*>(.*?)</textarea>', page, re.S)
-    assert base and text
-    return html.unescape(text.group(1)).removeprefix("\n"), base.group(1)
-
-
 def test_an_outline_edited_in_the_studio_is_saved_through_the_revision_store_and_must_be_confirmed_again(
     studio: Studio,
 ) -> None:
@@ -126,7 +118,7 @@ def test_an_outline_edited_in_the_studio_is_saved_through_the_revision_store_and
     path = studio.book / "outlines" / "0011.yaml"
     assert studio.request("POST", "/outlines/0011.html/confirm", form={"csrf": studio.csrf()}).status == 200
     old = path.read_bytes()
-    text, base = outline_editor(studio, 11)
+    text, base = editor(studio, 11, "outlines")
     assert text.encode() == old
     edited = text.replace("hook: ", "hook: （作者改）", 1)
     saved = studio.request(
@@ -139,7 +131,7 @@ def test_an_outline_edited_in_the_studio_is_saved_through_the_revision_store_and
     kept = muse_subprocess("revisions", "outlines/0011.yaml", "--json", "--book", studio.book)
     [rev] = json.loads(kept.stdout)["revisions"]
     assert rev["sha256"] == base
-    text2, base2 = outline_editor(studio, 11)
+    text2, base2 = editor(studio, 11, "outlines")
     bad = studio.request(
         "POST", "/outlines/0011.html/save", form={"csrf": studio.csrf(), "text": "chapter: [", "base": base2}
     )

@@ -4,11 +4,30 @@ mark."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..errors import InputError
 from ..limits import MAX_FILE_BYTES
 from ._outline import outline_paths, parse_outline
 from ._project import Book, parse_chapter_file
 from ._revisions import FileRevision
+
+
+def _in_file_style(old: bytes, text: str, path: Path, what: str, fix: str) -> bytes:
+    """`text` as the bytes of the file it replaces would have it: that file's line breaks (a browser sends CRLF) and
+    byte-order mark kept; <WHAT>_TOO_LARGE over the file cap."""
+    unified = text.replace("\r\n", "\n").replace("\r", "\n")
+    if b"\r\n" in old:
+        unified = unified.replace("\n", "\r\n")
+    data = (b"\xef\xbb\xbf" if old.startswith(b"\xef\xbb\xbf") else b"") + unified.encode("utf-8")
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError(
+            f"{what.upper()}_TOO_LARGE",
+            f"the edited {what} is {len(data):,} bytes, over the cap of {MAX_FILE_BYTES:,}",
+            str(path),
+            fix,
+        )
+    return data
 
 
 def save_chapter_text(book: Book, number: int, text: str, *, expect_sha256: str, command: str) -> FileRevision:
@@ -18,18 +37,7 @@ def save_chapter_text(book: Book, number: int, text: str, *, expect_sha256: str,
     in the file's own style (a browser sends CRLF), its UTF-8 byte-order mark is kept; the new bytes must still
     read as a chapter file (CHAPTER_ENCODING, CHAPTER_TOO_LARGE otherwise)."""
     path = book.chapter_path(number)
-    old = book.read_chapter(number).path.read_bytes()
-    unified = text.replace("\r\n", "\n").replace("\r", "\n")
-    if b"\r\n" in old:
-        unified = unified.replace("\n", "\r\n")
-    data = (b"\xef\xbb\xbf" if old.startswith(b"\xef\xbb\xbf") else b"") + unified.encode("utf-8")
-    if len(data) > MAX_FILE_BYTES:
-        raise InputError(
-            "CHAPTER_TOO_LARGE",
-            f"the edited chapter is {len(data):,} bytes, over the cap of {MAX_FILE_BYTES:,}",
-            str(path),
-            "split the chapter",
-        )
+    data = _in_file_style(book.read_chapter(number).path.read_bytes(), text, path, "chapter", "split the chapter")
     parse_chapter_file(number, path, data)
     return book.replace_file(
         path, data, expect_sha256=expect_sha256, kind="chapter", chapter=number, command=command, note="edited"
@@ -46,18 +54,7 @@ def save_outline_text(book: Book, number: int, text: str, *, expect_sha256: str,
         raise InputError(
             "OUTLINE_NOT_FOUND", f"chapter {number} has no fine outline", f"outlines/{number:04d}.yaml", "create it"
         )
-    old = path.read_bytes()
-    unified = text.replace("\r\n", "\n").replace("\r", "\n")
-    if b"\r\n" in old:
-        unified = unified.replace("\n", "\r\n")
-    data = (b"\xef\xbb\xbf" if old.startswith(b"\xef\xbb\xbf") else b"") + unified.encode("utf-8")
-    if len(data) > MAX_FILE_BYTES:
-        raise InputError(
-            "OUTLINE_TOO_LARGE",
-            f"the edited outline is {len(data):,} bytes, over the cap of {MAX_FILE_BYTES:,}",
-            str(path),
-            "shorten it",
-        )
+    data = _in_file_style(path.read_bytes(), text, path, "outline", "shorten it")
     parse_outline(path, data.decode("utf-8-sig"), expect_chapter=number)
     return book.replace_file(
         path, data, expect_sha256=expect_sha256, kind="outline", chapter=number, command=command, note="edited"
