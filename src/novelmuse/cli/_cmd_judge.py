@@ -9,7 +9,6 @@ import typer
 
 from ..judging import PROFILES, JudgeFiles, list_rubrics, summarize
 from ..reports import judge_error, judge_outcome, render_judge, render_judge_summary, render_rubrics, rubrics_doc
-from ..writing import judge_files
 from ._app import app
 from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, in_session, open_book
 
@@ -98,6 +97,8 @@ def judge(
     def progress(slot: int, state: str) -> None:
         label = {1: "judge 1 (blind order)", 2: "judge 2 (reversed order)", 3: "judge 3 (a score differed by > 0.5)"}
         err_console.print(f"{label[slot]}: {state}", markup=False, highlight=False)
+
+    from ..writing import judge_files  # the writer's evidence for the quality gate: loaded by `judge` only
 
     doc = in_session(b, "judge", lambda session: judge_files(b, session, files, on_judge=progress))
     outcome = judge_outcome(doc)

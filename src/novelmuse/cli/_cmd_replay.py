@@ -8,27 +8,19 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import InputError
-from ..replay import (
-    Event,
-    list_runs,
-    load_run,
-    register_set,
-    replay_dry_run,
-    replay_report,
-    resolve_set,
-    run_doc,
-    run_replay,
-)
 from ..reports import render_dry_run, render_register, render_replay_report, render_run, run_outcome
 from ..writing import Arm
 from ._app import app
 from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, open_book
+
+if TYPE_CHECKING:
+    from ..replay import Event
 
 replay_app = typer.Typer(
     help="Replay experiments: pre-registered sets, A/B/C arms, blind oracle panels (then `muse gate evaluate`).",
@@ -48,6 +40,8 @@ def register_cmd(
 ) -> None:
     """Freeze a set of items (chapter N, its confirmed outline sha256, scene type, oracle assertions) and pin it by
     sha256. Registering the same content again is a no-op; an edited file is a new set."""
+    from ..replay import register_set  # replay is loaded per command: `muse replay runs` needs no signing keys
+
     doc = register_set(open_book(book), set_file)
     if json_out:
         emit_json(doc)
@@ -79,6 +73,8 @@ def run_cmd(
     """Run (or resume) a replay of a registered set: per item and arm, context → writer → detector, then one blind
     oracle panel per item. Exit 0 when every sample and panel is ok, 3 when any failed closed (named)."""
     b = open_book(book)
+    from ..replay import replay_dry_run, resolve_set, run_replay
+
     doc = resolve_set(b, set_ref)
     picked = _arms(arms)
     if dry_run:
@@ -119,6 +115,8 @@ def run_cmd(
 @replay_app.command("runs")
 def runs_cmd(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     """Every replay run, newest first: its set, kind, arms, status and how many of its samples ended."""
+    from ..replay import list_runs
+
     doc = list_runs(open_book(book))
     if json_out:
         emit_json(doc)
@@ -143,6 +141,8 @@ def status_cmd(
 ) -> None:
     """A run as stored: its configuration hashes, every sample (pending ones too) and panel."""
     b = open_book(book)
+    from ..replay import load_run, run_doc
+
     out = run_doc(b, load_run(b, run_id).id)
     if json_out:
         emit_json(out)
@@ -158,6 +158,8 @@ def report_cmd(
 ) -> None:
     """Per dimension and scene type C−A and B−A, per-id detector/panel agreement, arm B by new-character share,
     and the judges' reliability figures (the gates decide: `muse gate evaluate`)."""
+    from ..replay import replay_report
+
     out = replay_report(open_book(book), run_id)
     if json_out:
         emit_json(out)

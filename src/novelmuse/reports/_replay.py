@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from ..errors import Outcome
-from ..replay import DryRunDoc, GateDoc, GateInputDoc, RegisterDoc, ReplayReport, RunDoc
+
+if TYPE_CHECKING:  # annotations only: rendering a listing never loads the gates' machinery
+    from ..replay import DryRunDoc, GateDoc, GateInputDoc, RegisterDoc, ReplayReport, RunDoc
 
 _STYLE = {"passed": "green", "failed": "red", "insufficient": "yellow"}
 
