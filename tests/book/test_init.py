@@ -157,3 +157,12 @@ def test_a_book_toml_that_is_not_utf8_names_the_bad_byte(tmp_path: Path) -> None
         with pytest.raises(InputError) as info:
             find_book(tmp_path)
         assert info.value.code == "CONFIG_SYNTAX" and f"at byte {bad}" in info.value.what
+
+
+def test_init_writes_a_budget_a_command_asks_above(tmp_path: Path) -> None:
+    """`muse init` sets the bill a command may start on without asking (commented caps beside it)."""
+    text = book_toml_text("x")
+    assert "\n[budget]\nconfirm_above = 0.5" in text and "\n# max_cost = 5.0" in text
+    (tmp_path / "book.toml").write_text(text, encoding="utf-8")
+    config = load_config(tmp_path / "book.toml", user_config=tmp_path / "none.toml")
+    assert config.budget.confirm_above == 0.5 and config.budget.max_cost is None

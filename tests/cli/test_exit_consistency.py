@@ -181,6 +181,7 @@ MAY_RECORD_INPUT_ERRORS = {
     "studio/_app.py": "the studio, a face like the CLI, shows an error as its page (the error line, with a 4xx status)",
     "writing/_accept.py": "accept_preflight names a context that no longer builds as its failed manifest check",
     "writing/_desk.py": "an outline draft's lint lists its YAML error among its problems",
+    "writing/_stretch.py": "a stretch names every chapter whose outline cannot be read in its one refusal",
 }
 
 

@@ -44,7 +44,7 @@ def test_review_over_loopback_server(tmp_path: Path, muse, monkeypatch: pytest.M
                 f'[prices."{model}"]\ninput = 0.15\noutput = 0.6\n'
             ),
         )
-        r = muse("review", "1", "--book", book, "--json")
+        r = muse("review", "1", "--yes", "--book", book, "--json")
         assert r.exit_code == 0, r.stderr
         assert srv.count == 5
     ch = as_json(r.stdout)["chapters"][0]
@@ -100,7 +100,7 @@ def test_apply_refuses_a_file_the_author_edited_during_the_review(
 
         t = threading.Thread(target=author_saves)
         t.start()
-        r = muse("review", "1", "--apply", "--book", book)
+        r = muse("review", "1", "--apply", "--yes", "--book", book)
         t.join()
     assert r.exit_code == 2, (r.stdout, r.stderr)
     assert "error[FILE_CHANGED_ON_DISK]" in r.stderr and "Traceback" not in r.stderr
@@ -126,7 +126,7 @@ def test_a_refused_port_is_named_in_the_one_error_line(tmp_path: Path, muse, mon
             '[roles]\ndefault = "ds:deepseek-chat"\n'
         ),
     )
-    r = muse("review", "1", "--book", book)
+    r = muse("review", "1", "--yes", "--book", book)
     assert r.exit_code == 3
     line = r.stderr.strip().splitlines()[-1]
     assert line.startswith("error[MODEL_CONNECTION]: ") and f"connection refused at {url}" in line, line

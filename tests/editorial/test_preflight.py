@@ -154,9 +154,11 @@ def test_the_plan_is_said_before_the_run_and_an_unknown_context_is_named(
     with serving("openai", *replies, default=facts) as srv:
         toml = _served(srv.base_url, "my-local-model") + '[prices."my-local-model"]\ninput = 1.0\noutput = 2.0\n'
         book = make_book(tmp_path / "b", extra_toml=toml)
-        r = muse("review", "1", "--book", book, "--json")
+        r = muse("review", "1", "--yes", "--book", book, "--json")
         srv.queue(*replies)
-        human = muse("review", "1", "--book", book, "--force")  # the plan is said before the run, in the terminal
+        human = muse(
+            "review", "1", "--yes", "--book", book, "--force"
+        )  # the plan is said before the run, in the terminal
     assert r.exit_code == 0, r.stderr
     assert human.exit_code == 0, human.stderr
     plan = as_json(r.stdout)["preflight"]

@@ -85,7 +85,7 @@ def test_range_stops_at_a_failed_closed_chapter_and_resumes_there(tmp_path: Path
     }
     assert "error[MODEL_AUTH]" in r.stderr
     # one line that says which step, role and model failed, and the model layer's fix for that code
-    (line,) = r.stderr.strip().splitlines()
+    (line,) = [x for x in r.stderr.strip().splitlines() if x.startswith("error[")]
     assert line.startswith("error[MODEL_AUTH]: chapter 2 consistency_review: the reviewer's answer failed closed")
     assert "role reviewer (s:scripted-model-1)" in line and "— check the API key" in line
 

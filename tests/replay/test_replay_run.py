@@ -3,8 +3,10 @@ per-sample failure codes, and the GateInputBuilder rebuilding from the store."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -120,3 +122,17 @@ def test_an_edited_set_file_is_a_new_set_and_a_run_names_registered_sets_only(tm
     second = registered(book, assertions=1)
     assert second.sha256 != first.sha256 and len(second.items[0].assertions) == 1
     assert samples_of(book.db, "nope") == {}
+
+
+def test_the_bill_comes_first_bounds_every_call_and_the_spend_is_what_muse_cost_says(tmp_path: Path, muse) -> None:  # type: ignore[no-untyped-def]
+    book = replay_book(tmp_path / "book")
+    doc = registered(book)
+    bills: list[Any] = []
+    out = run(book, doc, RoleFake(), on_plan=bills.append)
+    (bill,) = bills
+    assert {r.role for r in bill.roles} >= {"writer", "detector", "judge"}
+    cost = json.loads(muse("cost", "--run", out.model_run_id, "--book", book.root, "--json").stdout)
+    made = {line["key"]: line["calls"] for line in cost["by_role"]}
+    planned = {r.role: r.calls for r in bill.roles}
+    assert made and all(made[role] <= planned[role] for role in made), (made, planned)
+    assert out.spent == {k: cost["total"][k] for k in ("calls", "input_tokens", "output_tokens", "cost")}

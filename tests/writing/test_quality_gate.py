@@ -186,3 +186,31 @@ def test_a_chapter_with_a_confirmed_outline_is_judged_against_the_writers_contex
         (root / "chapters" / f"{n:04d}.md").unlink()
     again, _ = evidence_pack(find_book(root), 2, [text])
     assert again.sha256 == pack.sha256
+
+
+def test_the_review_summary_and_its_bill_count_the_gate_judges(muse: Callable[..., Any], tmp_path: Path) -> None:
+    """Every call the command makes is in its summary (the judges included): what `muse cost --run` says; and its
+    bill before the first call names the judges."""
+    root = tmp_path / "b"
+    text = body(SAMPLE_BOOK, 3)
+    sample_copy(
+        root,
+        {
+            "reviewer": [CLEAN],
+            "editor": [{"output": editor_output(text)}],
+            "judge": [gate_report(text, 3), gate_report(text, 3)],
+        },
+    )
+    r = muse("review", "3", "--book", root, "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    cost = json.loads(muse("cost", "--run", doc["run_id"], "--book", root, "--json").stdout)
+    by_role = {line["key"]: line["calls"] for line in cost["by_role"]}
+    assert by_role["judge"] == 2
+    s = doc["summary"]
+    assert (s["calls"], s["input_tokens"], s["output_tokens"], s["cost"]) == tuple(
+        cost["total"][k] for k in ("calls", "input_tokens", "output_tokens", "cost")
+    )
+    bill = {x["role"]: x["calls"] for x in doc["preflight"]["bill"]["roles"]}
+    assert bill["judge"] >= 2 and all(by_role[role] <= bill[role] for role in by_role), (by_role, bill)
+    assert "the review's worst case: at most" in r.stderr

@@ -85,7 +85,7 @@ def test_no_tool_function_mcp_or_session_field_is_ever_sent(
         book = sample_book(tmp_path / "b", None)
         with (book.root / "book.toml").open("a", encoding="utf-8") as fh:
             fh.write(toml)
-        r = muse("write", "11", "--arm", "C", "--json", "--book", book.root)
+        r = muse("write", "11", "--arm", "C", "--json", "--yes", "--book", book.root)
         assert r.exit_code == 0, r.stderr
         bodies = [rec.json for rec in srv.requests]
     assert as_json(r.stdout)["status"] == "passed" and len(bodies) == 3
@@ -110,7 +110,7 @@ def test_a_tool_mode_provider_is_refused_for_the_writer(tmp_path: Path, muse: An
             '\n[providers.p]\nkind = "anthropic"\nbase_url = "http://127.0.0.1:9"\nstructured = "tool"\n'
             '\n[roles]\ndefault = "p:claude-test-model-1"\n'
         )
-    r = muse("write", "11", "--arm", "C", "--book", book.root)
+    r = muse("write", "11", "--arm", "C", "--yes", "--book", book.root)
     assert r.exit_code == 2 and "error[WRITER_TOOLS_FORBIDDEN]" in r.stderr
 
 
@@ -129,7 +129,7 @@ def test_the_claude_cli_writer_runs_without_tools_sessions_or_mcp(
     )
     roles = f'writer = "cli:{CLI_MODEL}"\ndetector = "s:scripted-model-1"\nextractor = "s:scripted-model-1"\n'
     book = sample_book(tmp_path / "b", script, roles=roles, providers=cli)
-    r = muse("write", "11", "--arm", "C", "--json", "--book", book.root)
+    r = muse("write", "11", "--arm", "C", "--json", "--yes", "--book", book.root)
     assert r.exit_code == 0, r.stderr
     (record,) = fake.records()
     argv = record["argv"]

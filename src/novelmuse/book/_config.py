@@ -250,7 +250,8 @@ class Price(_Strict):
 
 
 class Budget(_Strict):
-    """Per-run limits; a request that could exceed one is not sent (BUDGET_EXCEEDED)."""
+    """Per-run limits; a request that could exceed one is not sent (BUDGET_EXCEEDED). `confirm_above`: the bill a
+    command may start on without asking."""
 
     max_cost: float | None = Field(
         default=None,
@@ -261,6 +262,14 @@ class Budget(_Strict):
     max_tokens: Tokens | None = Field(default=None, description="The most tokens (input + output) one run may use.")
     deadline_s: Seconds | None = Field(
         default=None, description="Seconds one run may take; later requests are not sent."
+    )
+    confirm_above: float | None = Field(
+        default=0.5,
+        ge=0,
+        le=1_000_000_000,
+        description="A command whose bill (its worst-case cost, shown before the first call) is above this asks "
+        "before sending (in a terminal) or is refused without `--yes` (elsewhere); a paid model without a price "
+        "counts as above. Scripted and local (ollama, lmstudio, llamacpp, vllm) models cost nothing. Unset: never ask.",
     )
 
 
@@ -274,6 +283,14 @@ class CallPolicy(_Strict):
         description="Requests one logical call may make: format corrections and resent transient errors share it.",
     )
     max_output_tokens: int = Field(default=8192, ge=16, le=1_000_000, description="The output cap of one request.")
+    concurrency: int = Field(
+        default=4,
+        ge=1,
+        le=64,
+        description="Fact-card extractions `muse sync` keeps in flight at once (each provider's max_concurrency "
+        "still applies); results are committed in chapter order. 1: each chapter's prompt lists the foreshadows of "
+        "every chapter before it; with more, those of the chapters still in flight are not listed.",
+    )
 
 
 def _within_seed(table: str, model: BaseModel, limits: dict[str, int | float], seed: str) -> None:
@@ -503,6 +520,15 @@ class BookConfig(_Strict):
             return None
         provider, _, model = target.partition(":")
         return provider, model
+
+    def role_costs_nothing(self, role: str) -> bool:
+        """Whether the role's model costs nothing to call: canned answers (scripted) or a local server preset
+        (ollama, lmstudio, llamacpp, vllm). Any other endpoint may charge, priced or not."""
+        target = self.role_target(role)
+        if target is None:
+            return True
+        kind = getattr(self.providers.get(target[0]), "kind", None)
+        return kind == "scripted" or kind in LOCAL_PRESETS
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -18,6 +18,8 @@ from ._common import (
     CHAPTER_MAX,
     BookOpt,
     JsonOpt,
+    YesOpt,
+    confirm_bill,
     console,
     emit_json,
     err_console,
@@ -294,27 +296,39 @@ def sync(
     no_extract: Annotated[
         bool, typer.Option("--no-extract", help="Re-index, but call no model: stale fact cards stay stale.")
     ] = False,
+    yes: YesOpt = False,
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Bring memory up to date after manual edits: re-index changed chapters, re-extract or mark stale facts.
 
     With an extractor model configured it first says how many extraction calls it will make and what they
-    cost at most. Never rewrites a chapter file. Interrupted work resumes where it stopped (each chapter is
+    cost at most; above [budget] confirm_above it asks first (without a terminal: needs --yes). Never rewrites a
+    chapter file. Interrupted work resumes where it stopped (each chapter is
     committed on its own). Exit 3 when a fact extraction failed closed, 1 when the replayed memory has
     problems (an advance or resolve of an unknown foreshadow, a duplicate plant, a rejected fact-card item, …).
     """
     b = open_book(book)
 
+    def fact_line(chapter: int, spent: str) -> None:  # off a terminal: one line per chapter extracted
+        err_console.print(f"chapter {chapter} · fact card extracted · {spent}", markup=False, soft_wrap=True)
+
     def announce(plan: memory.ExtractionPlan) -> None:
         err_console.print(reports.plan_line(reports.plan_doc(plan)), markup=False)
+        confirm_bill(b, plan.bill, yes=yes, json_out=json_out, command="muse sync")
 
     with _progress_bar() as progress:
         result = in_session(
             b,
             "sync",
             lambda session: memory.sync(
-                b, session, progress=progress, extract=not no_extract, dry_run=dry_run, on_plan=announce
+                b,
+                session,
+                progress=progress,
+                extract=not no_extract,
+                dry_run=dry_run,
+                on_plan=announce,
+                on_fact=None if err_console.is_terminal else fact_line,
             ),
         )
     doc = reports.sync_doc(result)

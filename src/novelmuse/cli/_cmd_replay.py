@@ -14,12 +14,24 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import InputError
-from ..reports import render_dry_run, render_register, render_replay_report, render_run, run_outcome
+from ..reports import bill_lines, render_dry_run, render_register, render_replay_report, render_run, run_outcome
 from ..writing import Arm
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, err_console, finish, open_book
+from ._common import (
+    BookOpt,
+    JsonOpt,
+    YesOpt,
+    confirm_bill,
+    console,
+    emit_json,
+    err_console,
+    finish,
+    open_book,
+    say_before,
+)
 
 if TYPE_CHECKING:
+    from ..llm import Bill
     from ..replay import Event
 
 replay_app = typer.Typer(
@@ -67,11 +79,13 @@ def run_cmd(
     seed: Annotated[str | None, typer.Option("--seed", help="Order plan seed (default: set sha256).")] = None,
     new: Annotated[bool, typer.Option("--new", help="Start a new run instead of resuming the unfinished one.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Build contexts and the plan; no model.")] = False,
+    yes: YesOpt = False,
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Run (or resume) a replay of a registered set: per item and arm, context → writer → detector, then one blind
-    oracle panel per item. Exit 0 when every sample and panel is ok, 3 when any failed closed (named)."""
+    oracle panel per item. Its bill (what is left to do) comes first; above [budget] confirm_above it asks (without
+    a terminal: needs --yes). Exit 0 when every sample and panel is ok, 3 when any failed closed (named)."""
     b = open_book(book)
     from ..replay import replay_dry_run, resolve_set, run_replay
 
@@ -104,7 +118,13 @@ def run_cmd(
             if event.done:
                 bar.update(task, completed=1)  # type: ignore[arg-type]
 
-        out = asyncio.run(run_replay(b, doc, picked, concurrency=concurrency, seed=seed, new=new, progress=progress))
+        def plan(bill: Bill) -> None:
+            say_before(bill_lines(f"replay run of {doc.name}", bill), json_out=json_out)
+            confirm_bill(b, bill, yes=yes, json_out=json_out, command="muse replay run")
+
+        out = asyncio.run(
+            run_replay(b, doc, picked, concurrency=concurrency, seed=seed, new=new, progress=progress, on_plan=plan)
+        )
     if json_out:
         emit_json(out)
     else:

@@ -9,13 +9,22 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..editorial import ChapterReview, PreflightOut
 from ..errors import InputError
-from ..reports import preflight_notes, render_review_run, render_revision_diffs, review_error, review_outcome
+from ..reports import (
+    bill_lines,
+    preflight_notes,
+    render_review_run,
+    render_revision_diffs,
+    review_error,
+    review_outcome,
+)
 from ..writing import ChapterGate, review_and_gate
 from ._app import app
 from ._common import (
     BookOpt,
     JsonOpt,
+    YesOpt,
     chapter_span,
+    confirm_bill,
     console,
     emit_json,
     err_console,
@@ -23,6 +32,7 @@ from ._common import (
     in_session,
     open_book,
     parse_range,
+    say_before,
 )
 
 
@@ -64,6 +74,7 @@ def review(
             "--rerun", help="With --apply: review a chapter edited since its review again (a new, paid review)."
         ),
     ] = False,
+    yes: YesOpt = False,
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -106,9 +117,11 @@ def review(
         task = progress.add_task("reviewing", total=len(numbers))
 
         def plan(doc: PreflightOut) -> None:  # before the first request; --json has it as "preflight"
-            if not json_out:
-                for line in preflight_notes(doc):
-                    console.print(line, markup=False)
+            lines = preflight_notes(doc)
+            if doc.bill is not None and doc.chapters:
+                lines += bill_lines("the review's worst case", doc.bill)
+            say_before(lines, json_out=json_out)
+            confirm_bill(b, doc.bill, yes=yes, json_out=json_out, command="muse review")
 
         def done(doc: ChapterReview) -> None:
             note = " (resumed)" if doc.resumed else ""

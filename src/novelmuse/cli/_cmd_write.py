@@ -1,5 +1,6 @@
-"""`muse write N [--arm A|C] [--dry-run] [--shadow] [--resume|--new] [--apply [--review]]` and `muse write show N`;
-the arm is the promoted one unless forced (`replay.promoted_arm`)."""
+"""`muse write N [--arm A|C] [--dry-run] [--shadow] [--resume|--new] [--apply [--review]]`, `muse write show N`, and a
+stretch of the book: `muse write A-B|--until N [--auto]`, `muse write --continue`, `muse write --status`; the arm is
+the promoted one unless forced (`replay.promoted_arm`)."""
 
 from __future__ import annotations
 
@@ -9,20 +10,43 @@ import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ..errors import InputError
-from ..reports import accept_note, bill_lines, render_write_run, render_write_show, write_note, write_outcome
+from ..reports import (
+    accept_note,
+    bill_lines,
+    render_stretch,
+    render_write_run,
+    render_write_show,
+    stretch_plan_lines,
+    write_note,
+    write_outcome,
+)
 from ..text import MAX_CHAPTER_NUMBER
-from ..writing import AcceptOptions, WritePlan, write_and_accept, write_dry_run, write_history
+from ..writing import (
+    AcceptOptions,
+    StretchPlan,
+    WritePlan,
+    begin_stretch,
+    continue_stretch,
+    run_stretch,
+    stretch_status,
+    write_and_accept,
+    write_dry_run,
+    write_history,
+)
 from ._app import app
 from ._common import (
     BookOpt,
     JsonOpt,
+    YesOpt,
     chapter_target,
+    confirm_bill,
     console,
     emit_json,
     err_console,
     finish,
     in_session,
     open_book,
+    parse_range,
     promoted_arm,
     say_before,
     writer_config_sha256,
@@ -42,7 +66,10 @@ def _plan_lines(plan: WritePlan) -> list[str]:
 
 @app.command("write")
 def write(
-    target: Annotated[str, typer.Argument(help="The chapter number N, or `show`.", metavar="N|show")],
+    target: Annotated[
+        str | None,
+        typer.Argument(help="The chapter N, a stretch A-B, or `show`.", metavar="N|A-B|show", show_default=False),
+    ] = None,
     chapter: Annotated[
         int | None,
         typer.Argument(help="With `show`: the chapter.", min=0, max=MAX_CHAPTER_NUMBER, show_default=False),
@@ -89,6 +116,31 @@ def write(
         bool,
         typer.Option("--replace-author-text", help="With --apply --shadow: replace your text (kept as a revision)."),
     ] = False,
+    until: Annotated[
+        int | None,
+        typer.Option(
+            "--until",
+            help="Write a stretch from the first chapter without a file through N.",
+            min=0,
+            max=MAX_CHAPTER_NUMBER,
+            show_default=False,
+        ),
+    ] = None,
+    auto: Annotated[
+        bool,
+        typer.Option(
+            "--auto",
+            help="A stretch that accepts each draft passing both gates itself (recorded as automatic) and stops at "
+            "the first that does not.",
+        ),
+    ] = False,
+    continue_: Annotated[
+        bool, typer.Option("--continue", help="Pick the stretch up where it stopped (after your decision).")
+    ] = False,
+    status: Annotated[
+        bool, typer.Option("--status", help="Show the last stretch: chapters, decisions, spend.")
+    ] = False,
+    yes: YesOpt = False,
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -99,8 +151,40 @@ def write(
     the first call. An interrupted write of N is resumed by the rerun (what it stored is reused).
     Exit 0 passed, 1 held for the author, 3 a step failed closed, 4 not evaluated (no model).
 
-    `muse write show N` lists the chapter's write runs: manifests, evidence, drafts, detector reports, hashes."""
+    `muse write show N` lists the chapter's write runs: manifests, evidence, drafts, detector reports, hashes.
+
+    `muse write 11-30` (or `--until 30`) writes a stretch, chapter after chapter, each from memory that holds the
+    chapters before it (an accepted chapter's fact card is extracted before the next is written). It stops after
+    each draft for your decision (`muse drafts`), then `muse write --continue`; with `--auto` a draft that passes the
+    detector gate and the quality gate is accepted for you, and the run stops at the first that does not. The
+    run's bill comes first; above [budget] confirm_above it asks (or, without a terminal, needs --yes).
+    `muse write --status` shows the run. Exit 0 finished or waiting on a passed draft, 1 a draft held or refused, 3
+    a step failed closed, 4 a gate could not run."""
     b = open_book(book)
+    stretch = until is not None or auto or continue_ or status or (target is not None and "-" in target)
+    if stretch:
+        _stretch(
+            b,
+            target,
+            chapter,
+            until,
+            auto,
+            continue_,
+            status,
+            arm,
+            yes,
+            json_out,
+            dry_run=dry_run,
+            singles=(shadow, resume, new, apply, review, without_gate, replace_author_text),
+        )
+        return
+    if target is None:
+        raise InputError(
+            "USAGE",
+            "`muse write` needs a chapter N, a stretch A-B, or `show N`",
+            "command line",
+            "e.g. `muse write 11`, `muse write 11-20`, `muse write --continue`",
+        )
     if target == "show":
         if chapter is None:
             raise InputError("USAGE", "`muse write show` needs a chapter number", "command line", "e.g. write show 11")
@@ -157,7 +241,9 @@ def write(
                     shadow=shadow,
                     writer_config_sha256=writer_config_sha256(b),
                     resume="require" if resume else "never" if new else "auto",
-                    on_plan=lambda plan: say_before(_plan_lines(plan), json_out=json_out),
+                    on_plan=lambda plan: _approve(
+                        b, _plan_lines(plan), plan.bill, yes=yes, json_out=json_out, command=f"muse write {number}"
+                    ),
                 ),
             )
     outcome = write_outcome(doc)
@@ -169,6 +255,105 @@ def write(
     if note:
         err_console.print(note, markup=False)
     finish(outcome)
+
+
+def _approve(b: Any, lines: list[str], bill: Any, *, yes: bool, json_out: bool, command: str) -> None:
+    """Print the bill, then ask for it when it is above [budget] confirm_above (`confirm_bill`)."""
+    say_before(lines, json_out=json_out)
+    confirm_bill(b, bill, yes=yes, json_out=json_out, command=command)
+
+
+def _stretch(
+    b: Any,
+    target: str | None,
+    chapter: int | None,
+    until: int | None,
+    auto: bool,
+    continue_: bool,
+    status: bool,
+    arm: str | None,
+    yes: bool,
+    json_out: bool,
+    *,
+    dry_run: bool,
+    singles: tuple[bool, ...],
+) -> None:
+    """A stretch of the book: start (A-B, --until), --continue, or --status (see the command's docstring)."""
+    forms = sum([target is not None, until is not None, continue_, status])
+    if forms != 1 or chapter is not None or any(singles) or (dry_run and (continue_ or status)):
+        raise InputError(
+            "USAGE",
+            "a stretch is one of `muse write A-B`, `muse write --until N`, `muse write --continue`, "
+            "`muse write --status` (with --auto, --arm, --yes); --shadow, --resume, --new and --apply are for one "
+            "chapter",
+            "command line",
+            "e.g. `muse write 11-20 --auto`",
+        )
+    if status:
+        doc = stretch_status(b)
+        emit_json(doc) if json_out else render_stretch(console, doc)
+        return
+    if continue_:
+        stretch_id = continue_stretch(b)
+        label = "muse write --continue"
+    else:
+        if until is not None:
+            written = [n for n in b.chapter_paths() if n <= until]
+            first, last = (max(written) + 1 if written else 1), until
+        else:
+            span = parse_range(target)
+            assert span is not None
+            first, last = span
+        choice = promoted_arm(b, force=arm)
+        if dry_run:
+            _stretch_dry_run(b, first, last, choice.arm, json_out)
+            return
+        stretch_id = begin_stretch(
+            b,
+            first,
+            last,
+            mode="auto" if auto else "manual",
+            arm=choice.arm,
+            arm_choice=choice.record(),
+            writer_config_sha256=writer_config_sha256(b),
+        )
+        label = f"muse write {first}-{last}"
+
+    def plan(got: StretchPlan) -> None:
+        _approve(b, stretch_plan_lines(got), got.bill, yes=yes, json_out=json_out, command=label)
+
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("[progress.description]{task.description}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    ) as bar:
+        task = bar.add_task("writing", total=None)
+
+        def progress(n: int, step: str) -> None:
+            line = f"chapter {n} · {step}"
+            if err_console.is_terminal:
+                bar.update(task, description=line)
+            else:  # one line per step where there is no terminal (a log, CI)
+                err_console.print(line, markup=False, soft_wrap=True)
+
+        doc = in_session(b, "write", lambda s: run_stretch(b, s, stretch_id, progress=progress, on_plan=plan))
+    emit_json(doc, doc.outcome) if json_out else render_stretch(console, doc)
+    finish(doc.outcome)
+
+
+def _stretch_dry_run(b: Any, first: int, last: int, arm: Any, json_out: bool) -> None:
+    """`muse write A-B --dry-run`: the range checked and the bill, no record and no call."""
+    from ..writing import stretch_dry_run
+
+    bill = in_session(b, "write", lambda s: stretch_dry_run(b, s, first, last, arm))
+    if json_out:
+        emit_json({"ok": True, "first": first, "last": last, "arm": arm, "bill": bill.model_dump(mode="json")})
+    else:
+        for line in bill_lines(f"muse write {first}-{last} (arm {arm}) would cost", bill):
+            console.print(line, markup=False, soft_wrap=True)
 
 
 def _usage_problem(

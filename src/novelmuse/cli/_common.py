@@ -17,7 +17,7 @@ from ..errors import InputError, Outcome, exit_code
 from ..limits import MAX_CHAPTER_NUMBER, MAX_NAME_CHARS, MAX_QUERY_CHARS
 
 if TYPE_CHECKING:
-    from ..llm import ModelSession, RecoveryReport
+    from ..llm import Bill, ModelSession, RecoveryReport
     from ..replay import ArmChoice
 
 T = TypeVar("T")
@@ -169,6 +169,37 @@ def say_before(lines: list[str], *, json_out: bool) -> None:
     output, on stderr under --json (stdout is then one JSON document)."""
     for line in lines:
         (err_console if json_out else console).print(line, markup=False, soft_wrap=True)
+
+
+YesOpt = Annotated[
+    bool, typer.Option("--yes", "-y", help="Start even when the bill is above [budget] confirm_above (no question).")
+]
+
+
+def confirm_bill(book: Book, bill: Bill | None, *, yes: bool, json_out: bool, command: str) -> None:
+    """After the bill is printed, before the first call: a worst case above `[budget] confirm_above` (a charged
+    model without a price counts as above) asks in a terminal and is refused elsewhere (BILL_NOT_CONFIRMED, exit
+    2) unless `--yes`. Nothing is asked when the models cost nothing (scripted, local) or no call is planned."""
+    threshold = book.config.budget.confirm_above
+    if bill is None or bill.empty or threshold is None or yes:
+        return
+    from ..llm import cost_to_confirm
+
+    cost = cost_to_confirm(bill, book.config.role_costs_nothing)
+    if cost is not None and cost <= threshold:
+        return
+    amount = "unknown (a model that may charge has no price)" if cost is None else f"up to {cost:.4f}"
+    what = f"this run's worst-case cost is {amount}, above [budget] confirm_above = {threshold:g}"
+    if not json_out and sys.stdin.isatty() and err_console.is_terminal:
+        if typer.confirm(f"{what}. Start?", default=False, err=True):
+            return
+        raise InputError("BILL_NOT_CONFIRMED", f"{what}; you declined", command, "nothing was sent")
+    raise InputError(
+        "BILL_NOT_CONFIRMED",
+        f"{what}, and there is no terminal to ask",
+        command,
+        "read the bill above, then run it again with --yes (or raise [budget] confirm_above in book.toml)",
+    )
 
 
 def finish(outcome: Outcome) -> None:

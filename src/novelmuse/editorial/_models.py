@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..llm import Bill
 from ..rules import LengthOut
 from ._outcomes import StepOutcome
 
@@ -181,6 +182,7 @@ class PreflightOut(_Doc):
     cost: float | None
     unknown_context: list[str]
     notes: list[str]
+    bill: Bill | None = None  # the whole worst case: every call the loop may make, its repairs and corrections
 
 
 class ChapterReview(_Doc):

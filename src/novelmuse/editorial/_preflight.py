@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..book import Book, Chapter, read_chapter_file
 from ..errors import FailedClosed, InputError
-from ..llm import CallEstimate, ModelSession
+from ..llm import Bill, CallEstimate, ModelSession
 from ..roles.editor import REVIEW as EDITOR_REVIEW
 from ..roles.reviewer import REVIEW
 from ..roles.writer import PARAGRAPHS
@@ -166,4 +166,46 @@ def plan_doc(book: Book, plans: list[ChapterPlan]) -> PreflightOut:
         cost=cost,
         unknown_context=unknown,
         notes=notes,
+        bill=review_bill(book, plans),
     )
+
+
+def _loop_calls(book: Book) -> dict[str, int]:
+    """The most calls of each role the loop may make on one chapter (see `_loop`'s diagram): the forbidden-phrase
+    rewrite, the consistency review, its repairs and re-reviews, the editor, its rewrites, re-reviews, arbiter calls
+    and the polish, the review of a rewritten text, and the fact card."""
+    r = book.config.review
+    return {
+        "writer": 1 + r.repair_rounds + r.rewrite_rounds + 1,
+        "reviewer": 1 + r.rereview_rounds + 1,
+        "editor": 1 + r.rewrite_rounds,
+        "arbiter": r.arbiter_rounds,
+        "extractor": 1,
+    }
+
+
+def review_bill(book: Book, plans: list[ChapterPlan]) -> Bill:
+    """The worst case of reviewing `plans`: per chapter, every call `_loop_calls` allows of each role that has a
+    model, each sized as the chapter's largest first request plus room for a rewritten chapter (the output cap,
+    at most 4 bytes a token), each within `[calls] max_attempts` requests (`llm.role_bill`)."""
+    from ..llm import BYTES_PER_OUTPUT_TOKEN, PriceTable, role_bill, total_bill
+
+    prices = PriceTable.load(book.config.prices)
+    out = book.config.calls.max_output_tokens
+    parts = []
+    for plan in plans:
+        if not plan.estimates:
+            continue
+        base = max(e.input_tokens for e in plan.estimates)
+        for role, calls in _loop_calls(book).items():
+            target = book.config.role_target(role)
+            if target is None or calls == 0:
+                continue
+            tokens = base + out * BYTES_PER_OUTPUT_TOKEN
+            estimate = CallEstimate(role, target[0], target[1], tokens, out, None, None)
+            parts.append(role_bill(estimate, calls, book.config.calls.max_attempts, prices.worst_case_cost))
+    notes = [
+        "each chapter's worst case: every repair, re-review, rewrite, arbiter call and polish [review] allows, "
+        "each call sized as the chapter's largest request plus a rewritten chapter"
+    ]
+    return total_bill(parts, notes if parts else [])

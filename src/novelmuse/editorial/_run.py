@@ -34,6 +34,7 @@ class RunSummary(BaseModel):
     facts_failed: int  # chapters whose fact card has rejected items (shown in each chapter's `facts`)
     facts_error: int  # chapters whose `facts` step failed closed (their review stays recorded)
     disagreements: Disagreements  # summed over the chapters: the model's own pass flag / verdict vs the computed
+    calls: int = 0  # logical model calls; under `muse review`, every call of the command (`muse cost --run`)
     input_tokens: int
     output_tokens: int
     cost: float | None
@@ -111,6 +112,7 @@ def summarize(reviews: list[ChapterReview], selected: list[int], run_id: str | N
             reviewer_pass_flag=sum(r.disagreements.reviewer_pass_flag for r in reviews),
             editor_verdict=sum(r.disagreements.editor_verdict for r in reviews),
         ),
+        calls=sum(r.usage.calls for r in fresh) + len(late),
         input_tokens=sum(r.usage.input_tokens for r in fresh) + sum(f.input_tokens for f in late),
         output_tokens=sum(r.usage.output_tokens for r in fresh) + sum(f.output_tokens for f in late),
         cost=cost,

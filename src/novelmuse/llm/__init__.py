@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_getattr
 
 if TYPE_CHECKING:  # the public API; each name is imported from its module on first use (see novelmuse._lazy)
-    from ._bill import BYTES_PER_OUTPUT_TOKEN, Bill, RoleBill, total_bill
+    from ._bill import BYTES_PER_OUTPUT_TOKEN, Bill, RoleBill, cost_to_confirm, role_bill, total_bill
     from ._budget import CallEstimate, RunBudget, estimate_input_tokens
     from ._call_detail import AttemptDetail, CallDetail, call_detail
     from ._contexts import ContextWindows
@@ -98,6 +98,7 @@ __all__ = [
     "call_detail",
     "check_object_name",
     "cost_summary",
+    "cost_to_confirm",
     "create_provider",
     "estimate_input_tokens",
     "failure_hint",
@@ -106,6 +107,7 @@ __all__ = [
     "model_schema_sha256",
     "recover_vault",
     "require_run",
+    "role_bill",
     "role_config_issue",
     "run_is_running",
     "run_spend",

@@ -111,3 +111,14 @@ def total_bill(parts: Iterable[RoleBill], notes: Iterable[str] = ()) -> Bill:
         cost=cost,
         notes=list(notes),
     )
+
+
+def cost_to_confirm(bill: Bill, costs_nothing: Callable[[str], bool]) -> float | None:
+    """The part of `bill`'s worst case that may be charged: its roles' costs except those whose model
+    `costs_nothing` (canned or local); None when a charged role has no price (unknown, never 0)."""
+    total: float | None = 0.0
+    for r in bill.roles:
+        if costs_nothing(r.role):
+            continue
+        total = None if total is None or r.cost is None else total + r.cost
+    return total

@@ -342,6 +342,15 @@ class ModelSession:
         prices = self._run.prices if self._run is not None else PriceTable.load(self.book.config.prices)
         return role_bill(estimate, calls, self.book.config.calls.max_attempts, prices.worst_case_cost)
 
+    def spent_so_far(self) -> str:
+        """What this run has spent so far, for a progress line: calls and cost (unknown when a model has no
+        price) — the figures `muse cost --run` gives."""
+        if self._run is None:
+            return "0 calls, spent 0"
+        line = run_spend(self._run.conn, self.run_id)
+        cost = "unknown" if line.cost is None else f"{line.cost:.4f}"
+        return f"{line.calls} call(s), spent {cost}"
+
     def tasks_used(self) -> list[TaskRef]:
         """The role tasks this run has used so far, each once, in the order of their first use."""
         return tasks_used(self._run.conn, self.run_id) if self._run is not None else []

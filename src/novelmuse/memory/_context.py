@@ -144,19 +144,22 @@ def extraction_context(
     cursor: MemoryCursor | None = None,
     state: MemoryState | None = None,
     outline: FineOutline | None = None,
+    advance: bool = True,
 ) -> ExtractionContext:
     """The extractor's context for `chapter` (deterministic: same files → same context).
 
     `cursor`: the memory replayed in chapter order, advanced here to just before `chapter` (a sync keeps one for
     all its chapters: a replay per chapter made its bookkeeping quadratic); a fresh one otherwise. `state` (the
     memory replayed through chapter − 1) and `outline` (the chapter's own fine outline) are for a caller that
-    holds them already — the writer, extracting the facts of a candidate of chapter N as of N − 1."""
+    holds them already — the writer, extracting the facts of a candidate of chapter N as of N − 1. `advance=False`:
+    the cursor stays where the caller put it (a concurrent sync, whose chapters just before are still in flight)."""
     if state is not None:
         active = state.active_foreshadows(max(chapter - 1, 0))
         outlines = state.outlines
     else:
         cursor = cursor if cursor is not None else MemoryCursor(book, cards)
-        cursor.advance(chapter - 1)
+        if advance:
+            cursor.advance(chapter - 1)
         active = cursor.active_foreshadows(max(chapter - 1, 0))
         outlines = cursor.outlines
     known = tuple(

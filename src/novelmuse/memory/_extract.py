@@ -11,10 +11,13 @@ never dropped). Before a sync makes its calls, `plan_extraction` says how many a
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 from ..book import Book, Chapter, read_chapter_file
-from ..llm import ModelSession
+from ..llm import Bill, ModelSession
 from ..roles.extractor import EXTRACT, ExtractRequest
 from ._cards import CardSet, load_cards
 from ._context import extraction_context
@@ -43,12 +46,13 @@ def _read(book: Book, cursor: MemoryCursor | None, n: int) -> Chapter:
 
 
 def extract_request(
-    book: Book, chapter_number: int, cards: CardSet, *, cursor: MemoryCursor | None = None
+    book: Book, chapter_number: int, cards: CardSet, *, cursor: MemoryCursor | None = None, advance: bool = True
 ) -> ExtractRequest:
     """The extractor's request for one chapter (deterministic: same files → same request, same messages).
-    `cursor`: the memory replayed in chapter order (`muse sync` keeps one for all its chapters)."""
+    `cursor`: the memory replayed in chapter order (`muse sync` keeps one for all its chapters); `advance=False`
+    leaves it where the caller put it (see `extract_in_order`)."""
     chapter = _read(book, cursor, chapter_number)
-    context = extraction_context(book, chapter_number, cards, cursor=cursor)
+    context = extraction_context(book, chapter_number, cards, cursor=cursor, advance=advance)
     return ExtractRequest(
         chapter=chapter_number,
         title=chapter.heading or book.chapter_label(chapter_number),
@@ -67,7 +71,8 @@ class ExtractionPlan:
     One logical call per chapter, each up to `max_attempts` requests. `input_tokens` bounds the input of the
     first attempts with the budget's estimator (UTF-8 bytes + framing: never under, ~3× over for Chinese);
     `max_cost` adds `max_output_tokens` per call at the model's price (None when the model has no price).
-    Corrections and retries can add up to `max_attempts` − 1 more attempts per call.
+    `bill` is the whole bound — every attempt, corrections and retries included (`llm.role_bill`): what the
+    command shows and asks confirmation for.
     """
 
     chapters: list[int]
@@ -77,6 +82,7 @@ class ExtractionPlan:
     max_output_tokens: int
     max_attempts: int
     max_cost: float | None
+    bill: Bill
 
     @property
     def calls(self) -> int:
@@ -85,7 +91,15 @@ class ExtractionPlan:
 
 def plan_extraction(book: Book, chapters: list[int], *, cards: CardSet | None = None) -> ExtractionPlan | None:
     """The `ExtractionPlan` of `chapters` (in order), or None when no extractor model is configured."""
-    from ..llm import PriceTable, ProviderRequest, estimate_input_tokens, strict_json_schema
+    from ..llm import (
+        CallEstimate,
+        PriceTable,
+        ProviderRequest,
+        estimate_input_tokens,
+        role_bill,
+        strict_json_schema,
+        total_bill,
+    )
 
     target = book.config.role_target(EXTRACT.role)
     if target is None:
@@ -97,6 +111,7 @@ def plan_extraction(book: Book, chapters: list[int], *, cards: CardSet | None = 
     prices = PriceTable.load(book.config.prices)
     total_in = 0
     cost: float | None = 0.0
+    parts = []
     for n in chapters:
         call = EXTRACT.render(extract_request(book, n, cards, cursor=cursor))
         request = ProviderRequest(
@@ -113,7 +128,10 @@ def plan_extraction(book: Book, chapters: list[int], *, cards: CardSet | None = 
         total_in += est
         one = prices.worst_case_cost(model, est, request.max_output_tokens)
         cost = None if cost is None or one is None else cost + one
-    return ExtractionPlan(list(chapters), provider, model, total_in, max_out, book.config.calls.max_attempts, cost)
+        estimate = CallEstimate(EXTRACT.role, provider, model, est, request.max_output_tokens, one, None)
+        parts.append(role_bill(estimate, 1, book.config.calls.max_attempts, prices.worst_case_cost))
+    attempts = book.config.calls.max_attempts
+    return ExtractionPlan(list(chapters), provider, model, total_in, max_out, attempts, cost, total_bill(parts))
 
 
 async def extract_facts(
@@ -130,9 +148,16 @@ async def extract_facts(
     again and the cursor moves past the chapter; without, one replay serves the prompt and the validation."""
     cards = cards if cards is not None else load_cards(book)
     cursor = cursor if cursor is not None else MemoryCursor(book, cards)
-    chapter = _read(book, cursor, chapter_number)
     call = EXTRACT.render(extract_request(book, chapter_number, cards, cursor=cursor))
-    result = await session.call(call)
+    return _commit(session, book, chapter_number, cursor, call, await session.call(call))
+
+
+def _commit(
+    session: ModelSession, book: Book, chapter_number: int, cursor: MemoryCursor, call: Any, result: Any
+) -> FactCardResult:
+    """Store an extraction's answer bound to the chapter's bytes and receipt, and validate it (the cursor moves
+    past the chapter)."""
+    chapter = _read(book, cursor, chapter_number)
     final = result.final_receipt
     card = store_fact_card(
         book.db,
@@ -156,3 +181,44 @@ async def extract_facts(
         result.output_tokens,
         result.cost,
     )
+
+
+async def extract_in_order(
+    session: ModelSession, book: Book, chapters: list[int], cards: CardSet, cursor: MemoryCursor, concurrency: int
+) -> AsyncIterator[FactCardResult]:
+    """Extract the fact cards of `chapters` (ascending) with up to `concurrency` calls in flight, committed — stored
+    and validated — in chapter order, each yielded as it is committed.
+
+    Chapter k's request is built when chapter k − concurrency is committed, from the memory as of the chapter
+    before the oldest one still in flight: with `concurrency` 1 that is the memory just before chapter k (the
+    sequential prompt); with more, the foreshadows of the chapters still in flight are not listed (deterministic:
+    the same files and concurrency give the same requests). A call that fails closed raises after the calls
+    still in flight have ended (their answers are not committed: the chapters after a failure are not extracted).
+    """
+    tasks: list[tuple[int, Any, asyncio.Task[Any]]] = []
+    committed = 0  # chapters[:committed] are stored and validated
+
+    def dispatch(k: int) -> None:
+        n = chapters[k]
+        # the memory may hold every chapter before the oldest one still in flight (all before n when none is)
+        cursor.advance(chapters[committed] - 1 if committed < k else n - 1)
+        call = EXTRACT.render(extract_request(book, n, cards, cursor=cursor, advance=False))
+        tasks.append((n, call, asyncio.ensure_future(session.call(call))))
+
+    width = max(1, concurrency)
+    for k in range(min(width, len(chapters))):
+        dispatch(k)
+    try:
+        for k in range(len(chapters)):
+            n, call, task = tasks[k]
+            result = await task
+            got = _commit(session, book, n, cursor, call, result)
+            committed += 1
+            yield got
+            if k + width < len(chapters):
+                dispatch(k + width)
+    finally:
+        pending = [t for _, _, t in tasks if not t.done()]
+        for t in pending:
+            t.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)

@@ -4,8 +4,9 @@
    (and, when card names/aliases changed, the chapters that write a changed name), forget removed ones, and
    rebuild the BM25 postings if any stored token moved.
 2. Record the chapter files in the chapter registry.
-3. Fact cards: every chapter without a fact card bound to its current sha256 is re-extracted in chapter
-   order when an extractor model is configured — after saying how many calls that is and what they cost at
+3. Fact cards: every chapter without a fact card bound to its current sha256 is re-extracted — up to
+   `[calls] concurrency` calls in flight, committed in chapter order (`extract_in_order`) — when an extractor
+   model is configured — after saying how many calls that is and what they cost at
    most (`ExtractionPlan`, before any call); otherwise it is marked ``stale`` — visibly, with the step
    reported as ``skipped(no model configured)`` (or ``skipped(--no-extract)``). A failed extraction fails
    closed (the step is ``error(CODE)``; later chapters are not extracted, since their validation depends on
@@ -24,10 +25,10 @@ from dataclasses import dataclass, field
 
 from ..book import Book, read_chapter_file
 from ..errors import FailedClosed
-from ..llm import ModelSession
+from ..llm import ModelSession, run_spend
 from ..store import register_chapters
 from ._cards import load_cards
-from ._extract import ExtractionPlan, extract_facts, plan_extraction
+from ._extract import ExtractionPlan, extract_in_order, plan_extraction
 from ._index import IndexUpdate, update_index
 from ._ledger import MemoryProblem
 from ._replay import MemoryCursor, replay
@@ -49,6 +50,7 @@ class SyncResult:
     run_id: str | None = None
     plan: ExtractionPlan | None = None  # the extraction it makes (or would make with --dry-run)
     dry_run: bool = False
+    spent: dict[str, object] | None = None  # calls, input_tokens, output_tokens, cost of its run (`muse cost --run`)
 
 
 async def sync(
@@ -59,10 +61,12 @@ async def sync(
     extract: bool = True,
     dry_run: bool = False,
     on_plan: Callable[[ExtractionPlan], None] | None = None,
+    on_fact: Callable[[int, str], None] | None = None,
 ) -> SyncResult:
     """Run the sync steps (see the module doc) in the entry point's model session (its run starts only when a
     fact card is extracted); never writes an author's file. `on_plan` hears the extraction plan before the
-    first call; `extract=False` marks stale facts without calling a model (--no-extract)."""
+    first call; `extract=False` marks stale facts without calling a model (--no-extract); `on_fact` hears each
+    committed chapter with what the run has spent so far."""
     cards = load_cards(book)
     index = update_index(book, cards, steps=progress, dry_run=dry_run)
     paths = book.chapter_paths()
@@ -92,17 +96,26 @@ async def sync(
     result.facts_stale = []
     result.run_id = session.start().run_id
     cursor = MemoryCursor(book, cards, paths=paths)  # one replay for all extracted chapters (linear)
-    for i, n in enumerate(todo):
-        try:
-            fc = await extract_facts(session, book, n, cards=cards, cursor=cursor)
-        except FailedClosed as exc:  # bad input (a broken script, card…) ends the command instead: exit 2
-            result.facts_step = f"error({exc.code})"
-            result.facts_error = (n, exc.code)
-            result.facts_stale = todo[i:]
-            break
-        result.facts_extracted.append(n)
-        result.facts_rejected += len(fc.validation.rejected)
-        if progress:
-            progress("extracting facts", i + 1, len(todo))
+    done = 0
+    try:
+        async for fc in extract_in_order(session, book, todo, cards, cursor, book.config.calls.concurrency):
+            result.facts_extracted.append(fc.chapter)
+            result.facts_rejected += len(fc.validation.rejected)
+            done += 1
+            if progress:
+                progress("extracting facts", done, len(todo))
+            if on_fact is not None:
+                on_fact(fc.chapter, f"{done}/{len(todo)} · {session.spent_so_far()}")
+    except FailedClosed as exc:  # bad input (a broken script, card…) ends the command instead: exit 2
+        result.facts_step = f"error({exc.code})"
+        result.facts_error = (todo[done], exc.code)
+        result.facts_stale = todo[done:]
     result.problems = replay(book, cards=cards).problems
+    line = run_spend(session.conn, result.run_id)
+    result.spent = {
+        "calls": line.calls,
+        "input_tokens": line.input_tokens,
+        "output_tokens": line.output_tokens,
+        "cost": line.cost,
+    }
     return result

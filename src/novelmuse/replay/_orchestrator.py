@@ -40,8 +40,17 @@ from pydantic import BaseModel
 
 from ..book import Book, FineOutline, parse_outline, read_chapter_file, read_user_file
 from ..errors import InputError, MuseError
-from ..judging import Candidate, JudgeRequest, LeakGuard, Target, hidden_card_ids, judge_item, load_rubric
-from ..llm import ModelSession, Provider
+from ..judging import (
+    Candidate,
+    JudgeRequest,
+    LeakGuard,
+    Target,
+    hidden_card_ids,
+    judge_item,
+    load_rubric,
+    panel_bill,
+)
+from ..llm import Bill, ModelSession, Provider, RoleBill, run_spend, total_bill
 from ..store import new_id, utc_now
 from ..text import canonical_json, sha256_hex, sha256_json
 from ..writing import (
@@ -51,6 +60,7 @@ from ..writing import (
     read_outline,
     require_tool_less,
     vocabulary,
+    write_bill,
     write_chapter,
 )
 from ._order import OrderPlan, make_order_plan, position_counts
@@ -119,6 +129,7 @@ class RunDoc(BaseModel):
     samples: list[SampleOut]
     panels: list[PanelOut]
     notes: list[str] = []
+    spent: dict[str, Any] | None = None  # the model run's calls, tokens and cost (`muse cost --run MODEL_RUN_ID`)
 
 
 # ── configuration and preflight ───────────────────────────────────────────────────────────────────────────
@@ -387,9 +398,11 @@ async def run_replay(
     new: bool = False,
     progress: Progress | None = None,
     providers: Mapping[str, Provider] | None = None,
+    on_plan: Callable[[Bill], None] | None = None,
 ) -> RunDoc:
     """Run (or resume) a replay of the registered set `doc` with `arms` (see the module doc). `providers` injects
-    ready provider objects by name (tests and benchmarks), as `ModelSession.open` does."""
+    ready provider objects by name (tests and benchmarks), as `ModelSession.open` does. `on_plan` hears the bill
+    of what is still to do before the first call (and may refuse it by raising)."""
     if not 1 <= concurrency <= MAX_CONCURRENCY:
         raise InputError(
             "USAGE", f"--concurrency {concurrency} is outside 1–{MAX_CONCURRENCY}", "--concurrency", "e.g. 4"
@@ -404,6 +417,8 @@ async def run_replay(
     order = arm_orders(plan)
     secrets = [row.plan_sha256, row.config_sha256, row.set_sha256, row.seed]
     async with ModelSession.open(book, run_kind="replay", run_id=row.model_run_id, providers=providers) as session:
+        if on_plan is not None:
+            on_plan(replay_bill(book, session, doc, row.id, order, builds))
         session.start()
         limit = asyncio.Semaphore(concurrency)
         run = _Run(book, doc, row, order, session, limit, progress or _quiet, secrets, hidden_card_ids(book))
@@ -412,6 +427,52 @@ async def run_replay(
     set_run_status(book.db, row.id, "finished")
     out = run_doc(book, row.id)
     return out.model_copy(update={"resumed": resumed, "redone": redone})
+
+
+def replay_bill(
+    book: Book,
+    session: ModelSession,
+    doc: RegisteredSet,
+    run_id: str,
+    order: dict[str, list[Arm]],
+    builds: dict[str, dict[Arm, ContextBuild]],
+) -> Bill:
+    """The most what is left of run `run_id` may cost: each sample not yet written (a whole write: `write_bill`)
+    and each panel not yet judged (the 2+1 judges over the item's candidates — for a writer item, each as long as
+    the writer's output cap allows; for a fine-outline item, its pinned drafts)."""
+    done, judged = samples_of(book.db, run_id), panels_of(book.db, run_id)
+    longest = "字" * (book.config.calls.max_output_tokens * 4 // 3)
+    parts: list[RoleBill] = []
+    for item in doc.items:
+        arms = order[item.item_id]
+        if doc.kind == "writer":
+            for arm in arms:
+                if (item.item_id, arm) not in done:
+                    parts += write_bill(session, builds[item.item_id][arm]).roles
+            texts = {arm: longest for arm in arms}
+            outline = builds[item.item_id][arms[0]].inputs.outline
+        else:
+            texts = {}
+            for arm in arms:
+                pin = item.drafts[arm]
+                data = read_user_file(book.root / pin.path, what="outline draft", kind="REPLAY_DRAFT", missing_ok=True)
+                texts[arm] = data.decode("utf-8-sig", errors="replace") if data is not None else ""
+            assert item.reference is not None
+            outline = parse_outline(book.root / item.reference.path)
+        if item.item_id in judged:
+            continue
+        request = JudgeRequest(
+            profile=_PROFILE[doc.kind],
+            candidates=[Candidate(arm, texts[arm]) for arm in arms],
+            item_id=item.item_id,
+            seed="bill",
+            scene_type=item.scene_type if doc.kind == "writer" else None,
+            outline=outline,
+            assertions=[Target(a.id, a.text) for a in item.assertions],
+            constraints=[Target(i.id, i.text) for i in outline.items() if i.hard] if doc.kind == "writer" else [],
+        )
+        parts += panel_bill(book, session, request)
+    return total_bill(parts)
 
 
 def arm_orders(plan: OrderPlan) -> dict[str, list[Arm]]:
@@ -657,7 +718,10 @@ def run_doc(book: Book, run_id: str) -> RunDoc:
     notes = []
     if doc.kind == "writer" and not {"A", "C"} <= set(row.arms):
         notes.append("arms A and C were not both run: Gate A and Gate B will say ARM_NOT_RUN (failed)")
+    line = run_spend(book.db, row.model_run_id)
+    spent = {"calls": line.calls, "input_tokens": line.input_tokens, "output_tokens": line.output_tokens}
     return RunDoc(
+        spent={**spent, "cost": line.cost},
         ok=ok,
         run_id=row.id,
         set_sha256=row.set_sha256,

@@ -115,6 +115,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     )
     from ._rules_normalize import normalize_outcome, render_normalize
     from ._status import StatusDoc, book_status, render_status
+    from ._stretch import render_stretch, stretch_plan_lines
     from ._write import render_write_run, render_write_show, write_note, write_outcome
     from ._writing import render_confirm, render_context, render_outline_lint, render_outline_show, render_verify
     from .html import ReportResult, build_report
@@ -215,6 +216,7 @@ __all__ = [
     "render_show",
     "render_stats",
     "render_status",
+    "render_stretch",
     "render_sync",
     "render_vault_recover",
     "render_verify",
@@ -227,6 +229,7 @@ __all__ = [
     "run_outcome",
     "search_doc",
     "show_notes",
+    "stretch_plan_lines",
     "sync_doc",
     "sync_error",
     "sync_outcome",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from rich.console import Console
@@ -362,6 +362,7 @@ class PlanDoc(BaseModel):
     input_tokens_max: int  # first attempts' input, the budget's upper-bound estimator
     max_output_tokens: int  # per request
     cost_max: float | None  # input bound + full output per call at the model's price; None: no price
+    bill: dict[str, Any]  # `llm.Bill`, the whole bound: every attempt of every call (what the command asks about)
 
 
 def plan_doc(p: ExtractionPlan) -> PlanDoc:
@@ -375,16 +376,18 @@ def plan_doc(p: ExtractionPlan) -> PlanDoc:
         input_tokens_max=p.input_tokens,
         max_output_tokens=p.max_output_tokens,
         cost_max=p.max_cost,
+        bill=p.bill.model_dump(mode="json"),
     )
 
 
 def plan_line(p: PlanDoc) -> str:
-    """One line: how many extraction calls, to which model, and what they cost at most."""
-    cost = f"${p.cost_max:.4f}" if p.cost_max is not None else f"unknown (no price for {p.model})"
+    """One line: how many extraction calls, to which model, and what they cost at most (every attempt)."""
+    b = p.bill
+    cost = f"${b['cost']:.4f}" if b["cost"] is not None else f"unknown (no price for {p.model})"
     return (
         f"fact extraction: {p.calls} calls to {p.provider}:{p.model} (chapters {_ranges(p.chapters)}; up to "
-        f"{p.max_attempts} requests each), input ≤ {p.input_tokens_max:,} tokens, cost ≤ {cost} for one request "
-        "per call"
+        f"{p.max_attempts} requests each), ≤ {b['input_tokens']:,} input and ≤ {b['output_tokens']:,} output tokens, "
+        f"cost ≤ {cost} with every correction and retry (first requests alone: input ≤ {p.input_tokens_max:,})"
     )
 
 
@@ -406,6 +409,7 @@ class SyncDoc(BaseModel):
     facts_error: dict[str, int | str] | None
     facts_rejected: int
     run_id: str | None
+    spent: dict[str, Any] | None = None  # the run's calls, tokens and cost: what `muse cost --run RUN_ID` says
     problems: list[MemoryProblem]
 
 
@@ -429,6 +433,7 @@ def sync_doc(r: SyncResult) -> SyncDoc:
         facts_error={"chapter": r.facts_error[0], "code": r.facts_error[1]} if r.facts_error else None,
         facts_rejected=r.facts_rejected,
         run_id=r.run_id,
+        spent=r.spent,
         problems=r.problems,
     )
 
@@ -461,6 +466,14 @@ def render_sync(console: Console, doc: SyncDoc) -> None:
     if doc.extraction is not None:
         console.print(plan_line(doc.extraction), markup=False)
     console.print(f"fact cards: {doc.facts_step}; extracted {_ranges(doc.facts_extracted)}", markup=False)
+    if doc.spent is not None:
+        s = doc.spent
+        cost = "unknown" if s["cost"] is None else f"{s['cost']:.4f}"
+        console.print(
+            f"run {doc.run_id}: {s['calls']} call(s), {s['input_tokens']:,} in / {s['output_tokens']:,} out, "
+            f"cost {cost}",
+            markup=False,
+        )
     if doc.facts_stale:
         console.print(f"fact cards STALE for chapters {_ranges(doc.facts_stale)}", style="yellow", markup=False)
     _print_problems(console, doc.problems)

@@ -75,6 +75,14 @@ def render_run(console: Console, doc: RunDoc) -> None:
     for p in doc.panels:
         panels.add_row(p.item_id, p.panel_id or "-", p.panel_status or p.status, p.code or "")
     console.print(panels)
+    if doc.spent is not None:
+        spent = doc.spent
+        cost = "unknown" if spent["cost"] is None else f"{spent['cost']:.4f}"
+        console.print(
+            f"model run {doc.model_run_id}: {spent['calls']} call(s), {spent['input_tokens']:,} in / "
+            f"{spent['output_tokens']:,} out, cost {cost}",
+            markup=False,
+        )
     for note in doc.notes:
         console.print(Text(f"note: {note}", style="yellow"))
 

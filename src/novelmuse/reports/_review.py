@@ -256,7 +256,7 @@ def render_review_run(console: Console, run: ReviewRun, book: Book | None = None
     line = (
         f"{s.chapters} chapter(s): {_what_ran(run)}; fact cards: {s.facts_failed} with rejected items,"
         f" {s.facts_error} error;"
-        f" tokens {s.input_tokens} in / {s.output_tokens} out, cost {_cost(s.cost)};"
+        f" calls {s.calls}, tokens {s.input_tokens} in / {s.output_tokens} out, cost {_cost(s.cost)};"
         f" model vs computed disagreements: pass flag {s.disagreements.reviewer_pass_flag},"
         f" editor verdict {s.disagreements.editor_verdict}"
     )

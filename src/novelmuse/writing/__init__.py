@@ -12,6 +12,8 @@ WriterContext and its manifest, the A/B/C arms of replay.
 - The author's desk (seed 003 step 6): `list_drafts`, `show_draft`, `diff_draft`, `accept_draft` (accept_preflight
   → confirm), `revise_draft`, `reject_draft`, `drafts_stats`; `file_history` / `restore_revision` for the
   kept versions of replaced files; `write_and_accept` for `muse write N --apply`.
+- A stretch of the book (`muse write A-B`, `--continue`, `--status`): `begin_stretch`, `continue_stretch`,
+  `run_stretch`, `stretch_status` — chapter after chapter with the memory kept current, manual or automatic.
 
 Above editorial and judging, below replay.
 """
@@ -101,6 +103,16 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         stored_manifest,
         verify_context,
     )
+    from ._stretch import (
+        StretchChapterOut,
+        StretchDoc,
+        StretchPlan,
+        begin_stretch,
+        continue_stretch,
+        run_stretch,
+        stretch_dry_run,
+        stretch_status,
+    )
     from ._vocab import Vocabulary, vocabulary
     from ._write_doc import (
         WRITE_SCHEMA_VERSION,
@@ -182,6 +194,9 @@ __all__ = [
     "RevisionsDoc",
     "Slot",
     "StatsDoc",
+    "StretchChapterOut",
+    "StretchDoc",
+    "StretchPlan",
     "UsageOut",
     "VerifyDoc",
     "Vocabulary",
@@ -193,6 +208,7 @@ __all__ = [
     "accept_bill",
     "accept_draft",
     "answer_requests",
+    "begin_stretch",
     "bind_report",
     "build_and_save",
     "build_context",
@@ -202,6 +218,7 @@ __all__ = [
     "confirm_outline",
     "confirmation",
     "context_versions",
+    "continue_stretch",
     "diff_draft",
     "draft_dry_run",
     "draft_yaml",
@@ -236,6 +253,7 @@ __all__ = [
     "restore_revision",
     "review_and_gate",
     "revise_draft",
+    "run_stretch",
     "save_build",
     "short_id",
     "show_draft",
@@ -243,6 +261,8 @@ __all__ = [
     "skipped_draft",
     "store_outline_draft_answer",
     "stored_manifest",
+    "stretch_dry_run",
+    "stretch_status",
     "verify_context",
     "vocabulary",
     "write_and_accept",

@@ -236,7 +236,7 @@ async def _detect(run: _Run, draft_id: str, draft: Draft) -> DetectorReport:
     )
     got = await asyncio.gather(
         _optional(run, draft_id, "detector", detect),
-        _optional(run, draft_id, "extractor", _extract_request(run.build, text)),
+        _optional(run, draft_id, "extractor", extract_call(run.build, text)),
         return_exceptions=True,
     )
     for outcome in got:
@@ -340,7 +340,7 @@ def _interrupted_run(book: Book, build: ContextBuild, writer_config_sha256: str 
     return row
 
 
-def _extract_request(build: ContextBuild, text: str) -> TaskCall[Any]:
+def extract_call(build: ContextBuild, text: str) -> TaskCall[Any]:
     """The extractor's call on a candidate, told the cards and the open foreshadows as of N−1."""
     inputs = build.inputs
     memory = extraction_context(inputs.book, build.chapter, inputs.cards, state=inputs.state, outline=inputs.outline)
@@ -357,10 +357,11 @@ def _extract_request(build: ContextBuild, text: str) -> TaskCall[Any]:
     )
 
 
-def write_bill(session: ModelSession, build: ContextBuild) -> Bill:
+def write_bill(session: ModelSession, build: ContextBuild, *, margin: int = 0) -> Bill:
     """The most one write of this chapter may cost, before anything is sent: the writer's first draft, every
     evidence round and every repair; the detector and the extractor on every draft that is checked (the first
-    and each repair) — each call within `[calls] max_attempts` requests (see `llm._bill`)."""
+    and each repair) — each call within `[calls] max_attempts` requests (see `llm._bill`). `margin`: input tokens
+    added to every call (a later chapter of a stretch bounded from this chapter's prompts)."""
     cfg = build.inputs.book.config
     draft_tokens = cfg.calls.max_output_tokens * BYTES_PER_OUTPUT_TOKEN
     checked = 1 + cfg.writing.repair_rounds
@@ -369,13 +370,13 @@ def write_bill(session: ModelSession, build: ContextBuild) -> Bill:
         # a later call holds the evidence served (≤ the reserve, ≤ 4 bytes a character) or the draft to repair
         extra = max(4 * evidence_budget(build), draft_tokens + 2048)
         writes = 1 + cfg.writing.evidence_rounds + cfg.writing.repair_rounds
-        parts.append(session.bill(build.rendered.call, writes, extra_input_tokens=extra))
+        parts.append(session.bill(build.rendered.call, writes, extra_input_tokens=extra + margin))
     gate = gate_for(build)
     if session.is_configured("detector"):
         detect = DETECT.render(DetectRequest(candidate="", candidate_sha256="", constraints=gate.constraint_lines()))
-        parts.append(session.bill(detect, checked, extra_input_tokens=draft_tokens))
+        parts.append(session.bill(detect, checked, extra_input_tokens=draft_tokens + margin))
     if session.is_configured("extractor"):
-        parts.append(session.bill(_extract_request(build, ""), checked, extra_input_tokens=draft_tokens))
+        parts.append(session.bill(extract_call(build, ""), checked, extra_input_tokens=draft_tokens + margin))
     notes = [] if parts else ["no model is configured for the writer, the detector or the extractor: no call"]
     return total_bill(parts, notes)
 

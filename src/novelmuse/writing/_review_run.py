@@ -15,13 +15,13 @@ from pydantic import Field
 
 from ..book import Book
 from ..editorial import ChapterReview, PreflightOut, ReviewRun, StepOutcome, review_chapters
-from ..llm import Bill, ModelSession
-from ._accept import NOT_REQUESTED, AcceptOptions, accept_draft
+from ..llm import Bill, ModelSession, run_spend, total_bill
+from ._accept import JUDGE_ROLE, NOT_REQUESTED, AcceptOptions, accept_draft
 from ._desk import DraftRef
 from ._desk_doc import AcceptDoc
 from ._drafts import end_write
 from ._loop import write_chapter
-from ._quality_gate import AFTER_ERROR, ChapterGate, final_text, gate_chapter
+from ._quality_gate import AFTER_ERROR, ChapterGate, final_text, gate_bill, gate_chapter
 from ._write_doc import WriteDoc
 
 
@@ -69,6 +69,18 @@ async def review_and_gate(
         accepts.append(got)
         return got.status == "accepted"
 
+    said: list[PreflightOut] = []
+
+    def plan(preflight: PreflightOut) -> None:  # the judges' panel of each chapter joins the review's bill
+        if wanted and preflight.bill is not None and session.is_configured(JUDGE_ROLE):
+            panels = [r for n in preflight.chapters for r in gate_bill(book, session, n, _gated_text(book, n))]
+            parts = [*preflight.bill.roles, *panels]
+            notes = [*preflight.bill.notes, "the quality gate's judges on each chapter's final text are included"]
+            preflight = preflight.model_copy(update={"bill": total_bill(parts, notes)})
+        said.append(preflight)
+        if on_plan is not None:
+            on_plan(preflight)
+
     run = await review_chapters(
         book,
         session,
@@ -78,7 +90,7 @@ async def review_and_gate(
         editor=editor,
         rerun=rerun,
         on_chapter=on_chapter,
-        on_plan=on_plan,
+        on_plan=plan,
     )
     gates: list[ChapterGate] = []
     stopped = False
@@ -94,7 +106,31 @@ async def review_and_gate(
         if on_gate is not None:
             on_gate(g)
     run_id = session.run_id if session.started else run.run_id
-    return ReviewGateRun(**{**run.model_dump(), "run_id": run_id}, gates=gates, accepts=accepts)
+    summary = run.summary
+    if session.started:  # everything the command spent — reviews, facts, the judges, the accepts' gates
+        spent = run_spend(session.conn, session.run_id)
+        summary = summary.model_copy(
+            update={
+                "calls": spent.calls,
+                "input_tokens": spent.input_tokens,
+                "output_tokens": spent.output_tokens,
+                "cost": spent.cost,
+            }
+        )
+    preflight = said[0].model_dump() if said else run.model_dump()["preflight"]
+    return ReviewGateRun(
+        **{**run.model_dump(), "run_id": run_id, "summary": summary.model_dump(), "preflight": preflight},
+        gates=gates,
+        accepts=accepts,
+    )
+
+
+def _gated_text(book: Book, chapter: int) -> str:
+    """The longest text the gate may judge for `chapter`: its text now, or a rewrite up to the writer's output cap
+    (≤ 4 bytes a token), whichever is longer."""
+    body = book.read_chapter(chapter).body
+    longest = book.config.calls.max_output_tokens * 4 // 3
+    return body if len(body) >= longest else body + "字" * (longest - len(body))
 
 
 async def write_and_accept(
