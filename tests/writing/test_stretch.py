@@ -237,3 +237,14 @@ def test_a_killed_run_resumes_without_writing_deciding_or_extracting_twice(
     # a call that had finished before the kill was not made again
     for s, n in finished_before:
         assert models.count(s, n) == (2 if s == "judge_report" else 1), (s, n)
+
+
+def test_the_report_shows_the_run(muse, book: Book, models: StretchModels) -> None:
+    models.break_once = {12}
+    assert muse("write", "11-13", "--auto", "--yes", "--book", book.root).exit_code == 1
+    r = muse("report", "--book", book.root)
+    assert r.exit_code == 0, r.stderr
+    page = next((book.state_dir / "report").rglob("desk.html")).read_text(encoding="utf-8")
+    runs = page.split('id="stretches"', 1)[1]
+    assert "chapters 11–13 · auto" in runs and "waiting" in runs and "at chapter 12" in runs
+    assert "held_for_author" in runs and "automatic" in runs

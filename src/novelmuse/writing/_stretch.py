@@ -610,10 +610,14 @@ def _spend_of(book: Book, run_ids: list[str]) -> SpendOut:
     return out
 
 
-def stretch_status(book: Book, stretch_id: str | None = None, *, session: ModelSession | None = None) -> StretchDoc:
+def stretch_status(
+    book: Book, stretch_id: str | None = None, *, session: ModelSession | None = None, read_only: bool = False
+) -> StretchDoc:
     """`muse write --status`: the run `stretch_id` (default: the newest) — its chapters, where and why it stopped,
-    what it spent per command and in all."""
-    _close_dead(book)
+    what it spent per command and in all. `read_only` (the HTML report): a run whose process is gone is shown
+    as stored, not closed."""
+    if not read_only:
+        _close_dead(book)
     if stretch_id is None:
         found = book.db.execute("SELECT id FROM stretch_runs ORDER BY id DESC LIMIT 1").fetchone()
         if found is None:
@@ -673,3 +677,9 @@ async def stretch_dry_run(book: Book, session: ModelSession, first: int, last: i
     sent."""
     _check_range(book, first, last)
     return stretch_bill(book, session, list(range(first, last + 1)), arm)
+
+
+def list_stretches(book: Book) -> list[StretchDoc]:
+    """Every run of chapters, newest first, as stored (the HTML report's desk page; nothing is written)."""
+    ids = [r[0] for r in book.db.execute("SELECT id FROM stretch_runs ORDER BY id DESC")]
+    return [stretch_status(book, i, read_only=True) for i in ids]

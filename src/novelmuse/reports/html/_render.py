@@ -21,7 +21,7 @@ from ...memory import FactCard, MemoryState, current_fact_cards, replay
 from ...replay import gate_input_rebuilder, replay_report, run_doc, runs_of, store_reader, verify_journal
 from ...rules import CheckReport, check_book
 from ...text import sha256_hex
-from ...writing import list_drafts
+from ...writing import list_drafts, list_stretches
 from ._chapters import (
     ChapterPage,
     ChapterRow,
@@ -224,6 +224,7 @@ def _desk(data: ReportData) -> dict[str, Any]:
         "waiting": sum(1 for d in undecided if d.status in ("passed", "checked", "finalized", "drafted", "revised")),
         "held": sum(1 for d in undecided if d.status in ("held_for_author", "finalized_with_issues")),
         "counts": {k: sum(1 for x in decided if x.decision == k) for k in ("accept", "revise", "reject")},
+        "stretches": list_stretches(data.book),
     }
 
 
