@@ -31,11 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _loopback import BenchServer  # noqa: E402
-
 from tests.llm.loopback import LoopbackServer  # noqa: E402
 from tests.replay.honest import chapter_body  # noqa: E402
 from tests.writing.stretch_models import KEY_ENV, StretchModels, stretch_book  # noqa: E402
+
+from _loopback import BenchServer  # noqa: E402
 
 LOOP_TARGET = 1.0
 SYNC_TARGET = 2.0
@@ -138,7 +138,8 @@ def concurrent_extraction(work: Path, chapters: int, width: int = 8, delay: floa
     ratio = (wall - startup) / baseline
     print(f"sync: {chapters} extraction calls at {delay * 1000:.0f} ms, concurrency {width}: {wall:.2f} s wall")
     print(f"  (a muse process that calls nothing: {startup:.2f} s; extraction {wall - startup:.2f} s)")
-    print(f"baseline: {math.ceil(chapters / width)} sequential waves of {width} × {delay * 1000:.0f} ms: {baseline:.2f} s")
+    waves = math.ceil(chapters / width)
+    print(f"baseline: {waves} sequential waves of {width} × {delay * 1000:.0f} ms: {baseline:.2f} s")
     print(f"ratio {ratio:.2f}× (target ≤ {SYNC_TARGET}×)")
     return ratio
 
