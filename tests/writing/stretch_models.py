@@ -92,6 +92,7 @@ class StretchModels:
     seen: list[tuple[str, int]] = field(default_factory=list)
     prompts: list[tuple[str, int, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    fail_once: set[tuple[str, int]] = field(default_factory=set)  # answered once with 401 (MODEL_AUTH: failed closed)
     root: Path | None = None  # the book's folder: an extraction of a chapter that has its file is the fact card
 
     def __call__(self, body: Any) -> Reply:
@@ -108,6 +109,11 @@ class StretchModels:
         with self.lock:
             self.seen.append((schema, chapter))
             self.prompts.append((schema, chapter, text))
+        with self.lock:
+            failing = (schema, chapter) in self.fail_once
+            self.fail_once.discard((schema, chapter))
+        if failing:
+            return Reply(status=401)
         if (schema, chapter) in self.hold:  # a test kills the process while this request waits
             self.hold[(schema, chapter)].set()
             self.release.wait(30)

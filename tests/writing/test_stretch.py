@@ -57,6 +57,9 @@ def test_auto_writes_three_chapters_each_seeing_the_last(muse, book: Book, model
     assert doc["status"] == "finished"
     assert [c["state"] for c in doc["chapters"]] == ["extracted"] * 3
     assert [c["decision"] for c in doc["chapters"]] == ["automatic"] * 3
+    # off a terminal, one line per step with the chapter and the spend so far
+    assert "chapter 12 · detector: passed" in r.stderr and "chapter 13 · extracting facts · " in r.stderr
+    assert "call(s), spent unknown" in r.stderr  # the loopback model has no price: unknown, never 0
     for n in (11, 12, 13):
         assert (book.root / "chapters" / f"{n:04d}.md").is_file()
     # each chapter's context holds what the chapter before it established (刘备's location, from its fact card)
@@ -130,7 +133,8 @@ def test_manual_mode_stops_after_each_draft_for_the_authors_decision(muse, book:
     assert not (book.root / "chapters" / "0011.md").exists()
     assert models.count("judge_report", 11) == 0  # the author's accept runs the quality gate, not the run
     draft = doc["chapters"][0]["draft_short"]
-    assert muse("drafts", "accept", draft, "--book", book.root).exit_code == 0
+    assert muse("drafts", "accept", draft, "--book", book.root).exit_code == 2  # the judges' bill, unpriced: asked
+    assert muse("drafts", "accept", draft, "--yes", "--book", book.root).exit_code == 0
     second = as_json(muse("write", "--continue", "--yes", "--book", book.root, "--json").stdout)
     assert (second["status"], second["stop_chapter"]) == ("waiting", 12)
     assert second["chapters"][0]["state"] == "extracted" and second["chapters"][0]["decision"] == "author"
@@ -248,3 +252,21 @@ def test_the_report_shows_the_run(muse, book: Book, models: StretchModels) -> No
     runs = page.split('id="stretches"', 1)[1]
     assert "chapters 11–13 · auto" in runs and "waiting" in runs and "at chapter 12" in runs
     assert "held_for_author" in runs and "automatic" in runs
+
+
+def test_a_step_that_fails_closed_stops_the_run_whole_and_continue_finishes(
+    muse, book: Book, models: StretchModels
+) -> None:
+    models.fail_once = {("DetectorOutput", 12)}
+    r = muse("write", "11-13", "--auto", "--yes", "--book", book.root, "--json")
+    assert r.exit_code == 3, r.stderr
+    doc = as_json(r.stdout)
+    assert (doc["status"], doc["stop_chapter"]) == ("stopped", 12)
+    assert [c["state"] for c in doc["chapters"]] == ["extracted", "drafted", "todo"]
+    assert doc["chapters"][1]["write_status"] == "error" and "MODEL_AUTH" in doc["stop_reason"]
+    assert not (book.root / "chapters" / "0012.md").exists()
+    done = muse("write", "--continue", "--yes", "--book", book.root, "--json")
+    assert done.exit_code == 0, done.stderr
+    assert [c["state"] for c in as_json(done.stdout)["chapters"]] == ["extracted"] * 3
+    # a write that failed closed is done (as `muse write N`): chapter 12 is written again, 11 and 13 once
+    assert [len(models.writer_prompts(n)) for n in (11, 12, 13)] == [1, 2, 1]

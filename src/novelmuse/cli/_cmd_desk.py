@@ -47,6 +47,8 @@ from ._app import app
 from ._common import (
     BookOpt,
     JsonOpt,
+    YesOpt,
+    confirm_bill,
     console,
     emit_json,
     err_console,
@@ -158,6 +160,7 @@ def drafts_accept(
             help="Replace the chapter's existing text (yours; kept as a revision, see `muse revisions`); recorded.",
         ),
     ] = False,
+    yes: YesOpt = False,
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -174,8 +177,9 @@ def drafts_accept(
 
     admission = outline_admission_problems  # a drafted outline's admitting receipts are checked again
 
-    def bill(got: Any) -> None:
+    def bill(got: Any) -> None:  # the quality gate's judges: above [budget] confirm_above it asks (or needs --yes)
         say_before(bill_lines("accept", got), json_out=json_out)
+        confirm_bill(b, got, yes=yes, json_out=json_out, command=f"muse drafts accept {draft}")
 
     if any(b.config.role_target(role) for role in ("judge", "detector")):
         doc = in_session(b, "accept", lambda s: accept_draft(b, s, draft, options, on_bill=bill, admission=admission))

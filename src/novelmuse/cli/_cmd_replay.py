@@ -28,6 +28,7 @@ from ._common import (
     finish,
     open_book,
     say_before,
+    step_line,
 )
 
 if TYPE_CHECKING:
@@ -115,6 +116,7 @@ def run_cmd(
                 tasks[key] = bar.add_task(f"{event.item_id} {event.arm or 'panel'}", total=1)
             task = tasks[key]
             bar.update(task, description=f"{event.item_id} {event.arm or 'panel'} · {event.stage}")  # type: ignore[arg-type]
+            step_line(f"{event.item_id} {event.arm or 'panel'} · {event.stage}")
             if event.done:
                 bar.update(task, completed=1)  # type: ignore[arg-type]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -33,6 +33,7 @@ from ._common import (
     open_book,
     parse_range,
     say_before,
+    step_line,
 )
 
 
@@ -123,12 +124,14 @@ def review(
             say_before(lines, json_out=json_out)
             confirm_bill(b, doc.bill, yes=yes, json_out=json_out, command="muse review")
 
-        def done(doc: ChapterReview) -> None:
+        def done(doc: ChapterReview, session: Any) -> None:
             note = " (resumed)" if doc.resumed else ""
             progress.update(task, advance=1, description=f"{b.chapter_label(doc.chapter)} {doc.status}{note}")
+            step_line(f"chapter {doc.chapter} · reviewed: {doc.status}{note} · {session.spent_so_far()}")
 
-        def gated(gate: ChapterGate) -> None:
+        def gated(gate: ChapterGate, session: Any) -> None:
             progress.update(task, description=f"{b.chapter_label(gate.chapter)} quality gate {gate.label}")
+            step_line(f"chapter {gate.chapter} · quality gate: {gate.label} · {session.spent_so_far()}")
 
         run = in_session(
             b,
@@ -143,9 +146,9 @@ def review(
                 editor=not no_editor,
                 rerun=rerun,
                 gate=not no_gate,
-                on_chapter=done,
+                on_chapter=lambda doc: done(doc, s),
                 on_plan=plan,
-                on_gate=gated,
+                on_gate=lambda gate: gated(gate, s),
             ),
         )
     outcome = review_outcome(run)

@@ -49,6 +49,7 @@ from ._common import (
     parse_range,
     promoted_arm,
     say_before,
+    step_line,
     writer_config_sha256,
 )
 
@@ -219,11 +220,13 @@ def write(
         ) as bar:
             task = bar.add_task(f"writing chapter {number}", total=None)
 
-            def progress(step: str) -> None:
-                bar.update(task, description=f"chapter {number} · {step}")
+            def progress(step: str, session: Any) -> None:
+                line = f"chapter {number} · {step} · {session.spent_so_far()}"
+                bar.update(task, description=line)
+                step_line(line)
 
             def accept_bill(got: Any) -> None:
-                say_before(bill_lines("accept", got), json_out=json_out)
+                _approve(b, bill_lines("accept", got), got, yes=yes, json_out=json_out, command=f"muse write {number}")
 
             doc = in_session(
                 b,
@@ -236,7 +239,7 @@ def write(
                     review=review,
                     on_bill=accept_bill,
                     arm=picked,
-                    progress=progress,
+                    progress=lambda step: progress(step, s),
                     arm_choice=record,
                     shadow=shadow,
                     writer_config_sha256=writer_config_sha256(b),
@@ -333,11 +336,8 @@ def _stretch(
         task = bar.add_task("writing", total=None)
 
         def progress(n: int, step: str) -> None:
-            line = f"chapter {n} · {step}"
-            if err_console.is_terminal:
-                bar.update(task, description=line)
-            else:  # one line per step where there is no terminal (a log, CI)
-                err_console.print(line, markup=False, soft_wrap=True)
+            bar.update(task, description=f"chapter {n} · {step}")
+            step_line(f"chapter {n} · {step}")
 
         doc = in_session(b, "write", lambda s: run_stretch(b, s, stretch_id, progress=progress, on_plan=plan))
     emit_json(doc, doc.outcome) if json_out else render_stretch(console, doc)

@@ -202,6 +202,12 @@ def confirm_bill(book: Book, bill: Bill | None, *, yes: bool, json_out: bool, co
     )
 
 
+def step_line(text: str) -> None:
+    """One line per long step on stderr where there is no terminal (a log, CI) — a terminal has the progress bar."""
+    if not err_console.is_terminal:
+        err_console.print(text, markup=False, soft_wrap=True, highlight=False)
+
+
 def finish(outcome: Outcome) -> None:
     """End the command with its outcome's exit code (`errors.exit_code`); a 0 just returns."""
     code = exit_code(outcome)
