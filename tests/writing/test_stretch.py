@@ -108,6 +108,9 @@ def test_a_held_draft_stops_the_run_and_continue_finishes_after_the_decision(
     assert not (book.root / "chapters" / "0012.md").exists() and not (book.root / "chapters" / "0013.md").exists()
     assert models.writer_prompts(13) == []
     assert "muse drafts" in doc["next_step"] and "--continue" in doc["next_step"]
+    status = muse("status", "--book", book.root, "--json")
+    problems = [p["what"] for p in as_json(status.stdout)["problems"]]
+    assert any("the run of chapters 11-13 (auto) is waiting at chapter 12" in p for p in problems), problems
     # nothing to continue until the author decides: the run says so again, and calls nothing
     before = len(models.seen)
     again = muse("write", "--continue", "--yes", "--book", book.root, "--json")

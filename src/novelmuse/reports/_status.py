@@ -472,6 +472,23 @@ def _desk(book: Book, problems: list[Problem]) -> DeskStatus:
                 next=f"muse drafts diff {first.short}   then   muse drafts accept|revise|reject {first.short}",
             )
         )
+    run = book.db.execute(
+        "SELECT first_chapter, last_chapter, mode, status, stop_chapter, stop_reason FROM stretch_runs"
+        " WHERE status IN ('waiting', 'stopped', 'interrupted', 'running') ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    if run is not None:  # a stretch of chapters not finished: where it stands and how to go on
+        where = f" at chapter {run['stop_chapter']}" if run["stop_chapter"] is not None else ""
+        why = f": {run['stop_reason']}" if run["stop_reason"] else ""
+        problems.append(
+            Problem(
+                area="desk",
+                severity="info" if run["status"] in ("waiting", "running") else "warning",
+                chapters=[run["stop_chapter"]] if run["stop_chapter"] is not None else [],
+                what=f"the run of chapters {run['first_chapter']}-{run['last_chapter']} ({run['mode']}) is "
+                f"{run['status']}{where}{why}",
+                next="muse write --status   then   muse write --continue",
+            )
+        )
     counts = {
         k: sum(1 for d in decided if d.decision and d.decision.decision == k) for k in ("accept", "revise", "reject")
     }
