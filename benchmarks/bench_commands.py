@@ -18,6 +18,7 @@ phrases drawn from 三国演义 (half forbidden, half fatigue ≤ 2), as in benc
 | mentions | `muse mentions NAME`, warm | find_book + lint_cards + update_index + card_mentions | — |
 | cards | `muse cards show X --as-of N`, 1,000 chapters × 500 cards | card_view in process | ≤ 0.3 s |
 | sync | `muse sync` from scratch (no model) | a bare rjieba pass over every chapter | ≤ 5 s |
+| display | each read-only command of `DISPLAY`, on the demo's book | `import typer, rich.console` | ≤ 0.5 s |
 
 Targets are for the 5M-character book. Growth: the size-dependent rows at 1M and 5M, and their ratio (5.0 =
 linear; flagged when above 1.3 × linear).
@@ -255,6 +256,38 @@ def startup_rows(tmp: Path, m: Muse) -> list[Row]:
     ]
 
 
+#: The commands that only read and display, timed on the demo's copy of the sample book (its drafts, write runs,
+#: reviews and judge panel made by `examples/demo.py`).
+DISPLAY = (
+    ("outline", "show", "11"),
+    ("outline", "lint"),
+    ("rubrics",),
+    ("replay", "runs"),
+    ("gate", "show"),
+    ("write", "show", "11"),
+    ("drafts",),
+    ("status",),
+    ("calls",),
+)
+
+
+def display_rows(tmp: Path, m: Muse) -> list[Row]:
+    """Every display command as a whole process on the demo's book, against a bare start-up."""
+    work = tmp / "demo"
+    subprocess.run(
+        [PY, str(HERE.parent / "examples" / "demo.py"), "--workdir", str(work)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env=ENV,
+    )
+    book = work / "sanguo"
+    startup = measure(bare(BARE_STARTUP), m.runs)
+    return [
+        row(f"`muse {' '.join(args)}`, demo book", m.run(None if args == ("rubrics",) else book, *args), startup, 0.5)
+        for args in DISPLAY
+    ]
+
+
 def size_label(chars: int) -> str:
     return f"{chars / 1_000_000:g}M"
 
@@ -399,6 +432,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         rows = startup_rows(tmp, m)
+        rows += display_rows(tmp, m)
         for chars in sizes:
             rows += size_rows(tmp, chars, m)
         rows += cards_rows(tmp, m)

@@ -10,27 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
+from .. import replay  # lazy: each command loads only the replay modules it calls
 from ..book import Book, load_user_config
 from ..errors import InputError
-from ..replay import (
-    VerifyReport,
-    by_configuration,
-    evaluate_run,
-    gate_input_doc,
-    gate_input_rebuilder,
-    generate_key,
-    journal_location,
-    key_path,
-    rebuild_index,
-    store_reader,
-    verify_journal,
-    writer_config_sha256,
-)
 from ..reports import (
     KeygenResult,
     ReindexResult,
@@ -71,8 +58,8 @@ def keygen_cmd(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     ~/.config/novelmuse/keys/gate_ed25519.pem; file 0600, directory 0700), and print its public key for
     book.toml [gate] signer. Refuses a path inside a book and never overwrites an existing key."""
     target = _book_if_any(book)
-    path = key_path(target.config if target is not None else load_user_config())
-    public = generate_key(path)
+    path = replay.key_path(target.config if target is not None else load_user_config())
+    public = replay.generate_key(path)
     doc = KeygenResult(
         key_path=str(path), signer=public.text, key_id=public.key_id, book=str(target.root) if target else None
     )
@@ -95,7 +82,7 @@ def verify_cmd(
     receipt's report and bound artefacts (re-hashed), every report recomputed from its gate input. Exit 0
     when intact (or empty), 3 when anything is wrong — each problem named by seq."""
     b = open_book(book)
-    doc = verify_journal(b, reader=store_reader(b, gate_input_rebuilder(b)), all_signatures=all_signatures)
+    doc = replay.verify_journal(b, reader=replay.store_reader(b, _rebuilder(b)), all_signatures=all_signatures)
     _finish(doc, json_out, render_gate_verify)
 
 
@@ -106,9 +93,9 @@ def show_cmd(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     receipt in chain order, after verifying the journal (exit 3 when it does not verify: the listing is still
     printed, under the problems)."""
     b = open_book(book)
-    doc = verify_journal(b, reader=store_reader(b, gate_input_rebuilder(b)), listing=True)
-    current = writer_config_sha256(b)
-    doc = doc.model_copy(update={"configurations": by_configuration(doc.listing or [], current)})
+    doc = replay.verify_journal(b, reader=replay.store_reader(b, _rebuilder(b)), listing=True)
+    current = replay.writer_config_sha256(b)
+    doc = doc.model_copy(update={"configurations": replay.by_configuration(doc.listing or [], current)})
     _finish(doc, json_out, render_gate_show)
 
 
@@ -123,15 +110,28 @@ def reindex_cmd(
 ) -> None:
     """Rebuild the store's gate index from the journal (only from a chain that verifies)."""
     b = open_book(book)
-    indexed = rebuild_index(b, force=force)
-    doc = ReindexResult(journal=journal_location(b), indexed=indexed)
+    indexed = replay.rebuild_index(b, force=force)
+    doc = ReindexResult(journal=replay.journal_location(b), indexed=indexed)
     if json_out:
         emit_json(doc)
     else:
         render_reindex(console, doc)
 
 
-def _finish(doc: VerifyReport, json_out: bool, render: Callable[[Console, VerifyReport], None]) -> None:
+def _rebuilder(b: Book) -> Callable[[Any], Any]:
+    """The store's GateInputRebuilder, loaded on its first call: a walk that only checks entries below the
+    verification checkpoint rebuilds nothing, so `muse gate show` need not load the builder."""
+    built: list[Callable[[Any], Any]] = []
+
+    def rebuild(ref: Any) -> Any:
+        if not built:
+            built.append(replay.gate_input_rebuilder(b))
+        return built[0](ref)
+
+    return rebuild
+
+
+def _finish(doc: replay.VerifyReport, json_out: bool, render: Callable[[Console, replay.VerifyReport], None]) -> None:
     if json_out:
         emit_json(doc)
     else:
@@ -156,7 +156,7 @@ def input_cmd(
 ) -> None:
     """Build the run's gate-input.json from the store (manifests, receipts, strict reports — every artefact
     re-hashed) and write it beside the run; rebuilding gives the same bytes."""
-    doc = gate_input_doc(open_book(book), run_id)
+    doc = replay.gate_input_doc(open_book(book), run_id)
     if json_out:
         emit_json(doc)
     else:
@@ -175,7 +175,7 @@ def evaluate_cmd(
     picked = gate.strip().upper()
     if picked not in ("A", "B"):
         raise InputError("USAGE", f"--gate {gate!r} is not a gate", "--gate", "use A or B")
-    doc = evaluate_run(open_book(book), run_id, "A" if picked == "A" else "B")
+    doc = replay.evaluate_run(open_book(book), run_id, "A" if picked == "A" else "B")
     if json_out:
         emit_json(doc)
     else:

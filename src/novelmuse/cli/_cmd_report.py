@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
+from .. import reports  # lazy: `muse status` must not load the HTML report or the exporter
 from ..errors import InputError
-from ..reports import book_status, build_report, export_book, render_export, render_report_written, render_status
 from ._app import app
 from ._common import BookOpt, JsonOpt, console, emit_json, err_console, open_book, parse_range
 
@@ -34,11 +34,11 @@ def report_cmd(
     if chapter is not None and range_ is not None:
         raise InputError("USAGE", "--chapter and --range were both given", "command line", "give one of them")
     opened = open_book(book)
-    result = build_report(opened, out, chapter=chapter, span=parse_range(range_))
+    result = reports.build_report(opened, out, chapter=chapter, span=parse_range(range_))
     if json_out:
         emit_json(result)
     else:
-        render_report_written(result, console)
+        reports.render_report_written(result, console)
     if open_:
         webbrowser.open(Path(result.index).as_uri())
 
@@ -51,11 +51,11 @@ def status_cmd(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     Read only. Exit 0 whenever the status could be gathered (problems are listed, not failed on); 2 for bad
     input (no book).
     """
-    doc = book_status(open_book(book))
+    doc = reports.book_status(open_book(book))
     if json_out:
         emit_json(doc)
     else:
-        render_status(doc, console)
+        reports.render_status(doc, console)
 
 
 @app.command("export")
@@ -81,8 +81,8 @@ def export_cmd(
         raise InputError(
             "USAGE", f"--format {fmt!r} is not txt, md or epub", "command line", "use --format txt|md|epub"
         )
-    result = export_book(open_book(book), fmt, out, span=parse_range(range_), force=force)  # type: ignore[arg-type]
+    result = reports.export_book(open_book(book), fmt, out, span=parse_range(range_), force=force)  # type: ignore[arg-type]
     if json_out:
         emit_json(result)
     else:
-        render_export(result, console, err_console)
+        reports.render_export(result, console, err_console)

@@ -4,35 +4,13 @@ the promoted one unless forced (`replay.promoted_arm`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from .. import reports, writing  # lazy: `muse write show` loads neither the accept nor a stretch
 from ..errors import InputError
-from ..reports import (
-    accept_note,
-    bill_lines,
-    render_stretch,
-    render_write_run,
-    render_write_show,
-    stretch_plan_lines,
-    write_note,
-    write_outcome,
-)
 from ..text import MAX_CHAPTER_NUMBER
-from ..writing import (
-    AcceptOptions,
-    StretchPlan,
-    WritePlan,
-    begin_stretch,
-    continue_stretch,
-    run_stretch,
-    stretch_status,
-    write_and_accept,
-    write_dry_run,
-    write_history,
-)
 from ._app import app
 from ._common import (
     BookOpt,
@@ -53,6 +31,9 @@ from ._common import (
     writer_config_sha256,
 )
 
+if TYPE_CHECKING:
+    from ..writing import StretchPlan, WritePlan
+
 
 def _plan_lines(plan: WritePlan) -> list[str]:
     """Before the first call: the run it resumes (what is reused), and the bill."""
@@ -62,7 +43,7 @@ def _plan_lines(plan: WritePlan) -> list[str]:
             f"resuming the interrupted write {plan.resume.write_id}: its {plan.resume.stored_drafts} stored draft(s),"
             " their detector reports and gate answers are reused; only the calls that never finished are made"
         )
-    return lines + bill_lines(f"write chapter {plan.chapter} (arm {plan.arm})", plan.bill)
+    return lines + reports.bill_lines(f"write chapter {plan.chapter} (arm {plan.arm})", plan.bill)
 
 
 @app.command("write")
@@ -189,11 +170,11 @@ def write(
     if target == "show":
         if chapter is None:
             raise InputError("USAGE", "`muse write show` needs a chapter number", "command line", "e.g. write show 11")
-        shown = write_history(b, chapter)
+        shown = writing.write_history(b, chapter)
         if json_out:
             emit_json(shown)
         else:
-            render_write_show(console, shown)
+            reports.render_write_show(console, shown)
         return
     if chapter is not None:
         raise InputError("USAGE", f"unexpected argument {chapter}", "command line", "muse write N [--arm A|C]")
@@ -207,17 +188,12 @@ def write(
     choice = promoted_arm(b, force=arm)
     picked, record = choice.arm, choice.record()
     if dry_run:
-        doc = write_dry_run(b, number, picked, arm_choice=record)
+        doc = writing.write_dry_run(b, number, picked, arm_choice=record)
     else:
-        options = AcceptOptions(without_gate=without_gate, replace_author_text=replace_author_text) if apply else None
-        with Progress(
-            SpinnerColumn(),
-            TextColumn("[progress.description]{task.description}"),
-            TimeElapsedColumn(),
-            console=err_console,
-            transient=True,
-            disable=not err_console.is_terminal,
-        ) as bar:
+        options = (
+            writing.AcceptOptions(without_gate=without_gate, replace_author_text=replace_author_text) if apply else None
+        )
+        with _spinner() as bar:
             task = bar.add_task(f"writing chapter {number}", total=None)
 
             def progress(step: str, session: Any) -> None:
@@ -226,12 +202,19 @@ def write(
                 step_line(line)
 
             def accept_bill(got: Any) -> None:
-                _approve(b, bill_lines("accept", got), got, yes=yes, json_out=json_out, command=f"muse write {number}")
+                _approve(
+                    b,
+                    reports.bill_lines("accept", got),
+                    got,
+                    yes=yes,
+                    json_out=json_out,
+                    command=f"muse write {number}",
+                )
 
             doc = in_session(
                 b,
                 "write",
-                lambda s: write_and_accept(
+                lambda s: writing.write_and_accept(
                     b,
                     s,
                     number,
@@ -249,15 +232,29 @@ def write(
                     ),
                 ),
             )
-    outcome = write_outcome(doc)
+    outcome = reports.write_outcome(doc)
     if json_out:
         emit_json(doc, outcome)
     else:
-        render_write_run(console, doc, b)
-    note = write_note(doc) or (accept_note(doc.accept) if doc.accept is not None else None)
+        reports.render_write_run(console, doc, b)
+    note = reports.write_note(doc) or (reports.accept_note(doc.accept) if doc.accept is not None else None)
     if note:
         err_console.print(note, markup=False)
     finish(outcome)
+
+
+def _spinner() -> Any:
+    """The step spinner on stderr (off a terminal it stays off: `step_line` prints a line per step instead)."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("[progress.description]{task.description}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    )
 
 
 def _approve(b: Any, lines: list[str], bill: Any, *, yes: bool, json_out: bool, command: str) -> None:
@@ -293,11 +290,11 @@ def _stretch(
             "e.g. `muse write 11-20 --auto`",
         )
     if status:
-        doc = stretch_status(b)
-        emit_json(doc) if json_out else render_stretch(console, doc)
+        doc = writing.stretch_status(b)
+        emit_json(doc) if json_out else reports.render_stretch(console, doc)
         return
     if continue_:
-        stretch_id = continue_stretch(b)
+        stretch_id = writing.continue_stretch(b)
         label = "muse write --continue"
     else:
         if until is not None:
@@ -311,7 +308,7 @@ def _stretch(
         if dry_run:
             _stretch_dry_run(b, first, last, choice.arm, json_out)
             return
-        stretch_id = begin_stretch(
+        stretch_id = writing.begin_stretch(
             b,
             first,
             last,
@@ -323,36 +320,27 @@ def _stretch(
         label = f"muse write {first}-{last}"
 
     def plan(got: StretchPlan) -> None:
-        _approve(b, stretch_plan_lines(got), got.bill, yes=yes, json_out=json_out, command=label)
+        _approve(b, reports.stretch_plan_lines(got), got.bill, yes=yes, json_out=json_out, command=label)
 
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("[progress.description]{task.description}"),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
-    ) as bar:
+    with _spinner() as bar:
         task = bar.add_task("writing", total=None)
 
         def progress(n: int, step: str) -> None:
             bar.update(task, description=f"chapter {n} · {step}")
             step_line(f"chapter {n} · {step}")
 
-        doc = in_session(b, "write", lambda s: run_stretch(b, s, stretch_id, progress=progress, on_plan=plan))
-    emit_json(doc, doc.outcome) if json_out else render_stretch(console, doc)
+        doc = in_session(b, "write", lambda s: writing.run_stretch(b, s, stretch_id, progress=progress, on_plan=plan))
+    emit_json(doc, doc.outcome) if json_out else reports.render_stretch(console, doc)
     finish(doc.outcome)
 
 
 def _stretch_dry_run(b: Any, first: int, last: int, arm: Any, json_out: bool) -> None:
     """`muse write A-B --dry-run`: the range checked and the bill, no record and no call."""
-    from ..writing import stretch_dry_run
-
-    bill = in_session(b, "write", lambda s: stretch_dry_run(b, s, first, last, arm))
+    bill = in_session(b, "write", lambda s: writing.stretch_dry_run(b, s, first, last, arm))
     if json_out:
         emit_json({"ok": True, "first": first, "last": last, "arm": arm, "bill": bill.model_dump(mode="json")})
     else:
-        for line in bill_lines(f"muse write {first}-{last} (arm {arm}) would cost", bill):
+        for line in reports.bill_lines(f"muse write {first}-{last} (arm {arm}) would cost", bill):
             console.print(line, markup=False, soft_wrap=True)
 
 

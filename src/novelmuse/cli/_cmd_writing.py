@@ -20,7 +20,7 @@ from ..reports import (
     render_verify,
 )
 from ..text import MAX_CHAPTER_NUMBER
-from ..writing import ARMS, Arm, build_and_save, confirm_outline, lint_outlines, show_outline, verify_context
+from ..writing import confirm_outline, lint_outlines, show_outline
 from ._app import app
 from ._common import (
     BookOpt,
@@ -38,6 +38,7 @@ from ._common import (
 
 if TYPE_CHECKING:
     from ..replay import ArmChoice
+    from ..writing import Arm
 
 outline_app = typer.Typer(
     help="Fine outlines (细纲): show with constraint ids, lint against cards and ledger, confirm.",
@@ -156,6 +157,8 @@ def context(
 
     By default the context `muse write N` would build (arm A until a Gate B receipt promotes C), and it says which.
     `muse context verify N` rebuilds it and compares with the stored manifest (exit 1 when it differs)."""
+    from ..writing import build_and_save, verify_context  # the context builder: loaded by this command only
+
     forced = _arm(arm) if arm is not None else None
     b = open_book(book)
     choice = None if forced is not None else promoted_arm(b)
@@ -212,6 +215,8 @@ def _say_arm(choice: ArmChoice | None, json_out: bool) -> None:
 
 
 def _arm(value: str) -> Arm:
+    from ..writing import ARMS
+
     for arm in ARMS:
         if value.strip().upper() == arm:
             return arm

@@ -13,12 +13,11 @@ from rich.text import Text
 
 from ..book import Book, read_chapter_file
 from ..errors import MuseError
-from ..judging import gate_rows
 from ..llm import cost_summary
 from ..memory import lint_cards, replay
 from ..rules import CheckReport, check_book, load_book_rules
 from ..writing import list_drafts
-from .html._chapters import load_panels, load_reviews, review_state
+from ._records import load_reviews, review_state
 
 STATUS_SCHEMA_VERSION = 1
 Severity = Literal["error", "warning", "info"]
@@ -333,10 +332,9 @@ def book_status(book: Book) -> StatusDoc:
         )
     reviews = _reviews(book, shas, problems)
     desk = _desk(book, problems)
-    panels = load_panels(conn)
-    panel_counts: dict[str, int] = {}
-    for panel in panels:
-        panel_counts[panel.status] = panel_counts.get(panel.status, 0) + 1
+    panel_counts: dict[str, int] = dict(  # counted in SQL: the panels' report models are not loaded
+        conn.execute("SELECT status, COUNT(*) FROM judge_panels WHERE report_json IS NOT NULL GROUP BY status")
+    )
     bad = sum(v for k, v in panel_counts.items() if k != "stable")
     if bad:
         problems.append(
@@ -576,11 +574,13 @@ def render_status(doc: StatusDoc, console: Console) -> None:
 
 def _gates_line(book: Book) -> str:
     """The quality-gate decisions stored so far, by outcome (replay's Gate A/B come with issues 12 and 13)."""
-    rows = gate_rows(book.db)
-    if not rows:
+    # counted in SQL: the judges' layer (its report models) is not loaded for one line of counts
+    found = dict(book.db.execute("SELECT outcome, COUNT(*) FROM gate_decisions GROUP BY outcome").fetchall())
+    total = sum(found.values())
+    if not total:
         return "not evaluated: no quality gate has run (`muse review` with a judge model, or `muse judge`)"
-    counts = {o: sum(1 for r in rows if r.outcome == o) for o in ("passed", "failed", "error")}
+    counts = {o: found.get(o, 0) for o in ("passed", "failed", "error")}
     return (
-        f"quality gate: {len(rows)} decision(s) — {counts['passed']} passed, {counts['failed']} failed, "
+        f"quality gate: {total} decision(s) — {counts['passed']} passed, {counts['failed']} failed, "
         f"{counts['error']} error (see `muse judge-summary`)"
     )

@@ -20,11 +20,10 @@ from ...memory import FactCard
 from ...rules import ChapterOut
 from ...store import get_texts
 from ...text import LineIndex, paragraph_at, sha256_hex, split_paragraphs
+from .._records import StoredReview, review_state
 from ._diff import Diff, char_diff
 from ._env import page_name
 from ._marks import Line, Mark, segment_lines, valid_marks
-
-MAIN_STEPS = ("consistency_review", "editor_review")
 
 
 @dataclass
@@ -125,50 +124,6 @@ class ChapterPage:
 
 
 GATE_NOT_RUN = "not evaluated"
-
-
-def review_state(doc: ChapterReview | None, current: bool) -> tuple[str, str]:
-    """The overview's review status and its label — skipped is its own state, never a pass."""
-    if doc is None:
-        return "not_reviewed", "not reviewed"
-    if not current:
-        return "stale", "stale (file changed since the review)"
-    if doc.status == "error":
-        return "error", f"error({doc.error_code})"
-    if doc.status == "not_reviewed":
-        skipped = next((s for s in doc.steps if s.step in MAIN_STEPS and s.status == "skipped"), None)
-        if skipped is not None:
-            return "skipped", skipped.label
-        return "not_reviewed", "not reviewed"
-    return doc.status, doc.status
-
-
-@dataclass
-class StoredReview:
-    doc: ChapterReview
-    ended_at: str
-    current: bool
-    cost: float | None
-
-
-def load_reviews(conn: sqlite3.Connection, shas: dict[int, str]) -> dict[int, list[StoredReview]]:
-    """Every review record per chapter (oldest first), parsed; whether each is bound to the file now."""
-    rows = conn.execute(
-        "SELECT r.chapter, r.chapter_sha256, r.result_sha256, r.report_json, r.ended_at, r.cost, v.applied_at"
-        " FROM review_records r LEFT JOIN revisions v ON v.id = r.revision_id ORDER BY r.chapter, r.ended_at, r.id"
-    ).fetchall()
-    out: dict[int, list[StoredReview]] = {}
-    for row in rows:
-        try:
-            doc = ChapterReview.model_validate_json(row["report_json"])
-        except ValidationError:  # another schema version: not shown rather than guessed
-            continue
-        sha = shas.get(row["chapter"])
-        current = sha is not None and (
-            sha == row["chapter_sha256"] or (row["applied_at"] is not None and sha == row["result_sha256"])
-        )
-        out.setdefault(row["chapter"], []).append(StoredReview(doc, row["ended_at"], current, row["cost"]))
-    return out
 
 
 def chapter_row(out: ChapterOut, reviews: list[StoredReview], facts: str, gate: str | None = None) -> ChapterRow:

@@ -22,15 +22,8 @@ from ...replay import gate_input_rebuilder, replay_report, run_doc, runs_of, sto
 from ...rules import CheckReport, check_book
 from ...text import sha256_hex
 from ...writing import list_drafts, list_stretches
-from ._chapters import (
-    ChapterPage,
-    ChapterRow,
-    StoredReview,
-    build_chapter_page,
-    chapter_row,
-    load_panels,
-    load_reviews,
-)
+from .._records import StoredReview, load_reviews
+from ._chapters import ChapterPage, ChapterRow, build_chapter_page, chapter_row, load_panels
 from ._env import common_context, page_name, template_env
 from ._judging import build_judging, candidate_texts
 from ._memory import build_memory_page
