@@ -76,6 +76,8 @@ class PlanSection:
     heading: str
     scope: Scope | None  # the chapters it covers (own or inherited); None = general
     text: str  # the heading line and the body, as written
+    level: int = 0  # the heading's level (1 for `#`); 0 for text before the first heading
+    own: Scope | None = None  # the chapters its own heading names (None: inherited or general)
 
     @property
     def where(self) -> str:
@@ -190,7 +192,7 @@ def _sections(file: PlanFile) -> list[PlanSection]:
             stack.append((level, scope))
         text = _BLANKS.sub("\n\n", "\n".join(lines[i:end])).strip()
         if text:
-            out.append(PlanSection(file.path, i + 1, max(end, i + 1), heading, scope, text))
+            out.append(PlanSection(file.path, i + 1, max(end, i + 1), heading, scope, text, level, own))
     return out
 
 

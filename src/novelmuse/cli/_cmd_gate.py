@@ -82,7 +82,9 @@ def verify_cmd(
     receipt's report and bound artefacts (re-hashed), every report recomputed from its gate input. Exit 0
     when intact (or empty), 3 when anything is wrong — each problem named by seq."""
     b = open_book(book)
-    doc = replay.verify_journal(b, reader=replay.store_reader(b, _rebuilder(b)), all_signatures=all_signatures)
+    doc = replay.verify_journal(
+        b, reader=replay.store_reader(b, gate_input_rebuilder(b)), all_signatures=all_signatures
+    )
     _finish(doc, json_out, render_gate_verify)
 
 
@@ -93,7 +95,7 @@ def show_cmd(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     receipt in chain order, after verifying the journal (exit 3 when it does not verify: the listing is still
     printed, under the problems)."""
     b = open_book(book)
-    doc = replay.verify_journal(b, reader=replay.store_reader(b, _rebuilder(b)), listing=True)
+    doc = replay.verify_journal(b, reader=replay.store_reader(b, gate_input_rebuilder(b)), listing=True)
     current = replay.writer_config_sha256(b)
     doc = doc.model_copy(update={"configurations": replay.by_configuration(doc.listing or [], current)})
     _finish(doc, json_out, render_gate_show)
@@ -118,9 +120,10 @@ def reindex_cmd(
         render_reindex(console, doc)
 
 
-def _rebuilder(b: Book) -> Callable[[Any], Any]:
+def gate_input_rebuilder(b: Book) -> Callable[[Any], Any]:
     """The store's GateInputRebuilder, loaded on its first call: a walk that only checks entries below the
-    verification checkpoint rebuilds nothing, so `muse gate show` need not load the builder."""
+    verification checkpoint rebuilds nothing, so `muse gate show` need not load the builder. (Tests replace this
+    name to rebuild from the runs they recorded.)"""
     built: list[Callable[[Any], Any]] = []
 
     def rebuild(ref: Any) -> Any:

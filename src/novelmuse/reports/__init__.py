@@ -94,6 +94,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     )
     from ._models_check import render_models_check
     from ._outline_draft import outline_draft_error, outline_draft_outcome, render_outline_draft
+    from ._plan import render_plan_lint
     from ._replay import (
         gate_outcome,
         render_dry_run,
@@ -200,6 +201,7 @@ __all__ = [
     "render_outline_draft",
     "render_outline_lint",
     "render_outline_show",
+    "render_plan_lint",
     "render_register",
     "render_reindex",
     "render_reject",

@@ -12,6 +12,7 @@ WriterContext and its manifest, the A/B/C arms of replay.
 - The author's desk (seed 003 step 6): `list_drafts`, `show_draft`, `diff_draft`, `accept_draft` (accept_preflight
   → confirm), `revise_draft`, `reject_draft`, `drafts_stats`; `file_history` / `restore_revision` for the
   kept versions of replaced files; `write_and_accept` for `muse write N --apply`.
+- `lint_plan`: the plan (大纲 and 设定) checked — volumes, planned foreshadows, characters (`muse plan lint`).
 - A stretch of the book (`muse write A-B`, `--continue`, `--status`): `begin_stretch`, `continue_stretch`,
   `run_stretch`, `stretch_status` — chapter after chapter with the memory kept current, manual or automatic.
 
@@ -91,6 +92,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         show_outline,
     )
     from ._plan import EntityPlan, ForeshadowPlan, RetrievalPlan, Slot, plan_chapter
+    from ._plan_lint import PlanLintDoc, lint_plan
     from ._quality_gate import ChapterGate, final_text, gate_chapter, judge_files
     from ._review_run import ReviewGateRun, review_and_gate, write_and_accept
     from ._store import (
@@ -183,6 +185,7 @@ __all__ = [
     "OutlineLint",
     "OutlineLintDoc",
     "OutlineShowDoc",
+    "PlanLintDoc",
     "PreparedDraft",
     "PromptOut",
     "RejectDoc",
@@ -240,6 +243,7 @@ __all__ = [
     "keep_suffix",
     "lint_draft",
     "lint_outlines",
+    "lint_plan",
     "list_drafts",
     "list_stretches",
     "manifests_dir",
