@@ -260,6 +260,7 @@ def test_every_command_walked_never_replaces_an_author_file_without_a_revision(t
         ("facts", "show", "2", *book),
         ("review", "2", "--apply", *book),
         ("outline", "lint", *book),
+        ("plan", "lint", *book),
         ("outline", "confirm", "11", *book),
         ("context", "11", "--arm", "C", *book),
         ("write", "11", "--arm", "C", "--apply", *book),
