@@ -57,10 +57,8 @@ def body(root: Path, n: int) -> str:
     return find_book(root).read_chapter(n).body
 
 
-def test_review_ends_with_the_gate_judged_against_the_chapter_evidence(
-    muse: Callable[..., Any], tmp_path: Path
-) -> None:
-    root = tmp_path / "b"
+def _clean_review_with_gate(root: Path) -> str:
+    """A copy of the sample book whose chapter 3 reviews clean and passes the gate (two judges); its text."""
     text = body(SAMPLE_BOOK, 3)
     sample_copy(
         root,
@@ -70,6 +68,14 @@ def test_review_ends_with_the_gate_judged_against_the_chapter_evidence(
             "judge": [gate_report(text, 3), gate_report(text, 3)],
         },
     )
+    return text
+
+
+def test_review_ends_with_the_gate_judged_against_the_chapter_evidence(
+    muse: Callable[..., Any], tmp_path: Path
+) -> None:
+    root = tmp_path / "b"
+    text = _clean_review_with_gate(root)
     r = muse("review", "3", "--book", root, "--json")
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)
@@ -192,15 +198,7 @@ def test_the_review_summary_and_its_bill_count_the_gate_judges(muse: Callable[..
     """Every call the command makes is in its summary (the judges included): what `muse cost --run` says; and its
     bill before the first call names the judges."""
     root = tmp_path / "b"
-    text = body(SAMPLE_BOOK, 3)
-    sample_copy(
-        root,
-        {
-            "reviewer": [CLEAN],
-            "editor": [{"output": editor_output(text)}],
-            "judge": [gate_report(text, 3), gate_report(text, 3)],
-        },
-    )
+    _clean_review_with_gate(root)
     r = muse("review", "3", "--book", root, "--json")
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)

@@ -28,6 +28,7 @@ from ..memory import (
     ValueAt,
 )
 from ._locations import ChapterLines
+from ._spend import spend_text
 
 if TYPE_CHECKING:  # only in signatures: importing them would load the extraction and sync services
     from ..memory import (
@@ -467,13 +468,7 @@ def render_sync(console: Console, doc: SyncDoc) -> None:
         console.print(plan_line(doc.extraction), markup=False)
     console.print(f"fact cards: {doc.facts_step}; extracted {_ranges(doc.facts_extracted)}", markup=False)
     if doc.spent is not None:
-        s = doc.spent
-        cost = "unknown" if s["cost"] is None else f"{s['cost']:.4f}"
-        console.print(
-            f"run {doc.run_id}: {s['calls']} call(s), {s['input_tokens']:,} in / {s['output_tokens']:,} out, "
-            f"cost {cost}",
-            markup=False,
-        )
+        console.print(f"run {doc.run_id}: {spend_text(doc.spent)}", markup=False)
     if doc.facts_stale:
         console.print(f"fact cards STALE for chapters {_ranges(doc.facts_stale)}", style="yellow", markup=False)
     _print_problems(console, doc.problems)

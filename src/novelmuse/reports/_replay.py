@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import Outcome
+from ._spend import spend_text
 
 if TYPE_CHECKING:  # annotations only: rendering a listing never loads the gates' machinery
     from ..replay import DryRunDoc, GateDoc, GateInputDoc, RegisterDoc, ReplayReport, RunDoc
@@ -76,13 +77,7 @@ def render_run(console: Console, doc: RunDoc) -> None:
         panels.add_row(p.item_id, p.panel_id or "-", p.panel_status or p.status, p.code or "")
     console.print(panels)
     if doc.spent is not None:
-        spent = doc.spent
-        cost = "unknown" if spent["cost"] is None else f"{spent['cost']:.4f}"
-        console.print(
-            f"model run {doc.model_run_id}: {spent['calls']} call(s), {spent['input_tokens']:,} in / "
-            f"{spent['output_tokens']:,} out, cost {cost}",
-            markup=False,
-        )
+        console.print(f"model run {doc.model_run_id}: {spend_text(doc.spent)}", markup=False)
     for note in doc.notes:
         console.print(Text(f"note: {note}", style="yellow"))
 

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ..writing import StretchDoc, StretchPlan
 from ._accept import bill_lines
+from ._spend import spend_text
 
 _STATE = {
     "todo": "[dim]to write[/dim]",
@@ -26,11 +27,6 @@ def stretch_plan_lines(plan: StretchPlan) -> list[str]:
     head = f"{'resuming' if plan.resumed else 'starting'} run {plan.stretch_id}: chapters {plan.first}-{plan.last}, "
     head += f"{plan.mode} mode; to do: " + (", ".join(map(str, plan.todo)) if plan.todo else "nothing")
     return [head, *bill_lines(f"the run's bill for {len(plan.todo)} chapter(s)", plan.bill)]
-
-
-def _spend(calls: int, tokens_in: int, tokens_out: int, cost: float | None) -> str:
-    money = "cost unknown" if cost is None else f"cost {cost:.4f}"
-    return f"{calls} call(s), {tokens_in:,} in / {tokens_out:,} out, {money}"
 
 
 def render_stretch(console: Console, doc: StretchDoc) -> None:
@@ -58,8 +54,6 @@ def render_stretch(console: Console, doc: StretchDoc) -> None:
         console.print(f"next: {escape(doc.next_step)}")
     if doc.run_id:
         s = doc.spent
-        console.print(f"this command (run {doc.run_id}): {_spend(s.calls, s.input_tokens, s.output_tokens, s.cost)}")
+        console.print(f"this command (run {doc.run_id}): {spend_text(s.model_dump())}")
     t = doc.total_spent
-    console.print(
-        f"the whole run ({len(doc.run_ids)} command(s)): {_spend(t.calls, t.input_tokens, t.output_tokens, t.cost)}"
-    )
+    console.print(f"the whole run ({len(doc.run_ids)} command(s)): {spend_text(t.model_dump())}")
