@@ -273,3 +273,21 @@ def test_a_step_that_fails_closed_stops_the_run_whole_and_continue_finishes(
     assert [c["state"] for c in as_json(done.stdout)["chapters"]] == ["extracted"] * 3
     # a write that failed closed is done (as `muse write N`): chapter 12 is written again, 11 and 13 once
     assert [len(models.writer_prompts(n)) for n in (11, 12, 13)] == [1, 2, 1]
+
+
+def test_a_budget_cap_stops_the_run_before_it_sends_and_continue_goes_on(
+    muse, book: Book, models: StretchModels
+) -> None:
+    toml = book.root / "book.toml"
+    base = toml.read_text(encoding="utf-8")
+    priced = base + '\n[prices."loopback-model-1"]\ninput = 1.0\noutput = 1.0\n'
+    toml.write_text(priced + "\n[budget]\nmax_cost = 0.0001\n", encoding="utf-8")
+    r = muse("write", "11-12", "--auto", "--yes", "--book", book.root, "--json")
+    assert r.exit_code == 3, r.stderr
+    doc = as_json(r.stdout)
+    assert (doc["status"], doc["stop_chapter"]) == ("stopped", 11) and "BUDGET_EXCEEDED" in doc["stop_reason"]
+    assert models.seen == [] and not (book.root / "chapters" / "0011.md").exists()  # nothing sent, nothing decided
+    toml.write_text(priced, encoding="utf-8")
+    done = muse("write", "--continue", "--yes", "--book", book.root, "--json")
+    assert done.exit_code == 0, done.stderr
+    assert [c["state"] for c in as_json(done.stdout)["chapters"]] == ["extracted"] * 2
