@@ -291,3 +291,52 @@ def test_a_budget_cap_stops_the_run_before_it_sends_and_continue_goes_on(
     done = muse("write", "--continue", "--yes", "--book", book.root, "--json")
     assert done.exit_code == 0, done.stderr
     assert [c["state"] for c in as_json(done.stdout)["chapters"]] == ["extracted"] * 2
+
+
+def _in_a_terminal(book: Book, answer: bytes, *args: str) -> tuple[int, str]:
+    """`muse ARGS` in a real pseudo-terminal (stdin and stderr are ttys), answering `answer` to its question."""
+    import pty
+    import select
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MUSE_")}
+    env.update({KEY_ENV: "sk-stretch-test-key-0123456789", "MUSE_CONFIG": "/nonexistent/config.toml", "TERM": "xterm"})
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "novelmuse", *args, "--book", str(book.root)],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        env=env,
+        close_fds=True,
+    )
+    os.close(terminal)
+    seen = b""
+    answered = False
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([controller], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # the process closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+            if not answered and b"Start? [y/N]" in seen:
+                os.write(controller, answer)
+                answered = True
+        elif proc.poll() is not None:
+            break
+    code = proc.wait(60)
+    os.close(controller)
+    return code, seen.decode("utf-8", errors="replace")
+
+
+def test_in_a_terminal_the_bill_above_the_threshold_is_asked_about(book: Book, models: StretchModels) -> None:
+    code, shown = _in_a_terminal(book, b"n\n", "write", "11-11", "--auto")
+    assert code == 2 and "the run's bill for 1 chapter(s)" in shown and "Start? [y/N]" in shown
+    assert "BILL_NOT_CONFIRMED" in shown and "you declined" in shown and models.seen == []
+    code, shown = _in_a_terminal(book, b"y\n", "write", "11-11", "--auto")
+    assert code == 0, shown[-2000:]
+    assert (book.root / "chapters" / "0011.md").is_file()
