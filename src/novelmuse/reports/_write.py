@@ -10,8 +10,6 @@ from rich.table import Table
 from ..book import Book
 from ..errors import Outcome
 from ..writing import DetectorReport, WriteDoc, WriteShowDoc, WriteStatus, short_id
-from ._accept import accept_outcome, render_accept
-from ._review import render_review_run, review_outcome
 
 _STATUS = {
     "passed": "[green]passed[/green]",
@@ -93,6 +91,8 @@ def render_write_run(console: Console, doc: WriteDoc, book: Book | None = None) 
             f"  resumed {r.write_id}: {r.drafts} draft(s), {r.reports} report(s) and {r.calls} gate answer(s) reused"
         )
     if doc.accept is not None:
+        from ._accept import render_accept  # loaded only for a run that accepted
+
         render_accept(console, doc.accept)
     elif doc.final_draft_id is not None and doc.status in ("passed", "held_for_author"):
         short = short_id(doc.final_draft_id)
@@ -102,6 +102,8 @@ def render_write_run(console: Console, doc: WriteDoc, book: Book | None = None) 
             f" (`muse drafts diff {short}`), then {what} `muse drafts accept|revise|reject {short}`"
         )
     if doc.review is not None:
+        from ._review import render_review_run  # loaded only for a run that reviewed
+
         render_review_run(console, doc.review, book)
     if doc.usage.calls:
         cost = f"{doc.usage.cost:.4f}" if doc.usage.cost is not None else "unknown"
@@ -143,8 +145,12 @@ def write_outcome(doc: WriteDoc) -> Outcome:
     accept's quality gate could not run — never ok; failed_closed: a step failed closed."""
     base = _OUTCOMES[doc.status]
     if base == "ok" and doc.accept is not None:
+        from ._accept import accept_outcome
+
         base = accept_outcome(doc.accept)
     if base == "ok" and doc.review is not None:
+        from ._review import review_outcome
+
         return review_outcome(doc.review)
     return base
 

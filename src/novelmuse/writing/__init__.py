@@ -57,6 +57,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     from ._gate import DetectorGate
     from ._gate_evidence import EVIDENCE_SCHEMA_VERSION, EvidenceItem, EvidencePack, evidence_pack
     from ._hardcheck import HardCheck
+    from ._history import write_history
     from ._leak import check_writer_text, generated_text, writer_text_leaks
     from ._loop import repair_items, require_tool_less, write_bill, write_chapter
     from ._manifest import ARMS, MANIFEST_SCHEMA_VERSION, Arm, ArmChoiceRef, EvidenceRef, Manifest
@@ -132,7 +133,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         WriteShowDoc,
         WriteStatus,
     )
-    from ._writer import write_dry_run, write_history
+    from ._writer import write_dry_run
 
 __getattr__ = lazy_getattr(__name__, __file__)
 

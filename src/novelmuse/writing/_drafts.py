@@ -23,11 +23,11 @@ from ..processes import process_alive, process_started
 from ..roles.writer import DeclaredFact, EvidenceRequest
 from ..store import new_id, transaction, utc_now
 from ..text import canonical_json, parse_heading, sha256_hex
-from ._build import ContextBuild
 from ._detector import DetectorReport
 from ._store import private_dir, store_manifest
 
 if TYPE_CHECKING:  # only annotated: the run document imports the editorial loop's models
+    from ._build import ContextBuild
     from ._write_doc import WriteDoc
 
 DRAFT_SCHEMA_VERSION = "writer-draft-v1"

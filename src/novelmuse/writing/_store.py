@@ -11,7 +11,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -20,8 +20,10 @@ from ..errors import InputError
 from ..roles.writer import WriterContext
 from ..store import new_id, transaction, utc_now
 from ..text import sha256_hex
-from ._build import ContextBuild, build_context
 from ._manifest import Arm, Manifest
+
+if TYPE_CHECKING:
+    from ._build import ContextBuild
 
 MAX_DIFFERENCES = 50
 
@@ -124,6 +126,8 @@ def verify_context(
         and not path.is_symlink()
         and path.read_bytes() == body.encode("utf-8")
     )
+    from ._build import build_context  # the context builder: loaded by what builds
+
     rebuilt = build_context(book, chapter, arm=arm, progress=progress)
     differences: list[Difference] = []
     if rebuilt.manifest_sha256 != stored_sha:
@@ -157,6 +161,8 @@ def build_and_save(
     book: Book, chapter: int, arm: Arm = "C", *, progress: Callable[[int, int], None] | None = None
 ) -> ContextDoc:
     """Build chapter `chapter`'s context for `arm`, store its manifest, and return both (`muse context N`)."""
+    from ._build import build_context  # the context builder: loaded by what builds
+
     build = build_context(book, chapter, arm=arm, progress=progress)
     path = save_build(book, build)
     return ContextDoc(
