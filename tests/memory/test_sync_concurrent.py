@@ -133,3 +133,19 @@ def test_an_unpriced_paid_extractor_is_asked_about_and_refused_without_a_termina
         assert "unknown" in r.stderr and srv.count == 0
         assert muse("sync", "--yes", "--book", root).exit_code == 0
         assert srv.count == CHAPTERS
+
+
+def test_a_failed_extraction_stops_the_calls_in_flight_and_leaves_no_stray_error(
+    muse, tmp_path: Path, key: None, bodies: dict[int, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    import gc
+
+    with LoopbackServer("openai", default=Reply(status=401)) as srv:
+        root = _book(tmp_path / "b", srv.base_url, bodies, concurrency=4)
+        r = muse("sync", "--json", "--book", root)
+    gc.collect()  # a task whose failure nobody retrieved is reported when it is collected
+    assert r.exit_code == 3, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["facts_error"] == {"chapter": 1, "code": "MODEL_AUTH"} and doc["facts_extracted"] == []
+    assert doc["facts_stale"] == list(range(1, CHAPTERS + 1))
+    assert not [rec for rec in caplog.records if rec.name == "asyncio"], [rec.message for rec in caplog.records]

@@ -217,8 +217,7 @@ async def extract_in_order(
             yield got
             if k + width < len(chapters):
                 dispatch(k + width)
-    finally:
-        pending = [t for _, _, t in tasks if not t.done()]
-        for t in pending:
+    finally:  # after a failure: stop what is in flight and collect every outcome (none left unretrieved)
+        for _, _, t in tasks:
             t.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
+        await asyncio.gather(*(t for _, _, t in tasks), return_exceptions=True)
