@@ -39,7 +39,7 @@ def open_book(book: Path | None) -> Book:
 
 
 def parse_range(value: str | None) -> tuple[int, int] | None:
-    """Parse ``A-B`` (inclusive) for --range; a single number N means N-N."""
+    """Parse ``A-B`` (inclusive) — `--range A-B`, or a command's `A-B` argument; a single number N means N-N."""
     if value is None:
         return None
     text = value.strip()
@@ -49,14 +49,14 @@ def parse_range(value: str | None) -> tuple[int, int] | None:
         hi = int(b) if sep else lo
     except ValueError:
         raise InputError(
-            "USAGE_RANGE", f"--range {value!r} is not A-B", "command line", "write it like --range 3-10"
+            "USAGE_RANGE", f"the range {value!r} is not A-B", "command line", "write it like 3-10"
         ) from None
     if lo < 0 or hi < lo:
-        raise InputError("USAGE_RANGE", f"--range {value!r} is empty or negative", "command line", "use A-B, A ≤ B")
+        raise InputError("USAGE_RANGE", f"the range {value!r} is empty or negative", "command line", "use A-B, A ≤ B")
     if hi > MAX_CHAPTER_NUMBER:
         raise InputError(
             "USAGE_RANGE",
-            f"--range ends over the cap of {MAX_CHAPTER_NUMBER:,} for chapter numbers",
+            f"the range {value!r} ends over the cap of {MAX_CHAPTER_NUMBER:,} for chapter numbers",
             "command line",
             f"use chapter numbers 0–{MAX_CHAPTER_NUMBER:,}",
         )

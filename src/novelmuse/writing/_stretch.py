@@ -196,7 +196,7 @@ def _check_range(book: Book, first: int, last: int) -> None:
         try:
             outline = read_outline(book, n)
         except InputError as exc:
-            problems.append(f"chapter {n}: {exc.what}")
+            problems.append(exc.what if f"chapter {n}" in exc.what else f"chapter {n}: {exc.what}")
             continue
         state = confirmation(book, outline).state
         if state != "confirmed":
