@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         list_receipts,
         require_run,
         run_spend,
+        runs_spend,
         tasks_used,
     )
     from ._schema import model_schema_sha256, schema_sha256, strict_json_schema
@@ -111,6 +112,7 @@ __all__ = [
     "role_config_issue",
     "run_is_running",
     "run_spend",
+    "runs_spend",
     "sandbox_issues",
     "schema_sha256",
     "strict_json_schema",

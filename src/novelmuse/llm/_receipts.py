@@ -314,6 +314,16 @@ class CostLine:
     status: str | None = None  # runs: the run status
     started_at: str | None = None  # runs: when the run started
 
+    @property
+    def spend(self) -> dict[str, int | float | None]:
+        """What a command's summary says it spent: calls, input and output tokens, cost (None: unknown)."""
+        return {
+            "calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost": self.cost,
+        }
+
 
 @dataclass(frozen=True)
 class CostSummary:
@@ -368,6 +378,13 @@ def _line(key: str, row: sqlite3.Row | tuple[Any, ...], extra: dict[str, Any] | 
 def run_spend(conn: sqlite3.Connection, run_id: str) -> CostLine:
     """What one run's receipts say it spent (a joined run's budget starts from it)."""
     return _line(run_id, conn.execute(f"SELECT {_SUMS} FROM receipts r WHERE r.run_id = ?", (run_id,)).fetchone())
+
+
+def runs_spend(conn: sqlite3.Connection, run_ids: list[str]) -> CostLine:
+    """What the receipts of these runs say they spent together (the commands of one stretch of chapters)."""
+    marks = ", ".join("?" for _ in run_ids) or "NULL"
+    row = conn.execute(f"SELECT {_SUMS} FROM receipts r WHERE r.run_id IN ({marks})", run_ids).fetchone()
+    return _line("runs", row)
 
 
 def cost_summary(conn: sqlite3.Connection, run_id: str | None = None) -> CostSummary:

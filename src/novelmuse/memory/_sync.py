@@ -50,7 +50,9 @@ class SyncResult:
     run_id: str | None = None
     plan: ExtractionPlan | None = None  # the extraction it makes (or would make with --dry-run)
     dry_run: bool = False
-    spent: dict[str, object] | None = None  # calls, input_tokens, output_tokens, cost of its run (`muse cost --run`)
+    spent: dict[str, int | float | None] | None = (
+        None  # calls, input_tokens, output_tokens, cost of its run (`muse cost --run`)
+    )
 
 
 async def sync(
@@ -111,11 +113,5 @@ async def sync(
         result.facts_error = (todo[done], exc.code)
         result.facts_stale = todo[done:]
     result.problems = replay(book, cards=cards).problems
-    line = run_spend(session.conn, result.run_id)
-    result.spent = {
-        "calls": line.calls,
-        "input_tokens": line.input_tokens,
-        "output_tokens": line.output_tokens,
-        "cost": line.cost,
-    }
+    result.spent = run_spend(session.conn, result.run_id).spend
     return result

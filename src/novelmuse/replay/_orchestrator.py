@@ -718,10 +718,8 @@ def run_doc(book: Book, run_id: str) -> RunDoc:
     notes = []
     if doc.kind == "writer" and not {"A", "C"} <= set(row.arms):
         notes.append("arms A and C were not both run: Gate A and Gate B will say ARM_NOT_RUN (failed)")
-    line = run_spend(book.db, row.model_run_id)
-    spent = {"calls": line.calls, "input_tokens": line.input_tokens, "output_tokens": line.output_tokens}
     return RunDoc(
-        spent={**spent, "cost": line.cost},
+        spent=run_spend(book.db, row.model_run_id).spend,
         ok=ok,
         run_id=row.id,
         set_sha256=row.set_sha256,

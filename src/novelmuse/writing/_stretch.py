@@ -342,19 +342,20 @@ def _set_run(book: Book, stretch_id: str, status: StretchStatus, chapter: int | 
         )
 
 
-def _facts_current(book: Book, chapter: int) -> bool:
+def _extracted(book: Book, chapters: range | list[int]) -> set[int]:
+    """Those of `chapters` whose file has a fact card bound to its bytes (one listing, one read of the cards)."""
     from ..memory import current_fact_cards
 
-    path = book.chapter_paths().get(chapter)
-    if path is None:
-        return False
-    sha = read_chapter_file(chapter, path).sha256
-    return bool(current_fact_cards(book.db, {chapter: sha}))
+    paths = book.chapter_paths()
+    shas = {n: read_chapter_file(n, paths[n]).sha256 for n in chapters if n in paths}
+    return set(current_fact_cards(book.db, shas))
 
 
 def _todo(book: Book, run: _Run) -> list[int]:
     """The chapters of the run whose fact card is not yet extracted from their file (in order)."""
-    return [n for n in range(run.first, run.last + 1) if not _facts_current(book, n)]
+    chapters = range(run.first, run.last + 1)
+    done = _extracted(book, chapters)
+    return [n for n in chapters if n not in done]
 
 
 def stretch_bill(book: Book, session: ModelSession, chapters: list[int], arm: Arm) -> Bill:
@@ -381,18 +382,25 @@ def stretch_bill(book: Book, session: ModelSession, chapters: list[int], arm: Ar
             if n not in to_write:
                 parts.append(session.bill(EXTRACT.render(extract_request(book, n, cards))))
     if to_write:
-        first = to_write[0]
+        first, later = to_write[0], to_write[1:]
         build = build_context(book, first, arm=arm)
-        room = cfg.writing.context_chars * 4  # a later chapter's context, up to its cap (≤ 4 bytes a character)
-        for n in to_write:
-            margin = 0 if n == first else room + (book.root / read_outline(book, n).path).stat().st_size
-            parts += write_bill(session, build, margin=margin).roles
+
+        def one_chapter(margin: int) -> list[RoleBill]:
+            """A whole chapter's bound, every call `margin` input tokens larger than chapter `first`'s."""
+            bill = write_bill(session, build, margin=margin).roles
             if session.is_configured("judge"):
-                padded = heading_for(book, first, "") + longest + "字" * (margin // 3 + 1)
-                parts += gate_bill(book, session, first, padded)
+                bill += gate_bill(
+                    book, session, first, heading_for(book, first, "") + longest + "字" * (margin // 3 + 1)
+                )
             if extracting:
                 draft = len(longest.encode("utf-8"))
-                parts.append(session.bill(extract_call(build, ""), 1, extra_input_tokens=draft + margin))
+                bill.append(session.bill(extract_call(build, ""), 1, extra_input_tokens=draft + margin))
+            return bill
+
+        parts += one_chapter(0)
+        if later:  # a later chapter's context up to its cap (≤ 4 bytes a character), and the largest outline
+            outline = max((book.root / read_outline(book, n).path).stat().st_size for n in later)
+            parts += one_chapter(cfg.writing.context_chars * 4 + outline) * len(later)
         if len(to_write) > 1:
             notes.append(
                 f"chapters {to_write[1]}–{to_write[-1]} are bounded from chapter {first}'s prompts with room for a "
@@ -415,7 +423,7 @@ class _Stop:
 
 async def _extract(book: Book, session: ModelSession, stretch_id: str, chapter: int, progress: Progress) -> None:
     """Chapter `chapter` has its file: extract its fact card unless one is bound to these bytes already."""
-    if not _facts_current(book, chapter):
+    if chapter not in _extracted(book, [chapter]):
         from ..memory import extract_facts
 
         progress(chapter, f"extracting facts · {session.spent_so_far()}")
@@ -598,16 +606,9 @@ async def run_stretch(
 
 
 def _spend_of(book: Book, run_ids: list[str]) -> SpendOut:
-    from ..llm import run_spend
+    from ..llm import runs_spend
 
-    out = SpendOut()
-    for run_id in run_ids:
-        line = run_spend(book.db, run_id)
-        out.calls += line.calls
-        out.input_tokens += line.input_tokens
-        out.output_tokens += line.output_tokens
-        out.cost = None if out.cost is None or line.cost is None else out.cost + line.cost
-    return out
+    return SpendOut.model_validate(runs_spend(book.db, run_ids).spend)
 
 
 def stretch_status(
