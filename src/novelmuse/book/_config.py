@@ -25,7 +25,18 @@ from ..errors import InputError
 from ..limits import MAX_CHAPTER_NUMBER, MAX_CONFIG_BYTES
 from ._userfile import parsing_user_file, read_user_file
 
-ROLE_NAMES = ("writer", "reviewer", "editor", "arbiter", "extractor", "normalizer", "detector", "judge", "outliner")
+ROLE_NAMES = (
+    "writer",
+    "reviewer",
+    "editor",
+    "arbiter",
+    "extractor",
+    "normalizer",
+    "detector",
+    "judge",
+    "outliner",
+    "planner",
+)
 
 #: The seeds' bounds (non-negotiable 4: a configuration may lower them, never raise them).
 MAX_ATTEMPTS_CAP = 3  # seed 000/003: at most 3 calls per logical call

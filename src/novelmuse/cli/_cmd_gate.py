@@ -90,13 +90,14 @@ def verify_cmd(
 
 @gate_app.command("show")
 def show_cmd(book: BookOpt = None, json_out: JsonOpt = False) -> None:
-    """List every gate evaluation per writer configuration (the current one first), with how many replay runs were
+    """List every gate evaluation per agent configuration — the writer's and the outliner's (the current ones
+    first) — with how many replay runs were
     evaluated and each gate's latest evaluation — the one that counts, passed or failed — then every report and
     receipt in chain order, after verifying the journal (exit 3 when it does not verify: the listing is still
     printed, under the problems)."""
     b = open_book(book)
     doc = replay.verify_journal(b, reader=replay.store_reader(b, gate_input_rebuilder(b)), listing=True)
-    current = replay.writer_config_sha256(b)
+    current = [replay.writer_config_sha256(b), replay.outliner_config(b).sha256]
     doc = doc.model_copy(update={"configurations": replay.by_configuration(doc.listing or [], current)})
     _finish(doc, json_out, render_gate_show)
 

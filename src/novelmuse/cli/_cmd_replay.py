@@ -72,10 +72,18 @@ def _arms(value: str) -> list[Arm]:
     return out
 
 
+def _default_arms(available: list[Arm]) -> list[Arm]:
+    """Every arm of the set, the gated ones first (A, C, then B)."""
+    return sorted(available, key="ACB".index)
+
+
 @replay_app.command("run")
 def run_cmd(
     set_ref: Annotated[str, typer.Argument(help="A registered set: its sha256 (prefix), name or file.", metavar="SET")],
-    arms: Annotated[str, typer.Option("--arms", help="Arms to run (A, C gated; B diagnostic).")] = "A,C,B",
+    arms: Annotated[
+        str | None,
+        typer.Option("--arms", help="Arms to run (A, C gated; B diagnostic). Default: every arm of the set."),
+    ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Samples in flight at once (1–64).")] = 4,
     seed: Annotated[str | None, typer.Option("--seed", help="Order plan seed (default: set sha256).")] = None,
     new: Annotated[bool, typer.Option("--new", help="Start a new run instead of resuming the unfinished one.")] = False,
@@ -84,14 +92,15 @@ def run_cmd(
     book: BookOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Run (or resume) a replay of a registered set: per item and arm, context → writer → detector, then one blind
-    oracle panel per item. Its bill (what is left to do) comes first; above [budget] confirm_above it asks (without
-    a terminal: needs --yes). Exit 0 when every sample and panel is ok, 3 when any failed closed (named)."""
+    """Run (or resume) a replay of a registered set: per item and arm, context → writer → detector (a writer set) or
+    the outliner's draft and the reference lint (an outliner set), then one blind oracle panel per item. Its bill
+    (what is left to do) comes first; above [budget] confirm_above it asks (without a terminal: needs --yes). Exit 0
+    when every sample and panel is ok, 3 when any failed closed (named)."""
     b = open_book(book)
     from ..replay import replay_dry_run, resolve_set, run_replay
 
     doc = resolve_set(b, set_ref)
-    picked = _arms(arms)
+    picked = _arms(arms) if arms is not None else _default_arms(doc.arms_available)
     if dry_run:
         dry = replay_dry_run(b, doc, picked, seed)
         if json_out:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         GateInputRebuilder,
         GuardFinding,
         check_fine_outline_entry,
+        check_plan_entry,
         guard_refusal,
         receipt_verdict,
         require_fine_outline_entry,
@@ -59,6 +60,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     from ._orchestrator import DryRunDoc, Event, Progress, RunDoc, replay_dry_run, run_doc, run_replay
     from ._order import ItemOrder, OrderPlan, make_order_plan, position_counts, verify_order_plan
     from ._outline_stage import OutlineStageDoc, draft_fine_outline, outline_admission_problems, outline_draft_dry_run
+    from ._outliner import OutlinerConfig, outliner_config
     from ._promotion import ArmChoice, promoted_arm
     from ._receipt import (
         ArtefactKind,
@@ -122,6 +124,7 @@ __all__ = [
     "OrderPlan",
     "Outcome",
     "OutlineStageDoc",
+    "OutlinerConfig",
     "PanelOut",
     "PanelVerdict",
     "Problem",
@@ -153,6 +156,7 @@ __all__ = [
     "build_gate_input",
     "by_configuration",
     "check_fine_outline_entry",
+    "check_plan_entry",
     "cohen_kappa",
     "configured_signer",
     "default_key_path",
@@ -181,6 +185,7 @@ __all__ = [
     "new_character_bucket",
     "outline_admission_problems",
     "outline_draft_dry_run",
+    "outliner_config",
     "parse_gate_input",
     "position_counts",
     "promoted_arm",

@@ -38,6 +38,7 @@ from ._input import (
     gate_input_sha256,
 )
 from ._input import Target as GateTarget
+from ._outliner import OutlineSampleRow, outline_samples_of
 from ._receipt import ArtefactRef
 from ._runs import PanelRow, RunRow, SampleRow, load_run, panels_of, samples_of
 from ._sets import RegisteredSet, SetItem, load_set
@@ -83,16 +84,18 @@ def run_of_locator(locator: str) -> str | None:
 
 def gate_item(item: SetItem) -> Item:
     """The pre-registered item as the gates see it: its targets (hard constraints by outline kind, then the oracle
-    assertions) and new-character counts, all frozen in the registered set."""
-    if item.scene_type is None or item.outline_sha256 is None:
-        raise ValueError(f"item {item.item_id} is not a writer item")
+    assertions) and new-character counts, all frozen in the registered set. An outliner item's outline is its
+    reference scaffold (its hard items are the targets)."""
+    outline_sha256 = item.outline_sha256 or (item.reference.sha256 if item.reference is not None else None)
+    if item.scene_type is None or outline_sha256 is None:
+        raise ValueError(f"item {item.item_id} is neither a writer nor an outliner item")
     targets = [GateTarget(kind=t.kind, id=t.id) for t in item.targets]
     targets += [GateTarget(kind="assertion", id=a.id) for a in item.assertions]
     return Item(
         item_id=item.item_id,
         chapter=item.chapter,
         scene_type=item.scene_type,
-        outline_sha256=item.outline_sha256,
+        outline_sha256=outline_sha256,
         targets=targets,
         new_characters=item.new_characters,
         outline_entities=item.outline_entities,
@@ -179,22 +182,15 @@ def _sample(book: Book, item: Item, set_item: SetItem, row: SampleRow, panels: _
             raise ArtefactProblem("DETECTOR_CANDIDATE_MISMATCH", "the detector report is on another candidate")
     except ArtefactProblem as exc:
         return _not_ok(item.item_id, row.arm, exc.code, exc.what)
-    try:
-        panel, arms = panels.of(item.item_id)
-    except ArtefactProblem as exc:  # an invalid or unstable panel, or one that never ran: a judge anomaly
-        category = anomaly_category(exc.code)  # … unless it is a leak or a changed artefact
-        return _not_ok(item.item_id, row.arm, exc.code, exc.what, category if category in ("hash", "leak") else "judge")
-    cids = [cid for cid, arm in arms.items() if arm == row.arm]
-    ref = next((c for c in panel.candidates if cids and c.candidate_id == cids[0]), None)
-    if ref is None or ref.sha256 != draft.text_sha256:
-        return _not_ok(item.item_id, row.arm, "PANEL_CANDIDATE_MISMATCH", "the panel judged another candidate text")
-    cid = ref.candidate_id
+    judged = _judged(item, row.arm, draft.text_sha256, panels)
+    if isinstance(judged, Sample):
+        return judged
+    verdicts, scores, judge_calls = judged
     kinds = {t.id: t.kind for t in item.targets}
     call_ids = [
         str(r[0]) for r in book.db.execute("SELECT call_id FROM write_drafts WHERE write_id = ?", (doc.write_id,))
     ]
     call_ids += [c for r in doc.reports if r.draft_id == doc.final_draft_id for c in r.call_ids]
-    call_ids += [j.call_id for j in panel.judges if j.call_id]
     return Sample(
         item_id=item.item_id,
         arm=row.arm,
@@ -202,15 +198,70 @@ def _sample(book: Book, item: Item, set_item: SetItem, row: SampleRow, panels: _
         candidate_sha256=draft.text_sha256,
         manifest_sha256=draft.manifest_sha256,
         detector=_detector_items(report, kinds, set_item),
-        panel=[
-            PanelVerdict(
-                kind=kinds[v.target_id], id=v.target_id, verdict="unknown" if v.verdict == "split" else v.verdict
-            )
-            for v in panel.verdicts
-            if v.candidate_id == cid and v.target_id in kinds
-        ],
-        scores={s.dimension_id: s.score for s in panel.scores if s.candidate_id == cid},
-        receipts=_receipts(book, call_ids),
+        panel=verdicts,
+        scores=scores,
+        receipts=_receipts(book, [*call_ids, *judge_calls]),
+    )
+
+
+def _judged(
+    item: Item, arm: Arm, text_sha256: str, panels: _Panels
+) -> tuple[list[PanelVerdict], dict[str, float], list[str]] | Sample:
+    """The panel's verdicts on the item's targets and its scores for the candidate of `arm` (whose text must hash to
+    `text_sha256`), and the judges' call ids — or the sample that is not ok, and why."""
+    try:
+        panel, arms = panels.of(item.item_id)
+    except ArtefactProblem as exc:  # an invalid or unstable panel, or one that never ran: a judge anomaly
+        category = anomaly_category(exc.code)  # … unless it is a leak or a changed artefact
+        return _not_ok(item.item_id, arm, exc.code, exc.what, category if category in ("hash", "leak") else "judge")
+    cids = [cid for cid, a in arms.items() if a == arm]
+    ref = next((c for c in panel.candidates if cids and c.candidate_id == cids[0]), None)
+    if ref is None or ref.sha256 != text_sha256:
+        return _not_ok(item.item_id, arm, "PANEL_CANDIDATE_MISMATCH", "the panel judged another candidate text")
+    cid = ref.candidate_id
+    kinds = {t.id: t.kind for t in item.targets}
+    verdicts = [
+        PanelVerdict(kind=kinds[v.target_id], id=v.target_id, verdict="unknown" if v.verdict == "split" else v.verdict)
+        for v in panel.verdicts
+        if v.candidate_id == cid and v.target_id in kinds
+    ]
+    scores = {s.dimension_id: s.score for s in panel.scores if s.candidate_id == cid}
+    return verdicts, scores, [j.call_id for j in panel.judges if j.call_id]
+
+
+def _outline_sample(book: Book, item: Item, row: SampleRow, draft: OutlineSampleRow | None, panels: _Panels) -> Sample:
+    """One sample of an outliner run from the store: the kept draft and its reference-lint verdicts, both re-hashed
+    (a changed one is a `hash` anomaly), and the panel's verdicts and scores on it."""
+    if row.status == "running":
+        return _not_ok(item.item_id, row.arm, "SAMPLE_UNFINISHED", "the sample never ended (resume the run)")
+    if row.code is not None:
+        return _not_ok(item.item_id, row.arm, row.code, row.detail or "")
+    if draft is None:
+        return _not_ok(item.item_id, row.arm, "CANDIDATE_MISSING", "the sample's draft is gone from the store")
+    if sha256_hex(draft.text) != draft.text_sha256:
+        return _not_ok(item.item_id, row.arm, "CANDIDATE_CHANGED", "the draft no longer hashes to its sha256")
+    if sha256_hex(draft.lint_json) != draft.lint_sha256:
+        return _not_ok(item.item_id, row.arm, "LINT_REPORT_CHANGED", "the reference lint's verdicts were edited")
+    judged = _judged(item, row.arm, draft.text_sha256, panels)
+    if isinstance(judged, Sample):
+        return judged
+    verdicts, scores, judge_calls = judged
+    kinds = {t.id: t.kind for t in item.targets}
+    lint = [
+        DetectorItem(kind=kinds[r["id"]], id=r["id"], verdict=r["verdict"], severity=r["severity"])
+        for r in draft.lint()
+        if kinds.get(r["id"]) == r["kind"]  # same kind, same id: an id the item does not list is not compared
+    ]
+    return Sample(
+        item_id=item.item_id,
+        arm=row.arm,
+        ok=True,
+        candidate_sha256=draft.text_sha256,
+        manifest_sha256=draft.messages_sha256,
+        detector=lint,
+        panel=verdicts,
+        scores=scores,
+        receipts=_receipts(book, [draft.call_id, *judge_calls]),
     )
 
 
@@ -230,21 +281,24 @@ def build_gate_input(book: Book, run_id: str) -> GateInput:
     """The gate input of replay run `run_id`, rebuilt from the store (see the module doc)."""
     row: RunRow = load_run(book, run_id)
     doc: RegisteredSet = load_set(book, row.set_sha256)
-    if doc.kind != "writer":
+    if doc.kind == "fine_outline":
         raise InputError(
             "REPLAY_NOT_GATED",
-            f"run {row.id} is a {doc.kind} replay: Gate A and Gate B judge the writer's replays only",
+            f"run {row.id} judged pinned outline drafts: the gates measure an agent's own replays — the writer's "
+            "(a writer set) or the outliner's (an outliner set)",
             "muse gate",
-            "run the gates on a writer set's run",
+            "run the gates on a writer or outliner set's run",
         )
     row.plan()  # the sealed order plan still verifies (ORDER_PLAN_TAMPERED …, exit 3)
-    rubric = load_rubric("writer_replay")
+    rubric = load_rubric("writer_replay" if doc.kind == "writer" else "fine_outline_replay")
     items = {i.item_id: gate_item(i) for i in doc.items}
     panels = _Panels(book, panels_of(book.db, row.id))
-    samples = [
-        _sample(book, items[item_id], doc.item(item_id), s, panels)
-        for (item_id, _arm), s in sorted(samples_of(book.db, row.id).items())
-    ]
+    rows = sorted(samples_of(book.db, row.id).items())
+    if doc.kind == "writer":
+        samples = [_sample(book, items[item_id], doc.item(item_id), s, panels) for (item_id, _arm), s in rows]
+    else:
+        drafts = outline_samples_of(book.db, row.id)
+        samples = [_outline_sample(book, items[key[0]], s, drafts.get(key), panels) for key, s in rows]
     return GateInput(
         run_id=row.id,
         mode=row.mode,

@@ -7,7 +7,8 @@ probed with its exact id, is journaled with its report marked as such and no rec
 The issuer re-hashes every binding through the store reader, whose `gate_input` artefacts come only from the
 GateInputBuilder (never from the file written beside the run), journals the report first and a signed
 receipt only for a passed report — binding the gate input, the gate spec, the rubric, the registered set,
-every manifest the gate input names and the run's writer configuration (`run_config_sha256`).
+every manifest the gate input names and the configuration of the agent the run measured (`run_config_sha256`: the
+writer's, or the outliner's for an outliner set's run, under the fine-outline stage's own gate spec).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from ._gates import GateName, GateReport
 from ._guard import store_reader
 from ._input import gate_input_bytes
 from ._journal import GateIssuer, journal_location
-from ._orchestrator import probed, roles_of
+from ._orchestrator import probed, roles_of, stage_config
+from ._outliner import prompt_location
 from ._receipt import ArtefactRef, ModelsEvidence, ReceiptBindings, file_ref, rubric_ref, spec_ref
 from ._runs import RunRow, load_run
 from ._sets import private_dirs, set_location
@@ -89,7 +91,7 @@ def run_models(book: Book, row: RunRow) -> tuple[ModelsEvidence, str]:
     """Whether real, probed models answered the run: `canned` when a gated role was served by the scripted provider
     (canned answers, not a model), `unprobed` when a model was never probed with its exact id (`muse models check`),
     else `real` — read from the configuration the run recorded, not the book's configuration now."""
-    pins = [ModelPin.model_validate(m) for m in row.config.get("writer", {}).get("models", [])]
+    pins = [ModelPin.model_validate(m) for m in stage_config(row.config).get("models", [])]
     used = [m for m in pins if m.model is not None and (m.role in roles_of(row.kind))]
     canned = [f"{m.role} ({m.kind}:{m.model})" for m in used if m.kind == "scripted"]
     if canned:
@@ -103,20 +105,24 @@ def run_models(book: Book, row: RunRow) -> tuple[ModelsEvidence, str]:
 
 
 def evaluate_run(book: Book, run_id: str, gate: GateName) -> GateDoc:
-    """Gate `gate` on replay run `run_id` through the one issuer (see the module doc)."""
+    """Gate `gate` on replay run `run_id` through the one issuer (see the module doc), under the gate spec of the
+    agent the run measured: the writer's, or the fine-outline stage's for an outliner run."""
     row = load_run(book, run_id)
+    outliner = row.kind == "outliner"
     models, note = run_models(book, row)
     gi = build_gate_input(book, row.id)
     keep_damaged_input(book, gi)  # what it saw, should a damaged artefact be restored later
     data = gate_input_bytes(gi)
     relative = _write(book, gi.run_id, data)
+    # a writer sample's manifest is its context manifest; an outliner sample's, the prompt its draft was made from
     manifests = sorted({s.manifest_sha256 for s in gi.samples if s.manifest_sha256 is not None})
+    locations = [prompt_location(book, row.id, sha) if outliner else manifest_location(book, sha) for sha in manifests]
     bindings = ReceiptBindings(
         gate_input=ArtefactRef(kind="gate_input", locator=relative, sha256=sha256_hex(data)),
-        gate_spec=spec_ref(load_gate_spec()),
-        rubric=rubric_ref(load_rubric("writer_replay")),
+        gate_spec=spec_ref(load_gate_spec(stage="fine_outline" if outliner else "writer")),
+        rubric=rubric_ref(load_rubric("fine_outline_replay" if outliner else "writer_replay")),
         eval_set=file_ref(book, "set", set_location(book, row.set_sha256)),
-        manifests=[file_ref(book, "manifest", manifest_location(book, sha)) for sha in manifests],
+        manifests=[file_ref(book, "manifest", where) for where in locations],
         run_config_sha256=row.writer_config_sha256,
     )
     with GateIssuer.open(book, reader=store_reader(book, gate_input_rebuilder(book))) as issuer:

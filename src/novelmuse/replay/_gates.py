@@ -506,8 +506,10 @@ def _gate_b_checks(view: _View) -> list[Check]:
                 figures={"mean_delta": _f(delta), "min": _f(floor), "items": n},
             )
         )
-    scene_floor = exact(rule.min_scene_mean_delta)
     scene_dim = view.gi.rubric.scene_dimension
+    if scene_dim is None or rule.min_scene_mean_delta is None:  # a rubric without a scene dimension
+        return checks
+    scene_floor = exact(rule.min_scene_mean_delta)
     for scene in sorted({i.scene_type for i in items}):
         group = [i for i in items if i.scene_type == scene]
         delta = view.mean_delta(cand, base, scene_dim, group)
@@ -584,7 +586,7 @@ def new_character_bucket(item: Item) -> Bucket:
 def _diagnostic(view: _View) -> list[Stratum]:
     rule = view.spec.gate_b
     base = rule.baseline
-    dims = [*view.gi.rubric.general_dimensions, view.gi.rubric.scene_dimension]
+    dims = [*view.gi.rubric.general_dimensions, *view.gi.rubric.scene_dimensions]
     strata: list[Stratum] = []
     for arm in rule.diagnostic:
         if arm not in view.gi.arms:

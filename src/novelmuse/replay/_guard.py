@@ -36,6 +36,7 @@ from ..errors import FailedClosed, MuseError
 from ._gates import GateName
 from ._input import GateInput, gate_input_bytes
 from ._journal import journal_location
+from ._outliner import OutlinerConfig, outliner_config
 from ._receipt import ArtefactReader, ArtefactRef, book_artefacts
 from ._verify import EntrySummary, verify_journal
 from ._writer_config import WriterConfig, writer_config
@@ -62,24 +63,34 @@ class GuardFinding(BaseModel):
 
 
 class EntryGuard(BaseModel):
-    """The guard's verdict for the fine-outline stage (`admitted` only with no finding)."""
+    """The guard's verdict for a stage (`admitted` only with no finding): the fine-outline stage and promotion stand
+    on the writer's receipts; the plan stage (the third agent) on the outliner's (`outliner_config`)."""
 
     schema_version: int = GUARD_SCHEMA
-    stage: Literal["fine_outline", "promotion"] = "fine_outline"
+    stage: Literal["fine_outline", "promotion", "plan"] = "fine_outline"
     admitted: bool
     writer_config_sha256: str
     writer_config: WriterConfig
+    outliner_config_sha256: str | None = None  # the plan stage: the outliner configuration its receipts must be of
+    outliner_config: OutlinerConfig | None = None
     journal: str
     verified: Literal["passed", "failed", "empty", "not_run"]
     entries: int
     receipts: dict[str, int | None]  # gate → seq of the receipt that admits it (the newest), None when none does
     findings: list[GuardFinding]
 
+    @property
+    def measured(self) -> str:
+        """The configuration whose receipts the stage needs, as the guard names it (which agent, short hash)."""
+        if self.outliner_config_sha256 is not None:
+            return f"outliner configuration {self.outliner_config_sha256[:12]}…"
+        return f"writer configuration {self.writer_config_sha256[:12]}…"
+
     def summary(self) -> str:
         """One line naming everything missing (or the receipts that admit the stage)."""
         if self.admitted:
             by = " and ".join(f"Gate {gate} receipt seq {seq}" for gate, seq in self.receipts.items())
-            return f"admitted by {by} for writer configuration {self.writer_config_sha256[:12]}…"
+            return f"admitted by {by} for {self.measured}"
         return "; ".join(f.line() for f in self.findings)
 
 
@@ -113,23 +124,25 @@ def store_reader(book: Book, rebuild: GateInputRebuilder | None) -> ArtefactRead
 
 
 def _receipt_findings(
-    gate: GateName, config: WriterConfig, listing: list[EntrySummary], verified: bool
+    gate: GateName, config: WriterConfig | OutlinerConfig, listing: list[EntrySummary], verified: bool
 ) -> tuple[EntrySummary | None, list[GuardFinding]]:
-    """The receipt of the latest evaluation of `gate` for `config` when that evaluation passed on real models (None
-    otherwise), and why not. The latest evaluation wins, passed or failed: a failed report after a pass revokes it
-    until a later pass."""
+    """The receipt of the latest evaluation of `gate` for `config` (the writer's or the outliner's) when that
+    evaluation passed on real models (None otherwise), and why not. The latest evaluation wins, passed or failed: a
+    failed report after a pass revokes it until a later pass."""
     current = config.sha256
+    agent = "outliner" if isinstance(config, OutlinerConfig) else "writer"
     reports = [e for e in listing if e.kind == "report" and e.gate == gate and e.run_config_sha256 == current]
     receipts = {e.report_seq: e for e in listing if e.kind == "receipt" and e.gate == gate}
     if not reports:
-        what = f"no Gate {gate} evaluation for writer configuration {current}"
-        others = [e for e in listing if e.gate == gate and e.kind == "receipt"]
+        what = f"no Gate {gate} evaluation for {agent} configuration {current}"
+        spec = config.gate_spec.sha256  # receipts of the other agent are measured by another spec: not named here
+        others = [e for e in listing if e.gate == gate and e.kind == "receipt" and e.gate_spec_sha256 == spec]
         if others:
             seqs = ", ".join(str(e.seq) for e in others)
             configs = ", ".join(sorted({(e.run_config_sha256 or "?")[:12] for e in others}))
             what += (
-                f" (Gate {gate} receipt seq {seqs} was earned by writer configuration {configs}…: the writer changed "
-                "since — rerun the replay experiments for this one)"
+                f" (Gate {gate} receipt seq {seqs} was earned by {agent} configuration {configs}…: the {agent} "
+                "changed since — rerun the replay experiments for this one)"
             )
         return None, [GuardFinding(code="GUARD_NO_RECEIPT", what=what, gate=gate)]
     latest = max(reports, key=lambda e: e.seq)
@@ -146,7 +159,7 @@ def _receipt_findings(
         what = f"the latest Gate {gate} evaluation (seq {latest.seq}) passed but has no receipt"
         return None, [GuardFinding(code="GATE_RECEIPT_MISSING", what=what, seq=latest.seq, gate=gate)]
     if receipt.gate_spec_sha256 != config.gate_spec.sha256:
-        what = f"claims writer configuration {current[:12]}… but binds another gate spec than it names"
+        what = f"claims {agent} configuration {current[:12]}… but binds another gate spec than it names"
         return None, [GuardFinding(code="GUARD_RECEIPT_INCONSISTENT", what=what, seq=receipt.seq, gate=gate)]
     if not verified:
         what = f"Gate {gate} receipt seq {receipt.seq} is for it, but the journal does not verify"
@@ -166,35 +179,51 @@ def check_fine_outline_entry(book: Book, *, gate_inputs: GateInputRebuilder | No
     return verdict.model_copy(update={"admitted": False, "findings": [*verdict.findings, finding]})
 
 
-def outliner_problem(book: Book) -> str | None:
-    """Why the fine-outline stage's own model may not be called (the scripted provider, or never probed with its
-    exact model id by `muse models check`); None when it may (or when no outliner is configured: nothing is called)."""
+def outliner_problem(book: Book, role: str = "outliner") -> str | None:
+    """Why a stage's own model — the fine-outline stage's outliner, or the plan stage's planner — may not be called
+    (the scripted provider, or never probed with its exact model id by `muse models check`); None when it may (or
+    when no model is configured for `role`: nothing is called)."""
     from ._orchestrator import probed  # the orchestrator's probe bookkeeping (imported here: it loads the writer)
 
-    target = book.config.role_target("outliner")
+    target = book.config.role_target(role)
     if target is None:
         return None
     kind = book.config.providers[target[0]].kind
     if kind == "scripted":
-        return f"the outliner ({target[0]}:{target[1]}) is the scripted provider: canned answers, not a model"
-    if not probed(book, "outliner", kind, target[1]):
+        return f"the {role} ({target[0]}:{target[1]}) is the scripted provider: canned answers, not a model"
+    if not probed(book, role, kind, target[1]):
         return (
-            f"the outliner ({kind}:{target[1]}) was never probed with its exact id: run `muse models check` before its "
+            f"the {role} ({kind}:{target[1]}) was never probed with its exact id: run `muse models check` before its "
             "first real call"
         )
     return None
 
 
+def check_plan_entry(book: Book, *, gate_inputs: GateInputRebuilder | None = None) -> EntryGuard:
+    """The plan stage's guard (the third agent, 大纲+设定智能体): the same evaluation as the fine-outline guard, one
+    stage up — the verified journal must hold passed Gate A and Gate B receipts of the **outliner** configuration
+    now (latest evaluation wins, one run, real probed models, code bound), and the planner a real model probed with
+    its exact id."""
+    verdict = receipt_verdict(book, "plan", _GATES, gate_inputs)
+    problem = outliner_problem(book, "planner")
+    if problem is None:
+        return verdict
+    finding = GuardFinding(code="GUARD_PLANNER_UNPROBED", what=problem)
+    return verdict.model_copy(update={"admitted": False, "findings": [*verdict.findings, finding]})
+
+
 def receipt_verdict(
     book: Book,
-    stage: Literal["fine_outline", "promotion"],
+    stage: Literal["fine_outline", "promotion", "plan"],
     gates: tuple[GateName, ...],
     gate_inputs: GateInputRebuilder | None,
 ) -> EntryGuard:
-    """Whether the verified journal holds a passed receipt of every gate of `gates` for the current writer
-    configuration, with every finding when it does not (the guard's and promotion's one evaluation)."""
-    config = writer_config(book)
-    current = config.sha256
+    """Whether the verified journal holds a passed receipt of every gate of `gates` for the current configuration of
+    the agent below the stage — the writer's, or the outliner's for the plan stage — with every finding when it does
+    not (the guards' and promotion's one evaluation)."""
+    writer = writer_config(book)
+    outliner = outliner_config(book) if stage == "plan" else None
+    config: WriterConfig | OutlinerConfig = outliner if outliner is not None else writer
     findings: list[GuardFinding] = []
     if gate_inputs is None:
         findings.append(
@@ -234,8 +263,10 @@ def receipt_verdict(
     return EntryGuard(
         stage=stage,
         admitted=not findings,
-        writer_config_sha256=current,
-        writer_config=config,
+        writer_config_sha256=writer.sha256,
+        writer_config=writer,
+        outliner_config_sha256=outliner.sha256 if outliner is not None else None,
+        outliner_config=outliner,
         journal=journal_location(book),
         verified=verified,
         entries=entries,
@@ -245,7 +276,17 @@ def receipt_verdict(
 
 
 def guard_refusal(guard: EntryGuard) -> FailedClosed:
-    """The error of a refused guard: FINE_OUTLINE_GUARD (exit 3), naming every finding."""
+    """The error of a refused guard: FINE_OUTLINE_GUARD, or PLAN_GUARD for the plan stage (exit 3), naming every
+    finding."""
+    if guard.stage == "plan":
+        return FailedClosed(
+            "PLAN_GUARD",
+            f"a real plan draft needs verified, passed Gate A and Gate B receipts for {guard.measured}: "
+            f"{guard.summary()}",
+            guard.journal,
+            "pass the fine-outline agent's gates first (an outliner set's replay), or preview with --dry-run "
+            "(no model call)",
+        )
     return FailedClosed(
         "FINE_OUTLINE_GUARD",
         f"a real fine-outline run needs verified, passed Gate A and Gate B receipts for writer configuration "

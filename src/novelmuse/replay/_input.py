@@ -156,32 +156,38 @@ class RubricBinding(_Strict):
     version: int = Field(ge=1)
     sha256: str = Field(pattern=SHA256)
     general_dimensions: list[str] = Field(min_length=1)
-    scene_dimension: str
+    scene_dimension: str | None  # None: a rubric scored on general dimensions only (fine_outline_replay)
 
     @model_validator(mode="after")
     def _distinct(self) -> RubricBinding:
-        dims = [*self.general_dimensions, self.scene_dimension]
+        dims = [*self.general_dimensions, *self.scene_dimensions]
         if len(set(dims)) != len(dims):
             raise ValueError("rubric dimensions must be distinct")
         return self
 
     @property
+    def scene_dimensions(self) -> list[str]:
+        """The scene dimension as a list (empty when the rubric has none)."""
+        return [self.scene_dimension] if self.scene_dimension is not None else []
+
+    @property
     def dimensions(self) -> frozenset[str]:
-        return frozenset((*self.general_dimensions, self.scene_dimension))
+        return frozenset((*self.general_dimensions, *self.scene_dimensions))
 
     @classmethod
     def of(cls, rubric: Rubric) -> RubricBinding:
-        """The binding of a loaded writer_replay rubric (one scene-layer dimension, the rest general)."""
+        """The binding of a loaded replay rubric: at most one scene-layer dimension (writer_replay has one,
+        fine_outline_replay none), the rest general."""
         scene = [d.id for d in rubric.dimensions if d.layer == "scene"]
-        if len(scene) != 1:
-            raise ValueError(f"rubric {rubric.id} has {len(scene)} scene dimensions; a gate needs exactly one")
+        if len(scene) > 1:
+            raise ValueError(f"rubric {rubric.id} has {len(scene)} scene dimensions; a gate takes at most one")
         general = [d.id for d in rubric.dimensions if d.layer == "general"]
         return cls(
             id=rubric.id,
             version=rubric.version,
             sha256=rubric.sha256,
             general_dimensions=general,
-            scene_dimension=scene[0],
+            scene_dimension=scene[0] if scene else None,
         )
 
 

@@ -61,7 +61,7 @@ from ._receipt import (
     binding_problems,
     book_artefacts,
 )
-from ._spec import GateSpec, load_gate_spec
+from ._spec import GateSpec, spec_named
 
 _JOURNAL = "journal.jsonl"
 _LOCK = "journal.lock"
@@ -405,7 +405,7 @@ class GateIssuer:
 
     def _bound_spec(self, bindings: ReceiptBindings) -> GateSpec:
         spec_id, _, version = bindings.gate_spec.locator.rpartition("@")
-        spec = load_gate_spec(int(version)) if version.isdigit() else None
+        spec = spec_named(spec_id, int(version)) if version.isdigit() else None
         if spec is None or spec.id != spec_id or spec.sha256 != bindings.gate_spec.sha256:
             raise FailedClosed(
                 "GATE_BINDING_MISMATCH",

@@ -50,20 +50,26 @@ from ..judging import (
     load_rubric,
     panel_bill,
 )
-from ..llm import Bill, ModelSession, Provider, RoleBill, run_spend, total_bill
+from ..llm import Bill, ModelSession, Provider, RoleBill, TaskCall, run_spend, total_bill
 from ..store import new_id, utc_now
 from ..text import canonical_json, sha256_hex, sha256_json
 from ..writing import (
     ContextBuild,
+    PreparedDraft,
     build_context,
+    draft_yaml,
     ensure_same_frame,
+    outline_draft_call,
+    prepare_draft,
     read_outline,
+    reference_coverage,
     require_tool_less,
     vocabulary,
     write_bill,
     write_chapter,
 )
 from ._order import OrderPlan, make_order_plan, position_counts
+from ._outliner import OUTLINER_ROLES, keep_prompt, outline_samples_of, outliner_config, store_outline_sample
 from ._runs import (
     PanelOut,
     RunRow,
@@ -87,11 +93,12 @@ from ._writer_config import writer_config
 
 RUN_CONFIG_SCHEMA: Final = "replay-run-config-v1"
 MODE: Final = "offline_replay"
-#: The roles a writer replay asks; a fine-outline replay asks only the judge.
+#: The roles a writer replay asks; an outliner replay asks the outliner and the judge; a fine-outline replay (pinned
+#: drafts) only the judge.
 WRITER_ROLES: Final = ("writer", "detector", "extractor", "judge")
 MAX_CONCURRENCY: Final = 64
 _SENTENCE_END = re.compile(r"[。！？；\n]+")
-_PROFILE = {"writer": "writer_replay", "fine_outline": "fine_outline_replay"}
+_PROFILE = {"writer": "writer_replay", "fine_outline": "fine_outline_replay", "outliner": "fine_outline_replay"}
 
 
 @dataclass(frozen=True)
@@ -137,15 +144,17 @@ class RunDoc(BaseModel):
 
 def roles_of(kind: str) -> tuple[str, ...]:
     """The roles a replay of a set of `kind` asks."""
-    return WRITER_ROLES if kind == "writer" else ("judge",)
+    return WRITER_ROLES if kind == "writer" else OUTLINER_ROLES if kind == "outliner" else ("judge",)
 
 
 def run_config(book: Book, doc: RegisteredSet, arms: Sequence[Arm], seed: str) -> dict[str, Any]:
-    """Everything a run's results depend on (hashed; a resumed run must have exactly this): the writer
-    configuration (what a gate receipt binds as run_config_sha256), the rubric, the budget, the call policy."""
+    """Everything a run's results depend on (hashed; a resumed run must have exactly this): the configuration of
+    the agent it measures — the writer's, or the outliner's for an outliner set (what a gate receipt binds as
+    run_config_sha256) — the rubric, the budget, the call policy."""
     rubric = load_rubric(_PROFILE[doc.kind])
     cfg = book.config
-    writer = writer_config(book)
+    stage = outliner_config(book) if doc.kind == "outliner" else writer_config(book)
+    key = "outliner" if doc.kind == "outliner" else "writer"
     return {
         "schema_version": RUN_CONFIG_SCHEMA,
         "kind": doc.kind,
@@ -153,12 +162,23 @@ def run_config(book: Book, doc: RegisteredSet, arms: Sequence[Arm], seed: str) -
         "arms": sorted(arms),
         "seed": seed,
         "mode": MODE,
-        "writer": writer.model_dump(mode="json"),
-        "writer_sha256": writer.sha256,
+        key: stage.model_dump(mode="json"),
+        f"{key}_sha256": stage.sha256,
         "rubric": {"id": rubric.id, "version": rubric.version, "sha256": rubric.sha256},
         "budget": cfg.budget.model_dump(mode="json"),
         "calls": cfg.calls.model_dump(mode="json"),
     }
+
+
+def stage_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The configuration of the agent a run measured, as the run recorded it (the writer's or the outliner's)."""
+    got = config.get("writer", config.get("outliner", {}))
+    return got if isinstance(got, dict) else {}
+
+
+def stage_config_sha256(config: Mapping[str, Any]) -> str:
+    """The sha256 of the agent configuration a run recorded: what its receipts bind as run_config_sha256."""
+    return str(config.get("writer_sha256") or config["outliner_sha256"])
 
 
 def _differences(old: Mapping[str, Any], new: Mapping[str, Any], path: str = "") -> list[str]:
@@ -268,7 +288,7 @@ class DryRunDoc(BaseModel):
     roles: dict[str, str | None]  # role → provider:model
     probes_missing: list[str]
     resumes: str | None  # the unfinished run a real run would resume
-    calls_at_least: int  # writer + detector + extractor per sample, two judges per item
+    calls_at_least: int  # writer + detector + extractor (or the outliner) per sample, two judges per item
     items: list[DryItem]
 
 
@@ -282,7 +302,11 @@ def replay_dry_run(book: Book, doc: RegisteredSet, arms: Sequence[Arm], seed: st
         manifests: dict[str, str] = {}
         if doc.kind == "writer":
             manifests = {a: b.manifest_sha256 for a, b in build_item(book, item, arms).items()}
-        targets = len(item.assertions) + (len(_constraints(book, item)) if doc.kind == "writer" else 0)
+        elif doc.kind == "outliner":
+            manifests = {
+                a: messages_sha256(outline_draft_call(p)) for a, p in prepare_outliner_item(book, item, arms).items()
+            }
+        targets = len(item.assertions) + (len(_constraints(book, item)) if doc.kind == "writer" else len(item.targets))
         items.append(
             DryItem(
                 item_id=item.item_id,
@@ -296,7 +320,7 @@ def replay_dry_run(book: Book, doc: RegisteredSet, arms: Sequence[Arm], seed: st
     config = run_config(book, doc, arms, seed)
     pending = open_run_of(book.db, doc.sha256)
     roles = {r: (":".join(t) if (t := book.config.role_target(r)) else None) for r in roles_of(doc.kind)}
-    per_sample = 3 if doc.kind == "writer" else 0
+    per_sample = 3 if doc.kind == "writer" else 1 if doc.kind == "outliner" else 0
     return DryRunDoc(
         set_sha256=doc.sha256,
         set_name=doc.name,
@@ -376,7 +400,7 @@ def _new_or_resumed(
         seed=seed,
         config_sha256=sha256_json(config),
         config=config,
-        writer_config_sha256=config["writer_sha256"],
+        writer_config_sha256=stage_config_sha256(config),
         plan_sha256=plan.sha256,
         plan_json=canonical_json(plan.model_dump(mode="json")),
         model_run_id=new_id("run_"),
@@ -409,8 +433,11 @@ async def run_replay(
         )
     preflight(book, doc, arms, probes=True)
     builds: dict[str, dict[Arm, ContextBuild]] = {}
+    prepared: dict[str, dict[Arm, PreparedDraft]] = {}
     if doc.kind == "writer":  # every context before anything is written: a broken item refuses the run
         builds = {item.item_id: build_item(book, item, arms) for item in doc.items}
+    elif doc.kind == "outliner":  # every outliner input before anything is drafted, likewise
+        prepared = {item.item_id: prepare_outliner_item(book, item, arms) for item in doc.items}
     row, resumed = _new_or_resumed(book, doc, arms, seed, new)
     plan = row.plan()
     redone = forget_unfinished(book.db, row.id)
@@ -418,12 +445,16 @@ async def run_replay(
     secrets = [row.plan_sha256, row.config_sha256, row.set_sha256, row.seed]
     async with ModelSession.open(book, run_kind="replay", run_id=row.model_run_id, providers=providers) as session:
         if on_plan is not None:
-            on_plan(replay_bill(book, session, doc, row.id, order, builds))
+            on_plan(replay_bill(book, session, doc, row.id, order, builds, prepared))
         session.start()
         limit = asyncio.Semaphore(concurrency)
         run = _Run(book, doc, row, order, session, limit, progress or _quiet, secrets, hidden_card_ids(book))
-        work = _writer_item if doc.kind == "writer" else _fine_outline_item
-        await asyncio.gather(*(work(run, item, builds.get(item.item_id, {})) for item in doc.items))
+        if doc.kind == "writer":
+            await asyncio.gather(*(_writer_item(run, item, builds[item.item_id]) for item in doc.items))
+        elif doc.kind == "outliner":
+            await asyncio.gather(*(_outliner_item(run, item, prepared[item.item_id]) for item in doc.items))
+        else:
+            await asyncio.gather(*(_fine_outline_item(run, item) for item in doc.items))
     set_run_status(book.db, row.id, "finished")
     out = run_doc(book, row.id)
     return out.model_copy(update={"resumed": resumed, "redone": redone})
@@ -436,10 +467,12 @@ def replay_bill(
     run_id: str,
     order: dict[str, list[Arm]],
     builds: dict[str, dict[Arm, ContextBuild]],
+    prepared: dict[str, dict[Arm, PreparedDraft]] | None = None,
 ) -> Bill:
-    """The most what is left of run `run_id` may cost: each sample not yet written (a whole write: `write_bill`)
-    and each panel not yet judged (the 2+1 judges over the item's candidates — for a writer item, each as long as
-    the writer's output cap allows; for a fine-outline item, its pinned drafts)."""
+    """The most what is left of run `run_id` may cost: each sample not yet written (a whole write: `write_bill`;
+    an outliner draft: its call with every correction) and each panel not yet judged (the 2+1 judges over the
+    item's candidates — for a writer or outliner item, each as long as the output cap allows; for a fine-outline
+    item, its pinned drafts)."""
     done, judged = samples_of(book.db, run_id), panels_of(book.db, run_id)
     longest = "字" * (book.config.calls.max_output_tokens * 4 // 3)
     parts: list[RoleBill] = []
@@ -451,6 +484,13 @@ def replay_bill(
                     parts += write_bill(session, builds[item.item_id][arm]).roles
             texts = {arm: longest for arm in arms}
             outline = builds[item.item_id][arms[0]].inputs.outline
+        elif doc.kind == "outliner":
+            for arm in arms:
+                if (item.item_id, arm) not in done and session.is_configured("outliner"):
+                    parts.append(session.bill(outline_draft_call((prepared or {})[item.item_id][arm])))
+            texts = {arm: longest for arm in arms}
+            assert item.reference is not None
+            outline = parse_outline(book.root / item.reference.path)
         else:
             texts = {}
             for arm in arms:
@@ -469,7 +509,7 @@ def replay_bill(
             scene_type=item.scene_type if doc.kind == "writer" else None,
             outline=outline,
             assertions=[Target(a.id, a.text) for a in item.assertions],
-            constraints=[Target(i.id, i.text) for i in outline.items() if i.hard] if doc.kind == "writer" else [],
+            constraints=[Target(i.id, i.text) for i in outline.items() if i.hard] if doc.kind != "fine_outline" else [],
         )
         parts += panel_bill(book, session, request)
     return total_bill(parts)
@@ -617,7 +657,7 @@ async def _panel(
         run.tell(item.item_id, None, "panel " + report.status, done=True)
 
 
-async def _fine_outline_item(run: _Run, item: SetItem, _: dict[Arm, ContextBuild]) -> None:
+async def _fine_outline_item(run: _Run, item: SetItem) -> None:
     """A fine-outline item: each arm's pinned draft is its candidate (re-hashed), judged blind against the
     reference scaffold and the oracle assertions — never the target chapter: no run of 20 characters of chapter N
     or a later one (when the book has them) may reach a judge — the rule of `muse judge` — and every sentence of
@@ -658,6 +698,91 @@ async def _fine_outline_item(run: _Run, item: SetItem, _: dict[Arm, ContextBuild
     target = [s for s in _SENTENCE_END.split(body) if s.strip()]  # each sentence of chapter N is a hidden token
     candidates = [Candidate(arm, texts[arm]) for arm in order]
     await _panel(run, item, candidates, reference, [], target, future=list(future.values()))
+
+
+def prepare_outliner_item(book: Book, item: SetItem, arms: Sequence[Arm]) -> dict[Arm, PreparedDraft]:
+    """Every arm's outliner input of an outliner item (no model call): A, the baseline, without the story memory;
+    C with it (`writing.prepare_draft`)."""
+    return {arm: prepare_draft(book, item.chapter, arm="A" if arm == "A" else "C") for arm in arms}
+
+
+def messages_sha256(call: TaskCall[Any]) -> str:
+    """The sha256 of a rendered call's messages: an outliner sample's manifest (what its draft was made from)."""
+    return sha256_json([m.model_dump(mode="json") for m in call.messages])
+
+
+def _reference(book: Book, item: SetItem) -> FineOutline | None:
+    """The item's reference scaffold, or None when its file no longer has the sha256 the set pins."""
+    assert item.reference is not None
+    data = read_user_file(book.root / item.reference.path, what="reference", kind="REPLAY_DRAFT", missing_ok=True)
+    if data is None or sha256_hex(data) != item.reference.sha256:
+        return None
+    return parse_outline(book.root / item.reference.path, data.decode("utf-8-sig"))
+
+
+async def _outliner_sample(run: _Run, item: SetItem, arm: Arm, prepared: PreparedDraft, reference: FineOutline) -> None:
+    """Draft one arm's fine outline of an item (the outliner's call, its contract running the book's lint), lint it
+    against the reference scaffold and keep both; a call that fails closed fails the sample and the run goes on."""
+    conn = run.book.db
+    async with run.limit:
+        start_sample(conn, run.row.id, item.item_id, arm, run.order[item.item_id].index(arm))
+        run.tell(item.item_id, arm, "draft")
+        call = outline_draft_call(prepared)
+        try:
+            result = await run.session.call(call)
+        except MuseError as exc:
+            end_sample(conn, run.row.id, item.item_id, arm, "failed", code=exc.code, detail=exc.what[:500])
+            run.tell(item.item_id, arm, "failed", done=True)
+            return
+        outline = result.value.to_outline(item.chapter)
+        basis = {f"E{i + 1}": list(e.basis) for i, e in enumerate(result.value.hard_events)}
+        store_outline_sample(
+            conn,
+            run.row.id,
+            item.item_id,
+            arm,
+            text=draft_yaml(outline, [], basis),
+            messages_sha256=keep_prompt(run.book, run.row.id, [m.model_dump(mode="json") for m in call.messages]),
+            call_id=result.call_id,
+            lint=reference_coverage(outline, reference),
+        )
+        end_sample(conn, run.row.id, item.item_id, arm, "done")
+        run.tell(item.item_id, arm, "done", done=True)
+
+
+async def _outliner_item(run: _Run, item: SetItem, prepared: dict[Arm, PreparedDraft]) -> None:
+    """An outliner item: each arm drafts the chapter's fine outline (concurrently, in the plan's order of
+    starting), then one blind panel judges the drafts against the reference scaffold — never the target chapter,
+    as for a fine-outline item."""
+    conn = run.book.db
+    order = run.order[item.item_id]
+    reference = _reference(run.book, item)
+    if reference is None:
+        for arm in order:
+            if (item.item_id, arm) not in samples_of(conn, run.row.id):
+                start_sample(conn, run.row.id, item.item_id, arm, order.index(arm))
+                what = "the reference scaffold is gone or no longer has the sha256 the set pins"
+                end_sample(conn, run.row.id, item.item_id, arm, "failed", code="REPLAY_REFERENCE_CHANGED", detail=what)
+        reference_failed = True
+    else:
+        done = samples_of(conn, run.row.id)
+        pending = [a for a in order if (item.item_id, a) not in done]
+        await asyncio.gather(*(_outliner_sample(run, item, a, prepared[a], reference) for a in pending))
+        reference_failed = False
+    if item.item_id in panels_of(conn, run.row.id):
+        return
+    samples = samples_of(conn, run.row.id)
+    failed = [a for a in order if samples[(item.item_id, a)].code is not None]
+    if failed or reference_failed or reference is None:
+        _panel_not_run(run, item, failed or list(order))
+        return
+    drafts = outline_samples_of(conn, run.row.id)
+    candidates = [Candidate(arm, drafts[(item.item_id, arm)].text) for arm in order]
+    future = {n: read_chapter_file(n, p).body for n, p in run.book.chapter_paths().items() if n >= item.chapter}
+    target = [s for s in _SENTENCE_END.split(future.get(item.chapter, "")) if s.strip()]
+    constraints = [Target(i.id, i.text) for i in reference.items() if i.hard]
+    manifests = [drafts[(item.item_id, arm)].messages_sha256 for arm in order]
+    await _panel(run, item, candidates, reference, constraints, target, manifests, list(future.values()))
 
 
 # ── the run as a document ──────────────────────────────────────────────────────────────────────────────────

@@ -86,17 +86,17 @@ def replay_report(book: Book, run_id: str) -> ReplayReport:
     """The run's report (see the module doc)."""
     row = load_run(book, run_id)
     gi = build_gate_input(book, row.id)
-    dims = [*gi.rubric.general_dimensions, gi.rubric.scene_dimension]
+    dims = [*gi.rubric.general_dimensions, *gi.rubric.scene_dimensions]
     deltas: list[Delta] = []
     for arm in (a for a in gi.arms if a != BASELINE):
         ids = [i.item_id for i in gi.items]
         n, means = _deltas(gi, arm, ids, dims)
         deltas += [Delta(arm=arm, dimension=d, scene_type=None, items=n, mean_delta=means[d]) for d in dims]
-        for scene in sorted({i.scene_type for i in gi.items}):
-            scene_ids = [i.item_id for i in gi.items if i.scene_type == scene]
-            n, means = _deltas(gi, arm, scene_ids, [gi.rubric.scene_dimension])
-            dim = gi.rubric.scene_dimension
-            deltas.append(Delta(arm=arm, dimension=dim, scene_type=scene, items=n, mean_delta=means[dim]))
+        for dim in gi.rubric.scene_dimensions:
+            for scene in sorted({i.scene_type for i in gi.items}):
+                scene_ids = [i.item_id for i in gi.items if i.scene_type == scene]
+                n, means = _deltas(gi, arm, scene_ids, [dim])
+                deltas.append(Delta(arm=arm, dimension=dim, scene_type=scene, items=n, mean_delta=means[dim]))
     ok = _ok(gi)
     pairs: dict[tuple[str, str], list[bool]] = {}
     for key in sorted(ok):

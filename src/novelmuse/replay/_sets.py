@@ -56,10 +56,10 @@ from ..store import transaction, utc_now
 from ..text import canonical_json, edit_distance, sha256_hex, sha256_json
 from ..writing import build_context, confirmation, read_outline
 from ._input import ITEM_ID, SHA256
-from ._spec import Arm, load_gate_spec
+from ._spec import Arm, GateSpec, load_gate_spec
 
 SET_SCHEMA: Final = "replay-set-v1"
-SetKind = Literal["writer", "fine_outline"]
+SetKind = Literal["writer", "fine_outline", "outliner"]
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$"
 _ASSERTION_ID = r"^[A-Za-z0-9][A-Za-z0-9_\-.]{0,63}$"
 MAX_ITEMS: Final = 1_000
@@ -131,8 +131,12 @@ class SetIn(_Strict):
                 if item.reference is not None or item.drafts:
                     raise ValueError(f"item {item.id}: reference and drafts belong to fine_outline items")
             else:
-                if item.reference is None or not item.drafts:
-                    raise ValueError(f"item {item.id}: a fine_outline item needs reference and drafts")
+                if item.reference is None:
+                    raise ValueError(f"item {item.id}: a {self.kind} item needs its reference scaffold (reference)")
+                if self.kind == "fine_outline" and not item.drafts:
+                    raise ValueError(f"item {item.id}: a fine_outline item needs the drafts to judge (drafts)")
+                if self.kind == "outliner" and item.drafts:
+                    raise ValueError(f"item {item.id}: an outliner item's drafts are written by the run (no drafts)")
                 if item.outline_sha256 is not None:
                     raise ValueError(f"item {item.id}: outline_sha256 belongs to writer items (use reference)")
         return self
@@ -189,9 +193,12 @@ class RegisteredSet(_Strict):
 
     @property
     def arms_available(self) -> list[Arm]:
-        """The arms a run may use: A, B, C for writer sets; the arms every item has a draft of for fine_outline."""
+        """The arms a run may use: A, B, C for writer sets; A and C for outliner sets (the fine-outline gates'
+        baseline and candidate); the arms every item has a draft of for fine_outline."""
         if self.kind == "writer":
             return ["A", "B", "C"]
+        if self.kind == "outliner":
+            return ["A", "C"]
         common = set.intersection(*(set(i.drafts) for i in self.items))
         return sorted(common)
 
@@ -311,7 +318,7 @@ def _writer_item(book: Book, item: ItemIn, where: str) -> SetItem:
     )
 
 
-def _fine_outline_item(book: Book, item: ItemIn, where: str) -> SetItem:
+def _fine_outline_item(book: Book, item: ItemIn, where: str, kind: SetKind = "fine_outline") -> SetItem:
     assert item.reference is not None
     data = _pinned(book, item.reference, "reference scaffold", where)
     reference = parse_outline(book.root / item.reference.path, data.decode("utf-8-sig"))
@@ -326,16 +333,42 @@ def _fine_outline_item(book: Book, item: ItemIn, where: str) -> SetItem:
         _pinned(book, draft, f"arm {arm} draft", where)
     _distinct_ids(item, reference, "the reference scaffold", where)
     snapshot, before = snapshot_of(book, item.chapter)
+    scene_type: SceneType | None = item.scene_type
+    targets: list[HardTarget] = []
+    if kind == "outliner":  # the fine-outline gates: the reference's hard items are the lint's and panel's targets
+        scene_type, targets = _outliner_targets(item, reference, where)
     return SetItem(
         item_id=item.id,
         chapter=item.chapter,
-        scene_type=item.scene_type,
+        scene_type=scene_type,
         snapshot_sha256=snapshot,
         chapters_before=before,
         assertions=list(item.assertions),
+        targets=targets,
         reference=item.reference,
         drafts=dict(sorted(item.drafts.items())),
     )
+
+
+def _outliner_targets(item: ItemIn, reference: FineOutline, where: str) -> tuple[SceneType, list[HardTarget]]:
+    """An outliner item's scene type (its reference scaffold's own) and targets (the scaffold's hard items)."""
+    if reference.scene_type is None or (item.scene_type is not None and item.scene_type != reference.scene_type):
+        said = f"{item.scene_type} in the set, " if item.scene_type is not None else ""
+        raise _refuse(
+            "REPLAY_SET_SCENE_TYPE",
+            f"item {item.id}: {said}{reference.scene_type or 'none'} in the reference scaffold",
+            where,
+            "give the reference scaffold its scene_type (the gates count items per scene type)",
+        )
+    targets = [HardTarget(kind=i.kind, id=i.id) for i in reference.items() if i.hard]
+    if not targets:
+        raise _refuse(
+            "REPLAY_SET_NO_TARGETS",
+            f"item {item.id}: the reference scaffold of chapter {item.chapter} has no hard item",
+            where,
+            "a reference scaffold names the hard events, foreshadows and hook a draft must cover",
+        )
+    return reference.scene_type, targets
 
 
 def read_set_file(book: Book, path: Path) -> tuple[RegisteredSet, bytes]:
@@ -354,7 +387,9 @@ def read_set_file(book: Book, path: Path) -> tuple[RegisteredSet, bytes]:
             "register it in its own book (--book DIR)",
         )
     items = [
-        (_writer_item if parsed.kind == "writer" else _fine_outline_item)(book, item, f"{path} item {item.id}")
+        _writer_item(book, item, f"{path} item {item.id}")
+        if parsed.kind == "writer"
+        else _fine_outline_item(book, item, f"{path} item {item.id}", parsed.kind)
         for item in parsed.items
     ]
     _refuse_duplicates(book, parsed, path)
@@ -375,7 +410,7 @@ def _refuse_duplicates(book: Book, parsed: SetIn, path: Path) -> None:
     """REPLAY_SET_DUPLICATE when two items are one experiment: the same outline bytes, or outlines alike beyond the
     gate spec's `max_outline_similarity` (a set filled with copies of one outline would meet the set-size minimums
     while measuring one item)."""
-    bound = load_gate_spec().set.max_outline_similarity
+    bound = spec_of(parsed.kind).set.max_outline_similarity
     outlines: list[tuple[str, FineOutline]] = []
     for item in parsed.items:
         if parsed.kind == "writer":
@@ -397,10 +432,15 @@ def _refuse_duplicates(book: Book, parsed: SetIn, path: Path) -> None:
                 )
 
 
+def spec_of(kind: SetKind) -> GateSpec:
+    """The gate spec a set of `kind` is measured by: the writer's, or the fine-outline stage's for outliner sets."""
+    return load_gate_spec(stage="fine_outline" if kind == "outliner" else "writer")
+
+
 def _notes(doc: RegisteredSet) -> list[str]:
-    if doc.kind != "writer":
+    if doc.kind == "fine_outline":
         return []
-    rule = load_gate_spec().set
+    rule = spec_of(doc.kind).set
     counts = _scene_types(doc)
     notes = []
     if len(doc.items) < rule.min_items:

@@ -24,6 +24,8 @@ from ..errors import InputError
 from ..text import sha256_hex
 
 Arm = Literal["A", "B", "C"]
+#: Which agent a gate spec measures: the writer (正文智能体) or the fine-outline agent (细纲智能体).
+Stage = Literal["writer", "fine_outline"]
 Severity = Literal["high", "medium", "low"]
 _KIND = re.compile(r"^[a-z][a-z_]*$")
 
@@ -88,7 +90,7 @@ class GateBRule(_Strict):
     candidate: Arm
     diagnostic: list[Arm] = []
     min_general_mean_delta: float
-    min_scene_mean_delta: float
+    min_scene_mean_delta: float | None = None  # None: the rubric has no scene dimension (fine_outline_replay)
     min_effect: float | None = Field(default=None, gt=0)  # v2: the primary figure's floor (a tie never passes)
     max_p_value: float | None = Field(default=None, gt=0, lt=1)  # v2: the sign test's level over items
 
@@ -111,6 +113,7 @@ class GateSpec(_Strict):
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9.\-]*$")
     version: int = Field(ge=1)
+    stage: Stage = "writer"
     title: str
     set: SetRule
     kinds: Kinds
@@ -135,6 +138,7 @@ def exact(value: float | int | str) -> Fraction:
 class _RegistryEntry(_Strict):
     id: str
     version: int = Field(ge=1)
+    stage: Stage = "writer"
     file: str = Field(pattern=r"^[A-Za-z0-9_.\-]+\.yaml$")
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     issues: bool = True
@@ -146,9 +150,9 @@ class _Registry(_Strict):
 
     @model_validator(mode="after")
     def _one_pin_per_version(self) -> _Registry:
-        versions = [e.version for e in self.specs]
+        versions = [(e.stage, e.version) for e in self.specs]
         if len(set(versions)) != len(versions):
-            raise ValueError("a version is registered twice: one version has one pinned file")
+            raise ValueError("a version is registered twice for one stage: one version has one pinned file")
         return self
 
 
@@ -181,13 +185,17 @@ def _registry(folder: Traversable | Path) -> _Registry:
         raise InputError("GATE_SPEC_REGISTRY_INVALID", f"invalid registry ({msg})", where, "fix registry.yaml") from exc
 
 
-def _entry(folder: Traversable | Path, version: int | None) -> _RegistryEntry:
-    """The registered spec at `version`, or (None) the highest version that still issues."""
-    entries = [e for e in _registry(folder).specs if (e.version == version if version is not None else e.issues)]
+def _entry(folder: Traversable | Path, version: int | None, stage: Stage) -> _RegistryEntry:
+    """The registered spec of `stage` at `version`, or (None) its highest version that still issues."""
+    entries = [
+        e
+        for e in _registry(folder).specs
+        if e.stage == stage and (e.version == version if version is not None else e.issues)
+    ]
     if not entries:
         raise InputError(
             "GATE_SPEC_NOT_REGISTERED",
-            f"no registered gate spec v{version}",
+            f"no registered {stage} gate spec v{version}",
             str(folder),
             "use a registered version (see specs/registry.yaml)",
         )
@@ -213,7 +221,12 @@ def _load(folder: Traversable | Path, entry: _RegistryEntry) -> GateSpec:
     where = str(folder / entry.file)
     data = _pinned_bytes(folder, entry)
     raw = _yaml(data, where)
-    if not isinstance(raw, dict) or raw.get("id") != entry.id or raw.get("version") != entry.version:
+    if (
+        not isinstance(raw, dict)
+        or raw.get("id") != entry.id
+        or raw.get("version") != entry.version
+        or raw.get("stage", "writer") != entry.stage
+    ):
         got = (raw.get("id"), raw.get("version")) if isinstance(raw, dict) else None
         raise InputError(
             "GATE_SPEC_NOT_REGISTERED",
@@ -229,17 +242,31 @@ def _load(folder: Traversable | Path, entry: _RegistryEntry) -> GateSpec:
         raise InputError("GATE_SPEC_INVALID", f"{loc}: {first['msg']}", where, "fix the gate spec file") from exc
 
 
-def load_gate_spec(version: int | None = None, *, folder: Path | None = None) -> GateSpec:
-    """The writer gate spec at `version` (default: the highest registered), hash-checked against its pin."""
+def load_gate_spec(version: int | None = None, *, stage: Stage = "writer", folder: Path | None = None) -> GateSpec:
+    """The gate spec of `stage` (the writer's unless said) at `version` (default: the highest registered that
+    still issues), hash-checked against its pin."""
     if folder is not None:
-        return _load(folder, _entry(folder, version))
-    return _load_default(version)
+        return _load(folder, _entry(folder, version, stage))
+    return _load_default(version, stage)
 
 
 @cache
-def _load_default(version: int | None) -> GateSpec:
+def _load_default(version: int | None, stage: Stage) -> GateSpec:
     folder = _default_dir()
-    return _load(folder, _entry(folder, version))
+    return _load(folder, _entry(folder, version, stage))
+
+
+def spec_named(spec_id: str, version: int) -> GateSpec | None:
+    """The registered spec `spec_id` at `version`, whatever its stage (None when no such spec is registered):
+    how a report or receipt that names its spec is checked."""
+    entries = [e for e in _registry(_default_dir()).specs if e.id == spec_id and e.version == version]
+    return load_gate_spec(version, stage=entries[0].stage) if entries else None
+
+
+@cache
+def spec_stage(sha256: str) -> Stage | None:
+    """The stage a registered gate spec measures, by the sha256 its reports and receipts bind (None: unknown)."""
+    return next((e.stage for e in _registry(_default_dir()).specs if e.sha256 == sha256), None)
 
 
 def gate_spec_bytes(locator: str, *, folder: Path | None = None) -> bytes | None:

@@ -25,6 +25,7 @@ every bound artefact, but parses and recomputes only the entries after it.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Collection
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -52,7 +53,7 @@ from ._receipt import (
     binding_problems,
     book_artefacts,
 )
-from ._spec import load_gate_spec
+from ._spec import spec_named, spec_stage
 from ._verified import Bound, Checkpoint, drop_checkpoint, load_checkpoint, save_checkpoint
 
 VERIFY_SCHEMA: Final = 1
@@ -95,9 +96,11 @@ class LatestEvaluation(BaseModel):
 
 
 class ConfigurationSummary(BaseModel):
-    """Every evaluation of one writer configuration, as `muse gate show` groups them."""
+    """Every evaluation of one agent configuration (the writer's or the outliner's), as `muse gate show` groups
+    them."""
 
     run_config_sha256: str | None  # None: v1 reports, which bound no writer configuration
+    agent: Literal["writer", "outliner"] = "writer"  # by the stage of the gate spec its reports were measured by
     current: bool
     runs: int
     evaluations: int
@@ -105,9 +108,11 @@ class ConfigurationSummary(BaseModel):
     latest: dict[str, LatestEvaluation]
 
 
-def by_configuration(listing: list[EntrySummary], current: str | None) -> list[ConfigurationSummary]:
-    """The listing's evaluations grouped per writer configuration (the current one first, then by first seq), each
-    with how many replay runs were evaluated and each gate's latest evaluation — which wins, passed or failed."""
+def by_configuration(listing: list[EntrySummary], current: str | Collection[str] | None) -> list[ConfigurationSummary]:
+    """The listing's evaluations grouped per agent configuration — the writer's and the outliner's (`current`: the
+    book's configurations now, listed first; then by first seq) — each with how many replay runs were evaluated and
+    each gate's latest evaluation, which wins, passed or failed."""
+    now = {current} if isinstance(current, str) else set(current or ())
     groups: dict[str | None, list[EntrySummary]] = {}
     for e in listing:
         if e.kind == "report":
@@ -120,10 +125,12 @@ def by_configuration(listing: list[EntrySummary], current: str | None) -> list[C
             latest[e.gate] = LatestEvaluation(
                 seq=e.seq, outcome=e.outcome, run_id=e.run_id, models=e.models, receipt_seq=receipts.get(e.seq)
             )
+        stage = spec_stage(reports[0].gate_spec_sha256 or "")
         out.append(
             ConfigurationSummary(
                 run_config_sha256=config,
-                current=config is not None and config == current,
+                agent="outliner" if stage == "fine_outline" else "writer",
+                current=config is not None and config in now,
                 runs=len({e.run_id for e in reports}),
                 evaluations=len(reports),
                 seqs=[e.seq for e in reports],
@@ -447,7 +454,8 @@ def _recheck(walk: _Walk, seq: int, body: dict[str, Any], receipt: tuple[int, Re
         report = body["report"]
         recorded = body["report_sha256"]
         gate_input_ref = ArtefactRef.model_validate(body["gate_input"])
-        spec = (report["gate"], report["gate_spec"]["version"], report["gate_spec"]["sha256"])
+        named = report["gate_spec"]
+        spec = (report["gate"], named["id"], named["version"], named["sha256"])
     except (KeyError, TypeError, ValidationError) as exc:
         walk.problem(seq, "GATE_ENTRY_BODY", f"the report is not well formed ({type(exc).__name__})")
         return
@@ -477,16 +485,16 @@ def _recheck(walk: _Walk, seq: int, body: dict[str, Any], receipt: tuple[int, Re
             walk.problem(receipt[0], code, what)
 
 
-def _recompute(walk: _Walk, ref: ArtefactRef, gate: str, version: int, spec_sha: str) -> _Recomputed:
+def _recompute(walk: _Walk, ref: ArtefactRef, gate: str, spec_id: str, version: int, spec_sha: str) -> _Recomputed:
     """(sha256 of the report recomputed from the gate input, the gate input, None) — or (None, None, problem);
     once per (gate input, spec, gate) within a walk."""
     key = (ref.sha256, spec_sha, gate)
     if key not in walk.recomputed:
-        walk.recomputed[key] = _evaluate_again(walk, ref, gate, version, spec_sha)
+        walk.recomputed[key] = _evaluate_again(walk, ref, gate, spec_id, version, spec_sha)
     return walk.recomputed[key]
 
 
-def _evaluate_again(walk: _Walk, ref: ArtefactRef, gate: str, version: int, spec_sha: str) -> _Recomputed:
+def _evaluate_again(walk: _Walk, ref: ArtefactRef, gate: str, spec_id: str, version: int, spec_sha: str) -> _Recomputed:
     missing = walk.artefacts.problem(ref)  # None: it re-hashes, so these are the bytes that were bound
     if missing is not None:
         return None, None, missing
@@ -496,9 +504,11 @@ def _evaluate_again(walk: _Walk, ref: ArtefactRef, gate: str, version: int, spec
         return None, None, ("GATE_ENTRY_BODY", f"unknown gate {gate!r}")
     try:
         gate_input = parse_gate_input(data, ref.locator)
-        spec = load_gate_spec(version)
+        spec = spec_named(spec_id, version)
     except MuseError as exc:
         return None, None, ("GATE_INPUT_UNUSABLE", f"cannot recompute the report ({exc.code}: {exc.what})")
+    if spec is None:
+        return None, None, ("GATE_INPUT_UNUSABLE", f"the report's gate spec {spec_id}@{version} is not registered")
     if spec.sha256 != spec_sha:
         return None, None, ("GATE_ARTEFACT_CHANGED", f"gate spec v{spec.version} is not the one the report used")
     return report_sha256(evaluate_gate("A" if gate == "A" else "B", gate_input, spec)), gate_input, None

@@ -114,11 +114,12 @@ class CodePin(_Strict):
     sha256: str
 
 
-def code_pins(root: Traversable | None = None) -> list[CodePin]:
-    """The sha256 of every module of `CODE_MODULES` under `root` (default: the installed `novelmuse` package)."""
+def code_pins(root: Traversable | None = None, modules: tuple[str, ...] = CODE_MODULES) -> list[CodePin]:
+    """The sha256 of every module of `modules` (the writer's `CODE_MODULES` unless said) under `root` (default: the
+    installed `novelmuse` package)."""
     base = root if root is not None else resources.files("novelmuse")
     out = []
-    for module in CODE_MODULES:
+    for module in modules:
         path = base
         for part in module.split("/"):
             path = path / part
@@ -127,8 +128,9 @@ def code_pins(root: Traversable | None = None) -> list[CodePin]:
 
 
 @cache
-def _installed_code() -> list[CodePin]:
-    return code_pins()
+def installed_code(modules: tuple[str, ...] = CODE_MODULES) -> list[CodePin]:
+    """`code_pins` of the installed package, computed once per process."""
+    return code_pins(modules=modules)
 
 
 class SpecPin(_Strict):
@@ -161,7 +163,8 @@ def _gated_task(ref: TaskRef) -> bool:
     return ref.role == "detector" or (ref.role, ref.task) in (("extractor", "extract"), ("judge", "writer_replay"))
 
 
-def _model(book: Book, role: str) -> ModelPin:
+def model_pin(book: Book, role: str) -> ModelPin:
+    """Which model answers `role` in `book` now (kind and full id; the pinned binary for the Claude CLI)."""
     target = book.config.role_target(role)
     if target is None:
         return ModelPin(role=role, kind=None, model=None)
@@ -186,8 +189,8 @@ def writer_config(book: Book, *, spec: GateSpec | None = None) -> WriterConfig:
     pins.append(TaskPin.of(correction("writer").ref))
     return WriterConfig(
         tasks=pins,
-        models=[_model(book, role) for role in GATED_ROLES],
-        code=_installed_code(),
+        models=[model_pin(book, role) for role in GATED_ROLES],
+        code=installed_code(),
         arm=spec.gate_b.candidate,
         baseline_arm=spec.gate_b.baseline,
         context=context_versions(),

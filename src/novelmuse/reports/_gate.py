@@ -70,11 +70,16 @@ def render_gate_verify(console: Console, doc: VerifyReport) -> None:
 
 
 def render_gate_show(console: Console, doc: VerifyReport) -> None:
-    """The evaluations per writer configuration, then every report and receipt, one line each in chain order,
-    under the verification outcome."""
+    """The evaluations per agent configuration (the writer's, the outliner's), then every report and receipt, one
+    line each in chain order, under the verification outcome."""
     render_gate_verify(console, doc)
+    agents = {}
     for c in doc.configurations or []:
-        name = f"writer configuration {c.run_config_sha256[:16]}…" if c.run_config_sha256 else "no writer configuration"
+        if c.run_config_sha256:
+            agents[c.run_config_sha256] = c.agent
+        name = (
+            f"{c.agent} configuration {c.run_config_sha256[:16]}…" if c.run_config_sha256 else "no writer configuration"
+        )
         head = Text(f"{name}{' (the book’s now)' if c.current else ''}: ", style="bold")
         head.append(f"{c.evaluations} evaluation(s) over {c.runs} replay run(s)", style="")
         console.print(head)
@@ -94,7 +99,8 @@ def render_gate_show(console: Console, doc: VerifyReport) -> None:
         if e.receipt_seq:
             line.append(f" → receipt {e.receipt_seq}")
         if e.run_config_sha256:
-            line.append(f"\n       earned by writer configuration {e.run_config_sha256[:16]}…")
+            agent = agents.get(e.run_config_sha256, "writer")
+            line.append(f"\n       earned by {agent} configuration {e.run_config_sha256[:16]}…")
         console.print(line)
 
 

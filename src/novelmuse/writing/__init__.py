@@ -3,7 +3,8 @@ WriterContext and its manifest, the A/B/C arms of replay.
 
 - `confirm_outline`, `require_confirmed`, `lint_outlines`, `show_outline`: 已确认细纲.
 - `prepare_draft`, `outline_draft_call`, `store_outline_draft_answer`, `draft_dry_run`: the fine-outline agent's
-  drafts (细纲智能体) — called only by the replay stage behind its entry guard — never confirmed by themselves.
+  drafts (细纲智能体) — called only by the replay stage behind its entry guard — never confirmed by themselves;
+  `reference_coverage`: the fine-outline gates' deterministic lint of a draft against a reference scaffold.
 - `build_context(book, N, arm=…)` → `ContextBuild` (WriterContext, Manifest, messages, plan); no model call.
 - `save_build` / `verify_context`: the content-addressed manifest under ``.muse/manifests/`` and in the store.
 - `ensure_same_frame`: arms A and C may differ only in their selected raw text (ARM_CONTEXT_DIVERGED).
@@ -61,8 +62,10 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     from ._leak import check_writer_text, generated_text, writer_text_leaks
     from ._loop import repair_items, require_tool_less, write_bill, write_chapter
     from ._manifest import ARMS, MANIFEST_SCHEMA_VERSION, Arm, ArmChoiceRef, EvidenceRef, Manifest
+    from ._outline_cover import CoverItem, char_pairs, overlap, reference_coverage
     from ._outline_draft import (
         Admission,
+        DraftArm,
         DraftInputs,
         Material,
         OutlineDraftDoc,
@@ -157,12 +160,14 @@ __all__ = [
     "ConstraintOut",
     "ContextBuild",
     "ContextDoc",
+    "CoverItem",
     "DecisionOut",
     "DeskDraft",
     "DetectorGate",
     "DetectorItem",
     "DetectorReport",
     "Difference",
+    "DraftArm",
     "DraftDiffDoc",
     "DraftDoc",
     "DraftInputs",
@@ -217,6 +222,7 @@ __all__ = [
     "bind_report",
     "build_and_save",
     "build_context",
+    "char_pairs",
     "check_writer_text",
     "chinese_numeral",
     "compute_figures",
@@ -249,10 +255,12 @@ __all__ = [
     "list_stretches",
     "manifests_dir",
     "outline_draft_call",
+    "overlap",
     "plan_chapter",
     "prefix_within",
     "prepare_draft",
     "read_outline",
+    "reference_coverage",
     "reject_draft",
     "repair_items",
     "require_confirmed",

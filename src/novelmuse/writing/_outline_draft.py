@@ -58,6 +58,8 @@ from ._outlines import ADMISSION_LINE, LintProblem, lint_draft
 from ._plan import card_facts
 
 DRAFT_SCHEMA_VERSION = 1
+#: The fine-outline gates' arms: A (baseline: plan, settings, previous chapter, names) and C (A + the story memory).
+DraftArm = Literal["A", "C"]
 RECENT_OUTLINES = 3
 _ROLE_WORDS = {"general": "总纲", "current": "本章", "next": "之后"}
 _TYPE_WORDS = {"character": "人物", "place": "地点", "item": "物品", "faction": "势力", "concept": "概念"}
@@ -90,6 +92,7 @@ class Material(BaseModel):
 class DraftInputs(BaseModel):
     """Everything the draft was made from (pointers and hashes, not the text)."""
 
+    arm: DraftArm = "C"  # C: the whole material; A: the gates' baseline (see `prepare_draft`)
     as_of: int
     materials: list[Material]
     cards: list[str]  # the cards whose state was shown, by name
@@ -226,9 +229,11 @@ def _by_id(card: Card) -> str:
     return card.id
 
 
-def prepare_draft(book: Book, chapter: int) -> PreparedDraft:
+def prepare_draft(book: Book, chapter: int, *, arm: DraftArm = "C") -> PreparedDraft:
     """The outliner's request for `chapter` from the plan and the memory as of `chapter − 1` (see the module
-    doc); PLAN_* / CONTEXT_* errors (exit 2) when the plan or the memory cannot give it."""
+    doc); PLAN_* / CONTEXT_* errors (exit 2) when the plan or the memory cannot give it. `arm` A is the
+    fine-outline gates' baseline: the plan, the settings, the previous chapter and the cards' names only — no
+    recent outlines, card states or open foreshadows (the candidate, C, is what the stage drafts with)."""
     cfg = book.config.writing
     as_of = chapter - 1
     cards = load_cards(book)
@@ -241,7 +246,8 @@ def prepare_draft(book: Book, chapter: int) -> PreparedDraft:
     parts = plan.for_chapter(chapter)
     plan_lines, setting_lines, materials = _plan_lines(parts, plan)
 
-    recent_numbers = sorted(outlines)[-RECENT_OUTLINES:]
+    memory = arm == "C"
+    recent_numbers = sorted(outlines)[-RECENT_OUTLINES:] if memory else []
     unit = heading_unit(ch.heading for n, ch in chapters.items() if n > 0)  # the chapters before N name chapters
     recent = [
         f"{chapter_label(unit, n)}《{outlines[n].title}》目标：{outlines[n].goal}；钩子：{outlines[n].hook}"
@@ -253,10 +259,10 @@ def prepare_draft(book: Book, chapter: int) -> PreparedDraft:
         materials.append(material)
 
     named = [e for n in recent_numbers for e in outlines[n].entities]
-    ids = _selected_cards(cards, [p.section.text for p in parts] + [previous], named)
+    ids = _selected_cards(cards, [p.section.text for p in parts] + [previous], named) if memory else []
     card_lines = _card_lines(ids, cards, state, chapter, unit)
     names = [f"{c.name}：{'、'.join(c.aliases) or '（无别名）'}" for c in sorted(cards.cards.values(), key=_by_id)]
-    foreshadow_lines, shown, overdue = _foreshadow_lines(state, as_of, unit)
+    foreshadow_lines, shown, overdue = _foreshadow_lines(state, as_of, unit) if memory else ([], [], [])
     labels = {m.label for m in materials} | set(shown)
 
     blocks = {
@@ -300,6 +306,7 @@ def prepare_draft(book: Book, chapter: int) -> PreparedDraft:
         unit=unit,
     )
     inputs = DraftInputs(
+        arm=arm,
         as_of=as_of,
         materials=materials,
         cards=[cards.cards[i].name for i in ids],
