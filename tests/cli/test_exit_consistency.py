@@ -182,6 +182,7 @@ MAY_RECORD_INPUT_ERRORS = {
     "writing/_accept.py": "accept_preflight names a context that no longer builds as its failed manifest check",
     "writing/_desk.py": "an outline draft's lint lists its YAML error among its problems",
     "writing/_stretch.py": "a stretch names every chapter whose outline cannot be read in its one refusal",
+    "writing/_plan_draft.py": "a plan draft's accept preflight names a bundle that no longer parses as its failed step",
 }
 
 

@@ -23,6 +23,7 @@ from novelmuse.roles.extractor import ExtractRequest
 from novelmuse.roles.judge import ScoreRequest
 from novelmuse.roles.normalizer import NormalizeRequest
 from novelmuse.roles.outliner import DraftRequest
+from novelmuse.roles.planner import PlanRequest
 from novelmuse.roles.reviewer import ReviewRequest
 from novelmuse.roles.writer import (
     Excerpt,
@@ -102,6 +103,16 @@ def sample_request(task: RoleTask[Any, Any]) -> Any:
             ["F-1：天书（第1章埋设）"],
             3,
             frozenset({"P1", "P2", "上章"}),
+        ),
+        ("planner", "draft"): PlanRequest(
+            "写出全书规划草稿：第1-40回，共 40 回。",
+            "历史演义，主角刘备",
+            "# 大纲",
+            "已写到第2回",
+            ["F-1：天书"],
+            ["刘备：玄德"],
+            1,
+            40,
         ),
     }
     if task.name == "models_check":

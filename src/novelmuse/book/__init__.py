@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         parse_outline,
         result_id,
     )
-    from ._plan import PLAN_DIR, Plan, PlanFile, PlanPart, PlanSection, heading_scope, load_plan
+    from ._plan import PLAN_DIR, Plan, PlanFile, PlanPart, PlanSection, heading_scope, load_plan, plan_of
     from ._project import (
         Book,
         Chapter,
@@ -164,6 +164,7 @@ __all__ = [
     "parse_chapter_file",
     "parse_outline",
     "parsing_user_file",
+    "plan_of",
     "read_chapter_file",
     "read_chapter_files",
     "read_user_file",

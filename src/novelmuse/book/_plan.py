@@ -228,6 +228,12 @@ def _directory(book: Book, path: Path) -> None:
         raise InputError("PLAN_READ", "not a directory", path.relative_to(book.root).as_posix(), "make it a directory")
 
 
+def plan_of(outline: PlanFile | None, settings: list[PlanFile] | tuple[PlanFile, ...]) -> Plan:
+    """The plan these files make (as `load_plan` reads them from ``plan/``): a draft's files checked before they are
+    written."""
+    return Plan(outline, tuple(_sections(outline)) if outline else (), tuple(settings))
+
+
 def load_plan(book: Book) -> Plan:
     """Read the book's ``plan/`` (a book without one has an empty plan)."""
     folder = book.root / PLAN_DIR
@@ -243,4 +249,4 @@ def load_plan(book: Book) -> Plan:
         for p in sorted(settings_dir.iterdir(), key=lambda p: p.name):
             if p.suffix in SETTING_SUFFIXES and not p.name.startswith("."):
                 settings.append(_read(book, p))
-    return Plan(outline, tuple(_sections(outline)) if outline else (), tuple(settings))
+    return plan_of(outline, settings)

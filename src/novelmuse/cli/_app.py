@@ -110,7 +110,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
         "_cmd_replay",
     ),
     "gate": ("Gate receipts: the signing key, and the CAS journal of gate reports and signed receipts.", "_cmd_gate"),
-    "plan": ("The book's plan (大纲 and 设定, plan/): lint its volumes, foreshadows and characters.", "_cmd_plan"),
+    "plan": ("The book's plan (大纲 and 设定, plan/): lint it; draft it from a premise (the plan agent).", "_cmd_plan"),
     "cards": ("Canon cards: list them, create one, show a card as of a chapter, validate all cards.", "_cmd_memory"),
     "facts": ("Fact cards (事实卡) of finalised chapters.", "_cmd_memory"),
     "vault": ("The raw model vault (.muse/vault).", "_cmd_models"),

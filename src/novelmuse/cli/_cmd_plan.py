@@ -1,17 +1,35 @@
-"""`muse plan lint`: the book's plan (大纲 and 设定) checked against itself and the book."""
+"""`muse plan lint` (the book's plan checked against itself and the book) and `muse plan draft` (the plan agent,
+大纲+设定智能体, behind its entry guard)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..errors import Outcome
-from ..reports import render_plan_lint
-from ..writing import lint_plan
+from ..reports import bill_lines, plan_draft_outcome, render_plan_draft, render_plan_lint
+from ..writing import lint_plan, read_premise
 from ._app import app
-from ._common import BookOpt, JsonOpt, console, emit_json, finish, open_book
+from ._common import (
+    BookOpt,
+    JsonOpt,
+    YesOpt,
+    confirm_bill,
+    console,
+    emit_json,
+    err_console,
+    finish,
+    in_session,
+    open_book,
+    say_before,
+)
+
+if TYPE_CHECKING:
+    from ..llm import Bill
 
 plan_app = typer.Typer(
-    help="The book's plan (大纲 and 设定, plan/): lint its volumes, foreshadows and characters.",
+    help="The book's plan (大纲 and 设定, plan/): lint it; draft it from a premise (the plan agent).",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -31,3 +49,45 @@ def plan_lint(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     else:
         render_plan_lint(console, doc)
     finish(outcome)
+
+
+@plan_app.command("draft")
+def plan_draft(
+    premise: Annotated[
+        str, typer.Option("--premise", help="The premise: a file, or the text itself (genre, protagonist, hook, …).")
+    ],
+    chapters: Annotated[int, typer.Option("--chapters", help="How many chapters the plan covers.")] = 100,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the guard's verdict and the exact prompt; no model call.")
+    ] = False,
+    yes: YesOpt = False,
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Draft the book's plan (大纲 and 设定) and card drafts for its main characters and places from a premise.
+
+    A real run needs verified, passed Gate A and Gate B receipts for the current outliner configuration (the
+    fine-outline agent's own gates: a replay of an outliner set) and a probed planner model (exit 3 naming what is
+    missing). The draft waits on the author's desk (`muse drafts`): nothing reaches plan/ or cards/ until you accept
+    it; revise it or reject it. Its bill comes first."""
+    from ..replay import draft_plan, plan_draft_dry_run
+
+    b = open_book(book)
+    text = read_premise(premise)
+    if dry_run:
+        doc = plan_draft_dry_run(b, text, chapters=chapters)
+    else:
+
+        def bill(plan_bill: Bill) -> None:
+            say_before(bill_lines("plan draft", plan_bill), json_out=json_out)
+            confirm_bill(b, plan_bill, yes=yes, json_out=json_out, command="muse plan draft")
+
+        doc = in_session(b, "plan-draft", lambda session: draft_plan(b, session, text, chapters=chapters, on_bill=bill))
+    if json_out:
+        emit_json(doc)
+    else:
+        render_plan_draft(console, doc)
+        if doc.error is not None:
+            e = doc.error
+            err_console.print(f"error[{e['code']}]: {e['what']}, {e['where']} — {e['fix']}", markup=False)
+    finish(plan_draft_outcome(doc))

@@ -1,6 +1,7 @@
 """Replay experiments and gates (seed 003): gate specs, the GateInput, Gate A / Gate B, order plans, the one
 issuer of gate reports and signed receipts in the CAS journal ``.muse/gates/journal.jsonl``, the writer
-configuration receipts bind, and the fine-outline stage behind its entry guard.
+configuration receipts bind, the fine-outline stage behind its entry guard, the fine-outline agent's own gates
+(outliner sets, the outliner configuration) and the plan stage behind them.
 
 The top service layer: it may use every layer below; nothing below imports it.
 """
@@ -61,6 +62,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     from ._order import ItemOrder, OrderPlan, make_order_plan, position_counts, verify_order_plan
     from ._outline_stage import OutlineStageDoc, draft_fine_outline, outline_admission_problems, outline_draft_dry_run
     from ._outliner import OutlinerConfig, outliner_config
+    from ._plan_stage import PlanStageDoc, draft_plan, plan_draft_dry_run
     from ._promotion import ArmChoice, promoted_arm
     from ._receipt import (
         ArtefactKind,
@@ -127,6 +129,7 @@ __all__ = [
     "OutlinerConfig",
     "PanelOut",
     "PanelVerdict",
+    "PlanStageDoc",
     "Problem",
     "Progress",
     "PublicKey",
@@ -161,6 +164,7 @@ __all__ = [
     "configured_signer",
     "default_key_path",
     "draft_fine_outline",
+    "draft_plan",
     "evaluate_gate",
     "evaluate_gate_a",
     "evaluate_gate_b",
@@ -187,6 +191,7 @@ __all__ = [
     "outline_draft_dry_run",
     "outliner_config",
     "parse_gate_input",
+    "plan_draft_dry_run",
     "position_counts",
     "promoted_arm",
     "rebuild_index",

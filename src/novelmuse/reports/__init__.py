@@ -94,7 +94,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     )
     from ._models_check import render_models_check
     from ._outline_draft import outline_draft_error, outline_draft_outcome, render_outline_draft
-    from ._plan import render_plan_lint
+    from ._plan import plan_draft_outcome, render_plan_draft, render_plan_lint
     from ._replay import (
         gate_outcome,
         render_dry_run,
@@ -166,6 +166,7 @@ __all__ = [
     "outline_draft_error",
     "outline_draft_outcome",
     "plan_doc",
+    "plan_draft_outcome",
     "plan_line",
     "preflight_notes",
     "render_accept",
@@ -201,6 +202,7 @@ __all__ = [
     "render_outline_draft",
     "render_outline_lint",
     "render_outline_show",
+    "render_plan_draft",
     "render_plan_lint",
     "render_register",
     "render_reindex",

@@ -1,11 +1,18 @@
-"""Terminal rendering of `muse plan lint`."""
+"""Terminal rendering of `muse plan lint` and `muse plan draft`."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
+from ..errors import Outcome
 from ..writing import PlanLintDoc
+
+if TYPE_CHECKING:  # annotations only: `muse plan lint` never loads replay
+    from ..replay import PlanStageDoc
 
 
 def render_plan_lint(console: Console, doc: PlanLintDoc) -> None:
@@ -22,3 +29,59 @@ def render_plan_lint(console: Console, doc: PlanLintDoc) -> None:
         f"settings: {doc.errors} error(s), {doc.warnings} warning(s)",
         markup=False,
     )
+
+
+def render_plan_draft(console: Console, doc: PlanStageDoc) -> None:
+    """The guard's verdict, then the draft on the desk (its files, notes and the next step) or the dry run's
+    prompt."""
+    guard = doc.guard
+    if guard.admitted:
+        console.print(f"entry guard: [green]admitted[/green] — {escape(guard.summary())}")
+    else:
+        verdict = "[red]refused[/red]" if doc.status != "dry_run" else "[yellow]would refuse a real run[/yellow]"
+        console.print(
+            f"entry guard: {verdict} — a real plan draft needs verified, passed Gate A and Gate B receipts for "
+            f"{escape(guard.measured)} (journal {escape(guard.journal)}: {guard.verified}, {guard.entries} entries)"
+        )
+        for f in guard.findings:
+            console.print(f"  [red]✗[/red] {escape(f.line())}")
+    draft = doc.draft
+    if draft is None:
+        console.print("preview the prompt without a model call: muse plan draft --premise … --dry-run")
+        return
+    span = f"chapters {draft.first_chapter}–{draft.last_chapter}"
+    if doc.status == "dry_run":
+        console.print(f"dry run of the plan draft ({span}): no model call, nothing written")
+        console.print(f"prompt (messages sha256 {draft.messages_sha256}):")
+        for m in draft.messages or []:
+            console.print(f"── {m['role']} ──", markup=False)
+            console.print(m["content"], markup=False)
+        return
+    if doc.status == "skipped":
+        console.print(f"plan draft: skipped({escape(draft.reason)}) — nothing drafted")
+        return
+    console.print(
+        f"drafted the plan ({span}): draft {draft.short} ({escape(draft.written_to or '')}) — a draft on your desk, "
+        "[yellow]nothing written to plan/ or cards/[/yellow]"
+    )
+    for path in draft.files:
+        kept = " (exists: kept as a revision when replaced)" if path in draft.replaces else ""
+        console.print(f"  {escape(path)}{kept}")
+    for note in draft.notes:
+        console.print(f"  [yellow]note[/yellow] {escape(note)}")
+    cost = f"{draft.cost:.4f}" if draft.cost is not None else "unknown"
+    console.print(
+        f"  run {draft.run_id}: {draft.attempts} attempt(s), {draft.input_tokens} in / {draft.output_tokens} out "
+        f"tokens, cost {cost}"
+    )
+    console.print(
+        f"decide: `muse drafts show {draft.short}`, then `muse drafts accept {draft.short}` (plan lint and card "
+        f"checks, then written), `muse drafts revise {draft.short} --from FILE` or `muse drafts reject {draft.short}`"
+    )
+
+
+def plan_draft_outcome(doc: PlanStageDoc) -> Outcome:
+    """refused → failed_closed (3), skipped → not_evaluated (4), drafted / dry run → ok."""
+    if doc.status == "refused":
+        return "failed_closed"
+    return "not_evaluated" if doc.status == "skipped" else "ok"

@@ -11,7 +11,7 @@ from ._task import RoleTask, correction
 
 def all_tasks() -> list[RoleTask[Any, Any]]:
     """Every role task, the models-check probe once per role."""
-    from . import arbiter, common, detector, editor, extractor, judge, normalizer, outliner, reviewer, writer
+    from . import arbiter, common, detector, editor, extractor, judge, normalizer, outliner, planner, reviewer, writer
 
     tasks: list[RoleTask[Any, Any]] = [
         reviewer.REVIEW,
@@ -28,6 +28,7 @@ def all_tasks() -> list[RoleTask[Any, Any]]:
         extractor.EXTRACT,
         normalizer.NORMALIZE,
         outliner.DRAFT,
+        planner.DRAFT,
         *judge.TASKS.values(),
     ]
     return tasks + [common.models_check(role) for role in ROLE_NAMES]

@@ -14,6 +14,8 @@ WriterContext and its manifest, the A/B/C arms of replay.
   → confirm), `revise_draft`, `reject_draft`, `drafts_stats`; `file_history` / `restore_revision` for the
   kept versions of replaced files; `write_and_accept` for `muse write N --apply`.
 - `lint_plan`: the plan (大纲 and 设定) checked — volumes, planned foreshadows, characters (`muse plan lint`).
+- The plan agent's drafts (大纲+设定智能体): `prepare_plan_draft`, `plan_draft_call`, `store_plan_draft_answer`,
+  `plan_dry_run` — a bundle of plan, settings and card files on the desk, written only when the author accepts it.
 - A stretch of the book (`muse write A-B`, `--continue`, `--status`): `begin_stretch`, `continue_stretch`,
   `run_stretch`, `stretch_status` — chapter after chapter with the memory kept current, manual or automatic.
 
@@ -96,6 +98,18 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         show_outline,
     )
     from ._plan import EntityPlan, ForeshadowPlan, RetrievalPlan, Slot, plan_chapter
+    from ._plan_draft import (
+        PlanDraftDoc,
+        PreparedPlan,
+        check_plan_files,
+        parse_bundle,
+        plan_draft_call,
+        plan_dry_run,
+        plan_files,
+        prepare_plan_draft,
+        read_premise,
+        store_plan_draft_answer,
+    )
     from ._plan_lint import PlanLintDoc, lint_plan
     from ._quality_gate import ChapterGate, final_text, gate_chapter, judge_files
     from ._review_run import ReviewGateRun, review_and_gate, write_and_accept
@@ -191,8 +205,10 @@ __all__ = [
     "OutlineLint",
     "OutlineLintDoc",
     "OutlineShowDoc",
+    "PlanDraftDoc",
     "PlanLintDoc",
     "PreparedDraft",
+    "PreparedPlan",
     "PromptOut",
     "RejectDoc",
     "ReportOut",
@@ -223,6 +239,7 @@ __all__ = [
     "build_and_save",
     "build_context",
     "char_pairs",
+    "check_plan_files",
     "check_writer_text",
     "chinese_numeral",
     "compute_figures",
@@ -256,10 +273,16 @@ __all__ = [
     "manifests_dir",
     "outline_draft_call",
     "overlap",
+    "parse_bundle",
     "plan_chapter",
+    "plan_draft_call",
+    "plan_dry_run",
+    "plan_files",
     "prefix_within",
     "prepare_draft",
+    "prepare_plan_draft",
     "read_outline",
+    "read_premise",
     "reference_coverage",
     "reject_draft",
     "repair_items",
@@ -275,6 +298,7 @@ __all__ = [
     "show_outline",
     "skipped_draft",
     "store_outline_draft_answer",
+    "store_plan_draft_answer",
     "stored_manifest",
     "stretch_dry_run",
     "stretch_status",

@@ -43,6 +43,7 @@ from ..editorial import (
 from ..errors import FailedClosed, InputError, MuseError
 from ..roles.detector import DETECT, DetectRequest
 from ..rules import CompiledRules, load_book_rules
+from ..store import transaction
 from ..text import sha256_hex
 from ._build import ContextBuild, build_context
 from ._desk import (
@@ -338,6 +339,8 @@ async def accept_draft(
             "muse drafts accept",
             f"let it finish, or resume it with `muse write {d.chapter}`",
         )
+    if d.kind == "plan":
+        return _accept_plan(book, loaded, mode=mode, command=command or f"muse drafts accept {d.short}")
     pre = _Preflight()
     step, now = _file_check(book, loaded, options)
     pre.add(step, "replace_author_text", options.replace_author_text)
@@ -373,6 +376,62 @@ async def accept_draft(
             "input_tokens": after.input_tokens - tokens_in,
             "output_tokens": after.output_tokens - tokens_out,
             "cost": cost,
+        }
+    )
+
+
+def _accept_plan(book: Book, loaded: Loaded, *, mode: DecisionMode, command: str) -> AcceptDoc:
+    """Accept a plan draft (`writing._plan_draft`): its preflight, then every file that differs written — card
+    drafts, then settings, the outline last — each replaced file's bytes kept first; the decision is recorded with
+    the last file written (a kill before it leaves the files written so far, each with its kept version, and no
+    decision: accepting again writes the rest)."""
+    from ._plan_draft import plan_preflight
+
+    d = loaded.draft
+    files, steps = plan_preflight(book, loaded.text, loaded.bases or {})
+    base = AcceptDoc(ok=False, draft=d, status="refused", preflight=steps)
+    failed = [s for s in steps if s.status != "passed"]
+    if failed:
+        reason = f"{failed[0].step}: {failed[0].detail}"
+        return base.model_copy(update={"reason": reason, "error_code": "ACCEPT_PREFLIGHT_FAILED"})
+    row = decision_row(
+        kind="plan", draft_id=d.id, chapter=0, text_sha256=d.text_sha256, decision="accept", mode=mode,
+        preflight=steps,
+    )  # fmt: skip
+    order = sorted(files, key=lambda p: (0 if p.startswith("cards/") else 1 if "/settings/" in p else 2, p))
+    pending = []
+    for path in order:
+        target = book.root / path
+        now = target.read_bytes() if target.is_file() else None
+        data = files[path].encode("utf-8")
+        if now != data:
+            pending.append((path, data, sha256_hex(now) if now is not None else ""))
+    revision = None
+    for k, (path, data, expect) in enumerate(pending):
+        target = book.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        last = k == len(pending) - 1
+        revision = book.replace_file(
+            target,
+            data,
+            expect_sha256=expect,
+            kind="card" if path.startswith("cards/") else "plan",
+            command=command,
+            note=f"draft {d.id}",
+            also=(lambda conn, rid: insert_decision(conn, {**row, "file_revision_id": rid})) if last else None,
+        )
+    if revision is None:  # every file already holds the draft's bytes: the decision alone
+        with transaction(book.db) as conn:
+            insert_decision(conn, row)
+    decision = load(book, DraftRef("plan", d.id)).draft.decision
+    return base.model_copy(
+        update={
+            "ok": True,
+            "status": "accepted",
+            "draft": d.model_copy(update={"decision": decision}),
+            "written": ", ".join(p for p, _, _ in pending) or None,
+            "file_revision_id": revision.id if revision is not None else None,
+            "decision": decision,
         }
     )
 

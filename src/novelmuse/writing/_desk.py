@@ -7,7 +7,9 @@ Drafts of three kinds sit on the desk:
   `--all` lists the drafts repaired or re-asked on the way) and the author's revisions of them (purpose
   ``author_revision``, bound to the draft they revise and to its manifest);
 - **review** — the text a `muse review` run made (editorial's ``revisions`` rows);
-- **outline** — the fine-outline agent's drafts (``outline_drafts``) and the author's revisions of them.
+- **outline** — the fine-outline agent's drafts (``outline_drafts``) and the author's revisions of them;
+- **plan** — the plan agent's drafts (``plan_drafts``): a bundle of the plan's outline, settings and card drafts,
+  decided on as one (`_plan_draft`), and the author's revisions of them.
 
 A draft is named by its id or its short form (`short_id`: the id's letter and its last six characters). Reject
 records a reason and the draft can never be accepted; revise makes the author's text a new draft, checked at once
@@ -18,6 +20,7 @@ and put back by `restore_revision`.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Iterable
@@ -105,6 +108,7 @@ def _candidates(db: sqlite3.Connection, token: str) -> list[DraftRef]:
         ("chapter", "write_drafts", "id"),
         ("review", "revisions", "id"),
         ("outline", "outline_drafts", "id"),
+        ("plan", "plan_drafts", "id"),
     ):
         rows = db.execute(
             f"SELECT {where} FROM {table} WHERE {where} = ? OR {where} LIKE ?", (t, f"%{t[-6:]}")
@@ -260,6 +264,7 @@ class Loaded:
     bound_sha256: str | None  # the chapter (or outline) file when the draft was made: None = no file
     path: Path  # the file an accept writes
     run: sqlite3.Row | None = None  # the write run (chapter kind)
+    bases: dict[str, str] | None = None  # plan kind: each file's sha256 when drafted ("" = none)
 
 
 def _chapter_loaded(book: Book, row: sqlite3.Row, run: sqlite3.Row, decision: DecisionOut | None) -> Loaded:
@@ -389,6 +394,34 @@ def _outline_loaded(book: Book, row: sqlite3.Row, decision: DecisionOut | None) 
     )
 
 
+def _plan_loaded(book: Book, row: sqlite3.Row, decision: DecisionOut | None) -> Loaded:
+    draft = DeskDraft(
+        id=row["id"],
+        short=short_id(row["id"]),
+        kind="plan",
+        chapter=0,
+        origin="plan" if row["kind"] == "draft" else "author_revision",
+        run_id=row["run_id"],
+        status="drafted" if row["kind"] == "draft" else "revised",
+        chars=count_chars(row["text"]),
+        text_sha256=row["text_sha256"],
+        revises=row["revises_id"],
+        created_at=row["created_at"],
+        decision=decision,
+    )
+    return Loaded(
+        draft=draft,
+        text=row["text"],
+        declared=[],
+        report=None,
+        report_sha256=None,
+        manifest_sha256=None,
+        bound_sha256=None,
+        path=book.root / "plan",
+        bases=json.loads(row["base_json"]),
+    )
+
+
 def load(book: Book, ref: DraftRef) -> Loaded:
     """The draft `ref` with its text, checks and binding."""
     decisions = decisions_of(book, ref.id)
@@ -400,6 +433,8 @@ def load(book: Book, ref: DraftRef) -> Loaded:
         return _chapter_loaded(book, row, run, decision)
     if ref.kind == "review":
         return _review_loaded(book, db.execute("SELECT * FROM revisions WHERE id = ?", (ref.id,)).fetchone(), decision)
+    if ref.kind == "plan":
+        return _plan_loaded(book, db.execute("SELECT * FROM plan_drafts WHERE id = ?", (ref.id,)).fetchone(), decision)
     return _outline_loaded(
         book, db.execute("SELECT * FROM outline_drafts WHERE id = ?", (ref.id,)).fetchone(), decision
     )
@@ -446,6 +481,9 @@ def list_drafts(
         out.append(_review_loaded(book, row, latest.get(row["id"])).draft)
     for row in db.execute(f"SELECT * FROM outline_drafts {where_c} ORDER BY id", args):
         out.append(_outline_loaded(book, row, latest.get(row["id"])).draft)
+    if chapter is None:
+        for row in db.execute("SELECT * FROM plan_drafts ORDER BY id"):
+            out.append(_plan_loaded(book, row, latest.get(row["id"])).draft)
     out.sort(key=lambda d: (d.created_at, d.id))
     return DraftsDoc(chapter=chapter, drafts=out)
 
@@ -489,6 +527,13 @@ def show_draft(book: Book, token: str) -> DraftShowDoc:
 
 def _current_side(book: Book, loaded: Loaded) -> DiffSide:
     d = loaded.draft
+    if d.kind == "plan":  # the files the draft would write, as they are now (a missing one shown empty)
+        now = {
+            p: (book.root / p).read_text("utf-8", "replace") if (book.root / p).is_file() else ""
+            for p in loaded.bases or {}
+        }
+        text = "".join(f"===== {p} =====\n{t.rstrip()}\n" for p, t in now.items())
+        return DiffSide(label="plan/ 与 cards/（现状）", sha256=sha256_hex(text), text=text)
     if d.kind == "outline":
         path = outline_paths(book).get(d.chapter)
         label = f"outlines/{d.chapter:04d}.yaml"
@@ -582,6 +627,8 @@ def revise_draft(book: Book, token: str, text: str) -> ReviseDoc:
         )
     if d.kind == "outline":
         return _revise_outline(book, loaded, text)
+    if d.kind == "plan":
+        return _revise_plan(book, loaded, text)
     return _revise_chapter(book, loaded, text)
 
 
@@ -746,6 +793,39 @@ def _revise_outline(book: Book, loaded: Loaded, text: str) -> ReviseDoc:
         ok=check[0].status == "passed",
         original=d.model_copy(update={"decision": decision}),
         revision=load(book, DraftRef("outline", new)).draft,
+        decision=decision,
+        edit_chars=distance,
+        edit_share=distance / max(1, len(loaded.text)),
+        check=check,
+    )
+
+
+def _revise_plan(book: Book, loaded: Loaded, text: str) -> ReviseDoc:
+    from ._plan_draft import revise_steps, store_plan_draft
+
+    d = loaded.draft
+    check = revise_steps(book, text)
+    if check[0].step == "bundle" and check[0].status == "failed":  # not a bundle at all: nothing to keep
+        raise InputError("PLAN_BUNDLE_INVALID", check[0].detail, "muse drafts revise", "keep the bundle's file lines")
+    new = store_plan_draft(book, text, kind="author_revision", revises=d.id, bases=loaded.bases)
+    distance = edit_distance(loaded.text, text)
+    row = decision_row(
+        kind="plan",
+        draft_id=d.id,
+        chapter=0,
+        text_sha256=d.text_sha256,
+        decision="revise",
+        mode="manual",
+        preflight=check,
+        revision_draft_id=new,
+        revision_sha256=sha256_hex(text),
+        edit_chars=distance,
+    )
+    decision = _record(book, row)
+    return ReviseDoc(
+        ok=all(s.status == "passed" for s in check),
+        original=d.model_copy(update={"decision": decision}),
+        revision=load(book, DraftRef("plan", new)).draft,
         decision=decision,
         edit_chars=distance,
         edit_share=distance / max(1, len(loaded.text)),

@@ -13,8 +13,9 @@ from ..roles.writer import DeclaredFact
 DESK_SCHEMA_VERSION = 1
 
 #: chapter: a writer's draft or the author's revision of one; review: the text a `muse review` run made; outline:
-#: the fine-outline agent's draft or the author's revision of one.
-DraftKind = Literal["chapter", "review", "outline"]
+#: the fine-outline agent's draft or the author's revision of one; plan: the plan agent's draft of the plan, settings
+#: and cards (one bundle of files) or the author's revision of one.
+DraftKind = Literal["chapter", "review", "outline", "plan"]
 Decision = Literal["accept", "revise", "reject"]
 #: manual: the author's command; apply: `--apply` of the run that made the draft (the same preflight);
 #: automatic: an automatic run's decision on a draft both gates passed.
@@ -132,7 +133,7 @@ class AcceptDoc(_Doc):
     error_code: str | None = None
     preflight: list[StepOutcome]
     overrides: list[Override] = []
-    written: str | None = None  # the file confirmed (relative to the book root)
+    written: str | None = None  # the file confirmed (relative to the book root; a plan draft: every file, by ", ")
     file_revision_id: str | None = None  # the kept version of what it replaced
     replaced_sha256: str | None = None
     decision: DecisionOut | None = None

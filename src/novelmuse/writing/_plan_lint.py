@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from ..book import Book, PlanSection, load_plan
+from ..book import Book, Plan, PlanSection, load_plan
 from ..errors import InputError
 from ..memory import load_cards
 from ..text import CHINESE_NUMERAL_CHARS, parse_number
@@ -173,13 +173,13 @@ def _about_characters(name: str) -> bool:
     return any(w in name.lower() for w in _CHARACTER_WORDS)
 
 
-def _characters(book: Book, files: list[tuple[str, str]]) -> tuple[int, list[LintProblem]]:
+def _characters(book: Book, files: list[tuple[str, str]], extra: set[str]) -> tuple[int, list[LintProblem]]:
     """Every character entry of the settings about characters (see the module docstring), and those no card names.
     A heading that says 人物 (…) opens such a section; the next heading of the same or a higher level that does not
     closes it; in a file whose name says so, the whole file is one. Inside, an entry is `- 名字：…` or a deeper
     heading `## 名字`."""
     cards = load_cards(book)
-    known = {n for c in cards.cards.values() for n in (c.name, *c.aliases)}
+    known = {n for c in cards.cards.values() for n in (c.name, *c.aliases)} | extra
     problems: list[LintProblem] = []
     seen = 0
     for path, text in files:
@@ -217,7 +217,12 @@ def _characters(book: Book, files: list[tuple[str, str]]) -> tuple[int, list[Lin
 
 def lint_plan(book: Book) -> PlanLintDoc:
     """Check the plan (see the module docstring); PLAN_MISSING when the book has no outline."""
-    plan = load_plan(book)
+    return lint_plan_of(book, load_plan(book))
+
+
+def lint_plan_of(book: Book, plan: Plan, *, extra_names: set[str] | None = None) -> PlanLintDoc:
+    """The plan lint of `plan` against `book` (its chapters and cards; `extra_names`: card drafts' names counted as
+    cards) — `lint_plan` of the plan as written, or of a plan draft's files before they are."""
     if plan.outline is None:
         raise InputError(
             "PLAN_MISSING",
@@ -239,7 +244,7 @@ def lint_plan(book: Book) -> PlanLintDoc:
         )
     count, found = _foreshadows(plan.sections, last)
     problems += found
-    seen, found = _characters(book, [(f.path, f.text) for f in plan.settings])
+    seen, found = _characters(book, [(f.path, f.text) for f in plan.settings], extra_names or set())
     problems += found
     errors = sum(1 for p in problems if p.severity == "error")
     return PlanLintDoc(
