@@ -20,6 +20,22 @@ phrases drawn from 三国演义 (half forbidden, half fatigue ≤ 2), as in benc
 | sync | `muse sync` from scratch (no model) | a bare rjieba pass over every chapter | ≤ 5 s |
 | display | each read-only command of `DISPLAY`, on the demo's book | `import typer, rich.console` | ≤ 0.5 s |
 
+Three more rows (issue "the first hour", "Display commands fast") put a command beside a script doing the
+user's job by hand, without novelmuse (`python -c`); the target is the ratio muse / script, both timed
+alternately in the same run (`measure_pair`: the load of a shared machine drifts within a minute):
+
+| row | command | hand-written baseline | target |
+|---|---|---|---|
+| ÷ bare grep | `muse search Q --before N`, warm | `BARE_GREP` | ≤ 4.2× |
+| ÷ bare Aho–Corasick | `muse check --json`, 1,000 rules | `BARE_AHOCORASICK` | ≤ 1.5× |
+| ÷ naive YAML | `muse cards show X --as-of N`, 500 cards | `NAIVE_CARD` | ≤ 0.43× |
+
+`BARE_GREP` globs `chapters/*.md`, reads each and keeps the lines containing Q. `BARE_AHOCORASICK` reads each
+chapter, builds one `ahocorasick_rs` automaton (the rules engine's library) over the 1,000 phrases of rules.txt
+and dumps every overlapping hit of every chapter (phrase index, start, end) as compact JSON. `NAIVE_CARD`
+`yaml.safe_load`s every card file, reads the fact cards' rows from the store, and takes the card's attribute
+ranges (then its fact states) as of N.
+
 Targets are for the 5M-character book. Growth: the size-dependent rows at 1M and 5M, and their ratio (5.0 =
 linear; flagged when above 1.3 × linear).
 Bytecode caches are written first (an installed package has them; see `compile_bytecode`).
@@ -31,7 +47,11 @@ between machines of the same kind here, ratios do not.
 The machine's load average is printed at start and end: on a shared 2-core machine CPU time still rises
 with load (caches, frequency), so read the ratios.
 
-    python benchmarks/bench_commands.py [--sizes 1,5] [--runs 3] [--before ../before/.venv/bin/python]
+    python benchmarks/bench_commands.py [--sizes 1,5] [--runs 3] [--only search,check,cards]
+        [--before ../before/.venv/bin/python]
+
+`--only` runs some groups of rows (startup, display, sync, search, mentions, check, cards; default all); the
+search, mentions and check groups need the book, which is built (and, for search and mentions, synced) anyway.
 """
 
 from __future__ import annotations
@@ -118,6 +138,56 @@ from novelmuse.book import find_book
 from novelmuse.memory import card_view
 print(card_view(find_book(Path(sys.argv[1])), sys.argv[2], int(sys.argv[3])).state)
 """
+#: The hand-written baselines (no novelmuse import): what a user would script to do the command's job.
+BARE_GREP = """
+import glob, sys
+root, query = sys.argv[1], sys.argv[2]
+for path in sorted(glob.glob(root + "/chapters/*.md")):
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f.read().splitlines(), 1):
+            if query in line:
+                print(path, i, line, sep=":")
+"""
+BARE_AHOCORASICK = """
+import glob, json, sys
+import ahocorasick_rs
+root = sys.argv[1]
+with open(root + "/rules.txt", encoding="utf-8") as f:  # 禁止:PHRASE and 疲劳词:PHRASE≤N, one a line
+    phrases = [line.partition(":")[2].partition("≤")[0] for line in f.read().splitlines() if line]
+ac = ahocorasick_rs.AhoCorasick(phrases)
+hits = {}
+for path in sorted(glob.glob(root + "/chapters/*.md")):
+    with open(path, encoding="utf-8") as f:
+        hits[path] = [[p, s, e] for p, s, e in ac.find_matches_as_indexes(f.read(), overlapping=True)]
+sys.stdout.write(json.dumps(hits, separators=(",", ":")))  # one string: json.dump's chunked writes cost 2.5x
+"""
+NAIVE_CARD = """
+import glob, json, os, sqlite3, sys
+import yaml
+root, name, as_of = sys.argv[1], sys.argv[2], int(sys.argv[3])
+cards = []
+for path in sorted(glob.glob(root + "/cards/*.yaml")):
+    with open(path, encoding="utf-8") as f:
+        cards.append(yaml.safe_load(f))
+card = next(c for c in cards if name in (c["id"], c["name"], *c.get("aliases", [])))
+state = {}
+for attr, ranges in (card.get("attributes") or {}).items():
+    for r in ranges:
+        if r["from"] <= as_of and as_of <= r.get("to", as_of):
+            state[attr] = r["value"]
+db = root + "/.muse/muse.db"  # the fact cards: the newest of each chapter up to N, its state changes applied
+if os.path.exists(db):
+    newest = {}
+    for chapter, output in sqlite3.connect(db).execute(
+        "SELECT chapter, output_json FROM fact_cards WHERE chapter <= ? ORDER BY id", (as_of,)
+    ):
+        newest[chapter] = json.loads(output)
+    for chapter in sorted(newest):
+        for s in newest[chapter].get("states", []):
+            if s["entity"] in (card["id"], card["name"], *card.get("aliases", [])):
+                state[s["attribute"]] = s["value"]
+print(card["id"], card["name"], state)
+"""
 BARE_TOKENIZE = """
 import sys
 from pathlib import Path
@@ -157,6 +227,19 @@ def measure(args: list[str], runs: int, cwd: Path | None = None, before: Path | 
     return best
 
 
+def measure_pair(command: list[str], baseline: list[str], runs: int) -> tuple[Run, Run]:
+    """Best of `runs` of each, the two run alternately: on a shared machine the load drifts within a minute, and
+    a ratio of two series taken one after the other measures that drift too."""
+    pairs = [(measure(command, 1), measure(baseline, 1)) for _ in range(runs)]
+    return min((a for a, _ in pairs), key=lambda r: r.cpu), min((b for _, b in pairs), key=lambda r: r.cpu)
+
+
+def ratio_row(name: str, command: list[str], baseline: list[str], runs: int, target: float | None) -> Row:
+    """A hand-written-baseline row: the command and its baseline timed alternately (`measure_pair`)."""
+    now, base = measure_pair(command, baseline, runs)
+    return Row(name, now, base, target_ratio=target)
+
+
 def compile_bytecode(py: str = PY) -> None:
     """Write the bytecode caches of `py`'s novelmuse, as an installed package has them: with
     PYTHONDONTWRITEBYTECODE set (as on this machine) an editable install would otherwise compile every imported
@@ -181,13 +264,21 @@ class Row:
     target_s: float | None = None
     target_mb: float | None = None
     before: Run | None = None  # the same command by --before's interpreter
+    target_ratio: float | None = None  # muse / baseline, CPU
+
+    @property
+    def ratio(self) -> float | None:
+        return self.command.cpu / self.baseline.cpu if self.baseline and self.baseline.cpu else None
 
     @property
     def met(self) -> bool | None:
-        if self.target_s is None and self.target_mb is None:
+        if self.target_s is None and self.target_mb is None and self.target_ratio is None:
             return None
-        return (self.target_s is None or self.command.cpu <= self.target_s) and (
-            self.target_mb is None or self.command.rss_mb <= self.target_mb
+        ratio = self.ratio
+        return (
+            (self.target_s is None or self.command.cpu <= self.target_s)
+            and (self.target_mb is None or self.command.rss_mb <= self.target_mb)
+            and (self.target_ratio is None or (ratio is not None and ratio <= self.target_ratio))
         )
 
 
@@ -288,54 +379,77 @@ def display_rows(tmp: Path, m: Muse) -> list[Row]:
     ]
 
 
+#: The groups of rows `--only` can choose from.
+GROUPS = frozenset({"startup", "display", "sync", "search", "mentions", "check", "cards"})
+
+
 def size_label(chars: int) -> str:
     return f"{chars / 1_000_000:g}M"
 
 
-def size_rows(tmp: Path, chars: int, m: Muse) -> list[Row]:
+def size_rows(tmp: Path, chars: int, m: Muse, groups: frozenset[str] = GROUPS) -> list[Row]:
     label = size_label(chars)
+    five = chars >= 5_000_000
     root = tmp / f"book{label}"
     n_chapters, _ = write_book(root, chars)
     write_rules(root, 1000)
-    big = tmp / f"book{label}-10k"
-    shutil.copytree(root, big)
-    write_rules(big, 10_000)
-    five = chars >= 5_000_000
     fewer = max(1, m.runs - 1)
-    rows = [
-        row(
-            f"`muse sync` from scratch, {label}",
-            m.run(root, "sync", runs=fewer, scratch=True),
-            measure(bare(BARE_TOKENIZE, root), fewer),
-            *((5.0,) if five else ()),
+    rows = []
+    if "sync" in groups:
+        rows.append(
+            row(
+                f"`muse sync` from scratch, {label}",
+                m.run(root, "sync", runs=fewer, scratch=True),
+                measure(bare(BARE_TOKENIZE, root), fewer),
+                *((5.0,) if five else ()),
+            )
         )
-    ]
-    m.warm(root, "sync")  # leaves the index warm for search and mentions
+    if groups & {"search", "mentions"}:
+        m.warm(root, "sync")  # leaves the index warm for search and mentions
     half = str(n_chapters // 2)
-    rows.append(
-        row(
+    if "search" in groups:
+        search = row(
             f"`muse search` warm, {label}",
             m.run(root, "search", QUERY, "--before", half),
             measure(bare(BARE_SEARCH, root, QUERY, half), m.runs),
-            0.25,
+            *((0.25,) if five else ()),
         )
-    )
-    rows.append(
-        row(
-            f"`muse mentions` warm, {label}",
-            m.run(root, "mentions", NAME),
-            measure(bare(BARE_MENTIONS, root, NAME), m.runs),
+        grep = ratio_row(
+            f"  ÷ bare grep of the book, {label}",
+            muse("search", QUERY, "--before", half, "--book", root),
+            bare(BARE_GREP, root, QUERY),
+            m.runs,
+            4.2 if five else None,
         )
-    )
+        rows += [search, grep]
+    if "mentions" in groups:
+        rows.append(
+            row(
+                f"`muse mentions` warm, {label}",
+                m.run(root, "mentions", NAME),
+                measure(bare(BARE_MENTIONS, root, NAME), m.runs),
+            )
+        )
+    if "check" not in groups:
+        return rows
+    big = tmp / f"book{label}-10k"
+    shutil.copytree(root, big, ignore=shutil.ignore_patterns(".muse"))
+    write_rules(big, 10_000)
     bare_1k = measure(bare(BARE_CHECK, root), m.runs)
-    rows.append(
-        row(
-            f"`muse check --json` 1,000 rules, {label}",
-            m.run(root, "check", "--json"),
-            bare_1k,
-            *((0.5, 150) if five else ()),
-        )
+    check = row(
+        f"`muse check --json` 1,000 rules, {label}",
+        m.run(root, "check", "--json"),
+        bare_1k,
+        *((0.5, 150) if five else ()),
     )
+    ac = ratio_row(
+        f"  ÷ bare Aho–Corasick pass, {label}",
+        muse("check", "--json", "--book", root),
+        bare(BARE_AHOCORASICK, root),
+        m.runs,
+        1.5 if five else None,
+    )
+    rows += [check, ac]
     rows.append(
         row(
             f"`muse check --json` 10,000 rules, {label}",
@@ -357,14 +471,20 @@ def cards_rows(tmp: Path, m: Muse) -> list[Row]:
     measure(bare(BARE_CARD, root, *card_args), 1)  # replays once and stores the per-card cache
     show = ("cards", "show", card_args[0], "--as-of", card_args[1])
     m.warm(root, *show)
-    return [
-        row(
-            "`muse cards show X --as-of N`, 500 cards",
-            m.run(root, *show),
-            measure(bare(BARE_CARD, root, *card_args), m.runs),
-            0.3,
-        )
-    ]
+    shown = row(
+        "`muse cards show X --as-of N`, 500 cards",
+        m.run(root, *show),
+        measure(bare(BARE_CARD, root, *card_args), m.runs),
+        0.3,
+    )
+    naive = ratio_row(
+        "  ÷ naive YAML script (safe_load every card)",
+        muse(*show, "--book", root),
+        bare(NAIVE_CARD, root, *card_args),
+        m.runs,
+        0.43,
+    )
+    return [shown, naive]
 
 
 def report(rows: list[Row]) -> bool:
@@ -378,8 +498,10 @@ def report(rows: list[Row]) -> bool:
         if with_before:
             was = f"{r.before.cpu:8.3f}s {r.before.rss_mb:5.0f} " if r.before else f"{'—':>9} {'':5} "
         base = f"{r.baseline.cpu:8.3f}s" if r.baseline else f"{'—':>9}"
-        ratio = f"{r.command.cpu / r.baseline.cpu:5.1f}x" if r.baseline and r.baseline.cpu else f"{'—':>6}"
+        ratio = f"{r.ratio:5.2f}x" if r.ratio is not None else f"{'—':>6}"
         target = []
+        if r.target_ratio is not None:
+            target.append(f"≤ {r.target_ratio:g}x")
         if r.target_s is not None:
             target.append(f"≤ {r.target_s:g} s")
         if r.target_mb is not None:
@@ -421,8 +543,18 @@ def main() -> int:
     ap.add_argument("--sizes", default="1,5", help="book sizes in millions of characters (default 1,5)")
     ap.add_argument("--runs", type=int, default=3, help="runs per command; the best is kept (default 3)")
     ap.add_argument("--before", metavar="PYTHON", help="also run every muse command by this interpreter")
+    ap.add_argument(
+        "--only",
+        default=",".join(sorted(GROUPS)),
+        help=f"comma-separated groups of rows to run, of: {', '.join(sorted(GROUPS))} (default all)",
+    )
     args = ap.parse_args()
     sizes = [int(float(s) * 1_000_000) for s in args.sizes.split(",")]
+    groups = frozenset(g.strip() for g in args.only.split(",") if g.strip())
+    if groups - GROUPS:
+        ap.error(
+            f"--only: unknown group(s) {', '.join(sorted(groups - GROUPS))}; choose from {', '.join(sorted(GROUPS))}"
+        )
     print(f"bench_commands: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
     find_book  # noqa: B018  (the library is importable before anything is timed)
     compile_bytecode()
@@ -431,11 +563,14 @@ def main() -> int:
     m = Muse(args.runs, args.before)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        rows = startup_rows(tmp, m)
-        rows += display_rows(tmp, m)
-        for chars in sizes:
-            rows += size_rows(tmp, chars, m)
-        rows += cards_rows(tmp, m)
+        rows = startup_rows(tmp, m) if "startup" in groups else []
+        if "display" in groups:
+            rows += display_rows(tmp, m)
+        if groups & {"sync", "search", "mentions", "check"}:
+            for chars in sizes:
+                rows += size_rows(tmp, chars, m, groups)
+        if "cards" in groups:
+            rows += cards_rows(tmp, m)
     ok = report(rows)
     ok &= growth(rows, sizes)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")

@@ -143,3 +143,5 @@ def test_warm_search_loads_the_index_but_not_the_model_layer(one_chapter_book: P
     assert loaded(modules, "novelmuse.memory._index") and loaded(modules, "rjieba")
     heavy = [m for m in NOT_ON_THE_CHECK_PATH if m not in ("rjieba", "novelmuse.memory")]
     assert [m for m in heavy if loaded(modules, m)] == []
+    # the terminal shows the search's own result: no pydantic document classes of the memory commands
+    assert not loaded(modules, "novelmuse.reports._memory")

@@ -258,11 +258,11 @@ def search(
     b = open_book(book)
     cards = _cards_for_lookup(b)
     _refresh_index(b, cards)
-    doc = reports.search_doc(memory.SearchIndex(b, cards).find(query, before=before, k=k, isolated=isolated))
+    result = memory.SearchIndex(b, cards).find(query, before=before, k=k, isolated=isolated)
     if json_out:
-        emit_json(doc)
-    else:
-        reports.render_search(console, doc, reports.ChapterLines(b))
+        emit_json(reports.search_doc(result))
+    else:  # the result itself: the JSON document's pydantic classes are not loaded for the terminal
+        reports.render_search(console, result, reports.ChapterLines(b))
 
 
 @app.command()

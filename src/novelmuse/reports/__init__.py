@@ -85,7 +85,6 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         render_facts,
         render_ledger,
         render_mentions,
-        render_search,
         render_sync,
         search_doc,
         sync_doc,
@@ -115,6 +114,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         review_outcome,
     )
     from ._rules_normalize import normalize_outcome, render_normalize
+    from ._search import render_search
     from ._status import StatusDoc, book_status, render_status
     from ._stretch import render_stretch, stretch_plan_lines
     from ._write import render_write_run, render_write_show, write_note, write_outcome

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from rich.console import Console
 from rich.table import Table
 
@@ -30,6 +30,12 @@ from ..memory import (
 from ._locations import ChapterLines
 from ._spend import spend_text
 
+
+class _Doc(BaseModel):
+    # built on first use: a command shows one document, not the seven classes imported with it
+    model_config = ConfigDict(defer_build=True)
+
+
 if TYPE_CHECKING:  # only in signatures: importing them would load the extraction and sync services
     from ..memory import (
         ActiveList,
@@ -45,7 +51,7 @@ if TYPE_CHECKING:  # only in signatures: importing them would load the extractio
     )
 
 
-class CardShowDoc(BaseModel):
+class CardShowDoc(_Doc):
     ok: bool = True
     id: str
     type: str
@@ -152,7 +158,7 @@ def render_card(console: Console, doc: CardShowDoc, lines: ChapterLines | None =
     _print_facts_gaps(console, doc.facts_stale, doc.facts_missing, "changes are")
 
 
-class CardLintDoc(BaseModel):
+class CardLintDoc(_Doc):
     ok: bool
     cards: int
     problems: list[CardProblem]
@@ -176,7 +182,7 @@ def _print_problems(console: Console, problems: list[MemoryProblem]) -> None:
         console.print(f"error[{p.code}]: chapter {p.chapter} {p.origin} {p.item}: {p.detail}", markup=False)
 
 
-class LedgerDoc(BaseModel):
+class LedgerDoc(_Doc):
     ok: bool = True
     as_of: int
     overdue_only: bool
@@ -248,7 +254,7 @@ def render_ledger(console: Console, doc: LedgerDoc) -> None:
     _print_problems(console, doc.problems)
 
 
-class SearchDoc(BaseModel):
+class SearchDoc(_Doc):
     ok: bool = True
     query: str
     before: int | None
@@ -272,47 +278,7 @@ def search_doc(r: SearchResult) -> SearchDoc:
     )
 
 
-def _parts(word: str, tokens: list[str]) -> list[str]:
-    """The tokens that are only parts of `word` (a sub-word or a character of it)."""
-    return [t for t in tokens if t != word and t in word]
-
-
-def render_search(console: Console, doc: SearchDoc, lines: ChapterLines | None = None) -> None:
-    """Chapters best first, each with its best chunk (its file and line, offsets, snippet); "no results" when
-    none."""
-    console.print(f"query tokens: {' / '.join(doc.tokens) or '(none in the index)'}", markup=False)
-    if doc.missing:
-        console.print(f"not in the book as written: {'、'.join(doc.missing)}", markup=False)
-        only_parts = doc.tokens and not set(doc.tokens) - {c for w in doc.missing for c in _parts(w, doc.tokens)}
-        if only_parts and doc.chapters:
-            console.print(
-                f"none of the query's own words is in the book: the hits below match only {' / '.join(doc.tokens)}",
-                markup=False,
-            )
-    scope = f" before chapter {doc.before}" if doc.before is not None else ""
-    if not doc.chapters:
-        why = (
-            f" (none of the query's words is in the book; ranking only {' / '.join(doc.tokens)} would be noise: "
-            "search for a word the book writes)"
-            if doc.missing and doc.tokens
-            else ""
-        )
-        console.print(f"no results{scope}{why}", markup=False)
-        return
-    for c in doc.chapters:
-        where = ", ".join(
-            [p for p in ("heading" if c.in_heading else "", f"{c.chunks} chunks" if c.chunks else "") if p]
-        )
-        console.print(f"{c.rank:>2}. ch.{c.chapter} {c.heading}  score {c.score:.2f} ({where})", markup=False)
-        if c.best is not None:
-            text = " ".join(c.best.text.split())
-            snippet = text if len(text) <= 80 else text[:80] + "…"
-            at = lines.at(c.chapter, c.best.start, text=c.best.text) if lines is not None else None
-            where = f"{at} " if at else ""
-            console.print(f"      {where}[{c.best.start}:{c.best.end}] {snippet}", markup=False)
-
-
-class MentionsDoc(BaseModel):
+class MentionsDoc(_Doc):
     ok: bool = True
     id: str
     name: str
@@ -354,7 +320,7 @@ def render_mentions(console: Console, doc: MentionsDoc) -> None:
         console.print("* counts a mention in the chapter's heading (回目)", markup=False)
 
 
-class PlanDoc(BaseModel):
+class PlanDoc(_Doc):
     chapters: list[int]
     calls: int  # one logical call per chapter
     provider: str
@@ -392,7 +358,7 @@ def plan_line(p: PlanDoc) -> str:
     )
 
 
-class SyncDoc(BaseModel):
+class SyncDoc(_Doc):
     ok: bool
     dry_run: bool = False
     extraction: PlanDoc | None = None  # the extraction made (or, with --dry-run, that would be made)
@@ -474,7 +440,7 @@ def render_sync(console: Console, doc: SyncDoc) -> None:
     _print_problems(console, doc.problems)
 
 
-class FactsDoc(BaseModel):
+class FactsDoc(_Doc):
     ok: bool = True
     chapter: int
     fact_card_id: str
