@@ -11,12 +11,15 @@ verdict on, and the snapshot of the book as of N−1 (the sha256 of every chapte
 a book whose chapters before N changed since (REPLAY_SET_STALE), so every run of a set writes from the same
 text. A **fine_outline** item (seed 000 fine_outline_replay) names chapter N, the reference scaffold the judges
 compare against (a fine outline file, by sha256) and the outline drafts to judge per arm (files, by sha256);
-the judges never see the target chapter's text.
+the judges never see the target chapter's text. An **outliner** item (the fine-outline agent's own gates) names
+chapter N and its reference scaffold only: a run drafts the outline with the outliner, arm A without the story
+memory and arm C with it, from the snapshot as of N−1; the reference's hard items are the targets the reference
+lint and the panel give verdicts on, and its scene type is the item's.
 
 Set file::
 
     name: sanguo-early            # a label (letters, digits, - _ .)
-    kind: writer                  # writer (default) | fine_outline
+    kind: writer                  # writer (default) | outliner | fine_outline
     book: 三国演义（前十回）        # optional: the book's title; registering into another book is refused
     items:
       - id: ch11
