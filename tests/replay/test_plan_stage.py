@@ -223,3 +223,73 @@ def test_receipts_of_another_outliner_or_a_scripted_planner_do_not_admit(env: Pa
     canned = check_plan_entry(fresh, gate_inputs=gate_input_rebuilder(fresh))
     assert not canned.admitted and [f.code for f in canned.findings] == ["GUARD_PLANNER_UNPROBED"]
     assert "scripted provider" in canned.summary()
+
+
+NEXT: dict[str, Any] = {
+    **GOOD,
+    "volumes": [
+        {
+            "title": "官渡",
+            "first_chapter": 41,
+            "last_chapter": 60,
+            "summary": "袁曹决战。",
+            "arcs": [
+                {
+                    "title": "官渡之战",
+                    "first_chapter": 41,
+                    "last_chapter": 60,
+                    "events": ["袁绍起兵"],
+                    "result": "曹操胜",
+                }
+            ],
+        }
+    ],
+    "foreshadows": [{"id": "F-wuchao", "description": "乌巢粮草", "planted_chapter": 45, "resolved_chapter": 55}],
+    "settings": [{"topic": "characters", "entries": [{"name": "袁绍", "text": "四世三公"}]}],
+    "cards": [{"name": "袁绍", "kind": "character", "aliases": ["本初"], "description": "冀州牧"}],
+}
+
+
+def test_extend_appends_the_next_part_to_the_accepted_plan_word_for_word(env: Path, muse: Any) -> None:
+    book, models = _book(env, gates=True)
+    first = _draft(book, models, [GOOD])
+    assert asyncio.run(accept_draft(book, None, first.draft.short)).ok
+    outline = book.root / "plan" / "outline.md"
+    accepted = outline.read_text(encoding="utf-8")
+    dry = muse("plan", "extend", "--chapters", "20", "--dry-run", "--book", book.root)
+    assert dry.exit_code == 0 and "续写规划：第41-60回" in dry.stdout and "衣带诏" in dry.stdout
+    models.plans[:] = [{**NEXT, "volumes": GOOD["volumes"]}, NEXT]  # a rewrite of 1–40 is corrected
+
+    async def run() -> Any:
+        async with ModelSession.open(book, "plan-draft", providers={"s": models}) as session:  # type: ignore[dict-item]
+            return await draft_plan(book, session, None, chapters=20)
+
+    doc = asyncio.run(run())
+    assert doc.status == "drafted" and doc.draft.attempts == 2 and outline.read_text(encoding="utf-8") == accepted
+    assert set(doc.draft.files) == {"plan/outline.md", "plan/settings/人物（第41-60回）.md", "cards/袁绍.yaml"}
+    assert asyncio.run(accept_draft(book, None, doc.draft.short)).ok
+    now = outline.read_text(encoding="utf-8")
+    assert now.startswith(accepted.rstrip()) and "# 第41-60回：官渡" in now
+    assert (book.root / "plan" / "settings" / "人物.md").is_file()  # the first part's settings left as they were
+    linted = lint_plan(book)
+    assert linted.ok and len(linted.volumes) == 3, linted.problems
+
+
+def test_the_command_shows_its_bill_then_drafts_through_a_loopback_endpoint(env: Path, muse: Any) -> None:
+    """`muse plan draft` as a user runs it: the planner behind a real loopback OpenAI-compatible endpoint (the same
+    provider kind and model id that was probed), its bill printed before the call, the draft on the desk."""
+    from ..llm.loopback import LoopbackServer, Reply
+
+    book, _ = _book(env, gates=True)
+    with LoopbackServer("openai", responder=lambda _request: Reply(content=GOOD)) as server:
+        toml = book.root / "book.toml"
+        toml.write_text(
+            toml.read_text(encoding="utf-8").replace("http://127.0.0.1:9/v1", server.base_url), encoding="utf-8"
+        )
+        out = muse("plan", "draft", "--premise", PREMISE, "--chapters", "40", "--yes", "--book", book.root)
+    assert out.exit_code == 0, out.stderr
+    bill, drafted = out.stdout.index("plan draft:"), out.stdout.index("drafted the plan")
+    assert bill < drafted and "nothing written to plan/ or cards/" in out.stdout
+    assert "cards/赵云.yaml" in out.stdout and not (book.root / "cards" / "赵云.yaml").exists()
+    spent = find_book(book.root).db.execute("SELECT count(*) FROM model_calls WHERE role = 'planner'").fetchone()
+    assert spent[0] == 2  # the probe and the one draft

@@ -28,6 +28,10 @@ from ._common import (
 if TYPE_CHECKING:
     from ..llm import Bill
 
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Show the guard's verdict and the exact prompt; no model call.")
+]
+
 plan_app = typer.Typer(
     help="The book's plan (大纲 and 设定, plan/): lint it; draft it from a premise (the plan agent).",
     no_args_is_help=True,
@@ -57,9 +61,7 @@ def plan_draft(
         str, typer.Option("--premise", help="The premise: a file, or the text itself (genre, protagonist, hook, …).")
     ],
     chapters: Annotated[int, typer.Option("--chapters", help="How many chapters the plan covers.")] = 100,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show the guard's verdict and the exact prompt; no model call.")
-    ] = False,
+    dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     book: BookOpt = None,
     json_out: JsonOpt = False,
@@ -70,19 +72,41 @@ def plan_draft(
     fine-outline agent's own gates: a replay of an outliner set) and a probed planner model (exit 3 naming what is
     missing). The draft waits on the author's desk (`muse drafts`): nothing reaches plan/ or cards/ until you accept
     it; revise it or reject it. Its bill comes first."""
+    _plan_stage(read_premise(premise), chapters, dry_run=dry_run, yes=yes, book=book, json_out=json_out)
+
+
+@plan_app.command("extend")
+def plan_extend(
+    chapters: Annotated[int, typer.Option("--chapters", help="How many chapters the next part covers.")] = 30,
+    dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
+    book: BookOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Draft the plan's next part (an arc or a volume) after the last chapter it covers, from the accepted plan and
+    the memory as of the last written chapter (what happened, open foreshadows, overdue first).
+
+    The accepted outline is kept word for word and the new volumes appended; new settings go into files of their
+    own. The same guard, bill and desk as `muse plan draft`."""
+    _plan_stage(None, chapters, dry_run=dry_run, yes=yes, book=book, json_out=json_out)
+
+
+def _plan_stage(premise: str | None, chapters: int, *, dry_run: bool, yes: bool, book: BookOpt, json_out: bool) -> None:
     from ..replay import draft_plan, plan_draft_dry_run
 
     b = open_book(book)
-    text = read_premise(premise)
+    command = "muse plan draft" if premise is not None else "muse plan extend"
     if dry_run:
-        doc = plan_draft_dry_run(b, text, chapters=chapters)
+        doc = plan_draft_dry_run(b, premise, chapters=chapters)
     else:
 
         def bill(plan_bill: Bill) -> None:
-            say_before(bill_lines("plan draft", plan_bill), json_out=json_out)
-            confirm_bill(b, plan_bill, yes=yes, json_out=json_out, command="muse plan draft")
+            say_before(bill_lines(command.removeprefix("muse "), plan_bill), json_out=json_out)
+            confirm_bill(b, plan_bill, yes=yes, json_out=json_out, command=command)
 
-        doc = in_session(b, "plan-draft", lambda session: draft_plan(b, session, text, chapters=chapters, on_bill=bill))
+        doc = in_session(
+            b, "plan-draft", lambda session: draft_plan(b, session, premise, chapters=chapters, on_bill=bill)
+        )
     if json_out:
         emit_json(doc)
     else:

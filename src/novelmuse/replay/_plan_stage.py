@@ -17,7 +17,15 @@ from pydantic import BaseModel
 
 from ..book import Book
 from ..llm import Bill, ModelSession, total_bill
-from ..writing import PlanDraftDoc, plan_draft_call, plan_dry_run, prepare_plan_draft, store_plan_draft_answer
+from ..writing import (
+    PlanDraftDoc,
+    PreparedPlan,
+    plan_draft_call,
+    plan_dry_run,
+    prepare_plan_draft,
+    prepare_plan_extend,
+    store_plan_draft_answer,
+)
 from ._builder import FROM_STORE, rebuilder_or_store
 from ._guard import EntryGuard, GateInputRebuilder, check_plan_entry, guard_refusal
 
@@ -35,31 +43,40 @@ class PlanStageDoc(BaseModel):
     error: dict[str, Any] | None = None  # the refusal, as every --json error is shaped
 
 
+def _prepare(book: Book, premise: str | None, chapters: int) -> PreparedPlan:
+    """A whole-book draft from `premise`, or (None) the plan's next `chapters` chapters (`muse plan extend`)."""
+    if premise is None:
+        return prepare_plan_extend(book, chapters=chapters)
+    return prepare_plan_draft(book, premise, chapters=chapters)
+
+
 def plan_draft_dry_run(
-    book: Book, premise: str, *, chapters: int, gate_inputs: GateInputRebuilder | str | None = FROM_STORE
+    book: Book, premise: str | None, *, chapters: int, gate_inputs: GateInputRebuilder | str | None = FROM_STORE
 ) -> PlanStageDoc:
-    """The dry run of `muse plan draft`: the guard's verdict (not enforced) and the prompt; no model call."""
+    """The dry run of `muse plan draft` (or, `premise` None, `muse plan extend`): the guard's verdict (not
+    enforced) and the prompt; no model call."""
     guard = check_plan_entry(book, gate_inputs=rebuilder_or_store(book, gate_inputs))
-    draft = plan_dry_run(prepare_plan_draft(book, premise, chapters=chapters))
+    draft = plan_dry_run(_prepare(book, premise, chapters))
     return PlanStageDoc(ok=True, status="dry_run", guard=guard, draft=draft)
 
 
 async def draft_plan(
     book: Book,
     session: ModelSession,
-    premise: str,
+    premise: str | None,
     *,
     chapters: int,
     gate_inputs: GateInputRebuilder | str | None = FROM_STORE,
     on_bill: Callable[[Bill], None] | None = None,
 ) -> PlanStageDoc:
-    """Draft the book's plan from `premise` if the entry guard admits the stage; otherwise `refused` (nothing
-    called). `on_bill` hears the most the call may cost before it is made (and may refuse it by raising)."""
+    """Draft the book's plan from `premise` — or, `premise` None, its next `chapters` chapters from the accepted
+    plan and the story so far (`muse plan extend`) — if the entry guard admits the stage; otherwise `refused`
+    (nothing called). `on_bill` hears the most the call may cost before it is made (and may refuse it by raising)."""
     guard = check_plan_entry(book, gate_inputs=rebuilder_or_store(book, gate_inputs))
     if not guard.admitted:
         error = guard_refusal(guard).to_json()
         return PlanStageDoc(ok=False, status="refused", guard=guard, draft=None, error=error)
-    prepared = prepare_plan_draft(book, premise, chapters=chapters)
+    prepared = _prepare(book, premise, chapters)
     target = book.config.role_target("planner")
     if target is None:
         skipped = plan_dry_run(prepared).model_copy(

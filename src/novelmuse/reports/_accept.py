@@ -12,7 +12,7 @@ from ..errors import Outcome
 from ..llm import Bill
 from ..writing import AcceptDoc, DecisionOut, DeskDraft
 
-KIND = {"chapter": "正文", "review": "审改", "outline": "细纲"}
+KIND = {"chapter": "正文", "review": "审改", "outline": "细纲", "plan": "规划"}
 _DECISION = {"accept": "[green]accepted[/green]", "revise": "[cyan]revised[/cyan]", "reject": "[red]rejected[/red]"}
 
 
@@ -48,8 +48,9 @@ def decision_text(d: DecisionOut | None) -> str:
 
 def draft_head(d: DeskDraft) -> str:
     arm = f", arm {d.arm}" if d.arm else ""
+    of = "plan/ and cards/" if d.kind == "plan" else f"chapter {d.chapter}"
     return (
-        f"draft {d.short} ({d.id}) — {KIND[d.kind]} of chapter {d.chapter}, {escape(d.origin)}{arm}: {d.status};"
+        f"draft {d.short} ({d.id}) — {KIND[d.kind]} of {of}, {escape(d.origin)}{arm}: {d.status};"
         f" {d.chars} characters, text {d.text_sha256[:12]}…; decision: {decision_text(d.decision)}"
     )
 

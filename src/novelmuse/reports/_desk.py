@@ -50,7 +50,7 @@ def render_drafts(console: Console, doc: DraftsDoc) -> None:
         table.add_row(
             d.short,
             KIND[d.kind],
-            str(d.chapter),
+            str(d.chapter) if d.kind != "plan" else "—",
             escape(origin),
             d.arm or "",
             status,

@@ -107,6 +107,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         plan_dry_run,
         plan_files,
         prepare_plan_draft,
+        prepare_plan_extend,
         read_premise,
         store_plan_draft_answer,
     )
@@ -281,6 +282,7 @@ __all__ = [
     "prefix_within",
     "prepare_draft",
     "prepare_plan_draft",
+    "prepare_plan_extend",
     "read_outline",
     "read_premise",
     "reference_coverage",

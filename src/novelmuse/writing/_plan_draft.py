@@ -31,6 +31,7 @@ exactly that text.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from typing import Any, Final
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from ..book import Book, PlanFile, atomic_write_text, load_plan, plan_of
+from ..book import Book, PlanFile, atomic_write_text, load_outlines, load_plan, plan_of
 from ..editorial import StepOutcome
 from ..errors import InputError
 from ..llm import StructuredResult, TaskCall
@@ -97,12 +98,20 @@ class PlanDraftDoc(BaseModel):
 
 @dataclass(frozen=True)
 class PreparedPlan:
-    """The planner's request and what it was made from (no model called yet)."""
+    """The planner's request and what it was made from (no model called yet); `base` is the accepted outline an
+    extension is appended to ("" for a whole-book draft)."""
 
     request: PlanRequest
     premise_sha256: str
     unit: str
     outline_path: str
+    base: str = ""
+
+    def files(self, draft: PlanDraft) -> dict[str, str]:
+        """The files the planner's answer would write."""
+        r = self.request
+        suffix = f"（{_range(self.unit, r.first_chapter, r.last_chapter)}）" if self.base else ""
+        return plan_files(draft, unit=self.unit, outline_path=self.outline_path, base=self.base, suffix=suffix)
 
 
 # ── the bundle ─────────────────────────────────────────────────────────────────────────────────────────────
@@ -163,10 +172,14 @@ def _card_yaml(name: str, kind: str, aliases: list[str], description: str) -> st
     )
 
 
-def plan_files(draft: PlanDraft, *, unit: str, outline_path: str) -> dict[str, str]:
+def plan_files(draft: PlanDraft, *, unit: str, outline_path: str, base: str = "", suffix: str = "") -> dict[str, str]:
     """The files a plan draft would write (see the module doc): the outline, one settings file per topic, one card
-    file per card draft."""
-    lines = [f"# {draft.title} 大纲", "", f"全书主线：{draft.main_line}", "", f"结局：{draft.ending}", ""]
+    file per card draft. An extension (`base`: the accepted outline) appends its volumes to the outline as it is —
+    never rewriting a line of it — and puts its settings in files of their own (named with `suffix`)."""
+    if base:
+        lines = [base.rstrip(), ""]
+    else:
+        lines = [f"# {draft.title} 大纲", "", f"全书主线：{draft.main_line}", "", f"结局：{draft.ending}", ""]
     placed: set[str] = set()
     arcs = [(v, a) for v in draft.volumes for a in v.arcs]
     for v in draft.volumes:
@@ -186,7 +199,7 @@ def plan_files(draft: PlanDraft, *, unit: str, outline_path: str) -> dict[str, s
     files = {outline_path: "\n".join(lines).rstrip() + "\n"}
     for setting in draft.settings:
         title = SETTING_FILES[setting.topic]
-        path = f"plan/settings/{title}.md"
+        path = f"plan/settings/{title}{suffix}.md"
         body = files.get(path, f"# {title}\n\n")
         files[path] = body + "".join(f"- {e.name}：{e.text}\n" for e in setting.entries)
     for card in draft.cards:
@@ -281,7 +294,7 @@ def prepare_plan_draft(book: Book, premise: str, *, chapters: int) -> PreparedPl
     state = replay(book, cards=cards, upto=max(written, default=0))
     active = sorted(state.active_foreshadows(max(written, default=0)).items, key=lambda f: (not f.overdue, f.id))
     progress = f"已写到{chapter_label(unit, max(written))}" if written else ""
-    check = _draft_check(book, unit, outline_path, 1, chapters)
+    check = _draft_check(book, unit, outline_path, 1, chapters, "")
     request = PlanRequest(
         task=f"写出全书规划草稿：{_range(unit, 1, chapters)}，共 {chapters} {unit}。",
         premise=premise,
@@ -296,17 +309,58 @@ def prepare_plan_draft(book: Book, premise: str, *, chapters: int) -> PreparedPl
     return PreparedPlan(request, sha256_hex(premise), unit, outline_path)
 
 
+def prepare_plan_extend(book: Book, *, chapters: int) -> PreparedPlan:
+    """The planner's request for the plan's next part — `chapters` chapters after the last one the accepted plan
+    covers — from the plan as it is and the memory as of the last written chapter: how far the book is written,
+    what the last outlines say happened, the open foreshadows (overdue first). The accepted outline is kept as it
+    is and the new volumes appended (`plan_files`); PLAN_MISSING without a plan to extend."""
+    if not 1 <= chapters <= 10_000:
+        raise InputError("USAGE", f"--chapters {chapters} is outside 1–10000", "--chapters", "e.g. 30")
+    plan = load_plan(book)
+    lint = lint_plan_of(book, plan)  # PLAN_MISSING without an outline
+    if plan.outline is None or not lint.volumes:
+        raise InputError(
+            "PLAN_MISSING",
+            "the plan has no volume to extend (no heading names chapters)",
+            plan.outline.path if plan.outline is not None else _OUTLINES[0],
+            "draft the whole plan first (`muse plan draft --premise …`) or head its parts like `# 第1-30章：卷名`",
+        )
+    last_planned = max(s.own[1] for s in plan.sections if s.own is not None)
+    base = (book.root / plan.outline.path).read_text(encoding="utf-8-sig")  # as written, comments and all
+    first, last = last_planned + 1, last_planned + chapters
+    whole = prepare_plan_draft(book, "", chapters=1)
+    unit = whole.unit
+    outlines = load_outlines(book)
+    recent = [
+        f"{chapter_label(unit, n)}《{o.title}》{o.goal}；钩子：{o.hook}" for n, o in sorted(outlines.items())[-5:]
+    ]
+    progress = "\n".join([whole.request.progress, *recent]).strip()
+    request = dataclasses.replace(
+        whole.request,
+        task=f"续写规划：{_range(unit, first, last)}，共 {chapters} {unit}，接在已确认的规划之后（已有部分一字不改）。",
+        premise="",
+        progress=progress,
+        first_chapter=first,
+        last_chapter=last,
+        check=_draft_check(book, unit, whole.outline_path, first, last, base),
+    )
+    return PreparedPlan(request, sha256_hex(base), unit, whole.outline_path, base=base)
+
+
 def _by_id(card: Any) -> str:
     return str(card.id)
 
 
-def _draft_check(book: Book, unit: str, outline_path: str, first: int, last: int) -> Any:
+def _draft_check(book: Book, unit: str, outline_path: str, first: int, last: int, base: str) -> Any:
+    suffix = f"（{_range(unit, first, last)}）" if base else ""
+
     def check(draft: PlanDraft) -> list[tuple[str, str]]:
         found: list[tuple[str, str]] = []
         starts, ends = min(v.first_chapter for v in draft.volumes), max(v.last_chapter for v in draft.volumes)
         if (starts, ends) != (first, last):
             found.append(("PLAN_DRAFT_RANGE", f"the volumes cover {starts}–{ends}; they must cover {first}–{last}"))
-        problems = check_plan_files(book, plan_files(draft, unit=unit, outline_path=outline_path))
+        files = plan_files(draft, unit=unit, outline_path=outline_path, base=base, suffix=suffix)
+        problems = check_plan_files(book, files)
         found += [(p.code, f"{p.where}: {p.message}") for p in problems if p.severity == "error"]
         return found
 
@@ -378,10 +432,15 @@ def store_plan_draft_answer(
     from ._desk import short_id
 
     draft = result.value
-    files = plan_files(draft, unit=prepared.unit, outline_path=prepared.outline_path)
+    files = prepared.files(draft)
     receipts = "，".join(f"Gate {g} 回执 seq {s}" for g, s in sorted(admission.get("receipts", {}).items()))
     header = [
-        "全书规划草稿 — 大纲+设定智能体（muse plan draft）生成，尚未接受。",
+        (
+            "规划续写草稿 — 大纲+设定智能体（muse plan extend）"
+            if prepared.base
+            else "全书规划草稿 — 大纲+设定智能体（muse plan draft）"
+        )
+        + "生成，尚未接受。",
         "这是作者案头的草稿：`muse drafts show` 审阅，`muse drafts accept` 接受",
         "（写入 plan/ 与 cards/，被替换的文件先留底），`muse drafts revise` 改后接受，`muse drafts reject` 退回。",
         f"前提 sha256 {prepared.premise_sha256[:12]}…；运行 {run_id}",

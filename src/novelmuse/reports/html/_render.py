@@ -213,7 +213,7 @@ def _desk(data: ReportData) -> dict[str, Any]:
     undecided = [d for d in drafts if d.decision is None]
     return {
         "drafts": drafts,
-        "kinds": {"chapter": "正文", "review": "审改", "outline": "细纲"},
+        "kinds": {"chapter": "正文", "review": "审改", "outline": "细纲", "plan": "规划"},
         "waiting": sum(1 for d in undecided if d.status in ("passed", "checked", "finalized", "drafted", "revised")),
         "held": sum(1 for d in undecided if d.status in ("held_for_author", "finalized_with_issues")),
         "counts": {k: sum(1 for x in decided if x.decision == k) for k in ("accept", "revise", "reject")},
