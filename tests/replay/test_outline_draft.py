@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from novelmuse.book import Book
 from novelmuse.cli import _cmd_desk, _cmd_outline_draft, _cmd_writing
 from novelmuse.llm import ModelSession
-from novelmuse.replay import draft_fine_outline, outline_admission_problems
+from novelmuse.replay import draft_fine_outline, draft_fine_outlines, outline_admission_problems
 from novelmuse.replay._chain import SIGNATURE_DOMAIN
 from novelmuse.replay._keys import SigningKey
 from novelmuse.roles.common import check_models, expected_echo
@@ -134,6 +134,9 @@ def cli(muse, user_config: Path, monkeypatch: pytest.MonkeyPatch, store: Store):
     monkeypatch.setenv("MUSE_CONFIG", str(user_config))
     monkeypatch.setattr(
         _cmd_outline_draft, "draft_fine_outline", functools.partial(draft_fine_outline, gate_inputs=store.rebuild)
+    )
+    monkeypatch.setattr(
+        _cmd_outline_draft, "draft_fine_outlines", functools.partial(draft_fine_outlines, gate_inputs=store.rebuild)
     )
     admission = functools.partial(outline_admission_problems, gate_inputs=store.rebuild)
     monkeypatch.setattr(_cmd_desk, "outline_admission_problems", admission)
@@ -288,7 +291,7 @@ def test_tampering_is_refused_naming_the_seq_while_a_dry_run_still_works(  # typ
     journal = book.root / ".muse" / "gates" / "journal.jsonl"
     if tamper is not None:
         journal.write_bytes(b"".join(tamper(journal.read_bytes().splitlines(keepends=True))))
-    r = cli("outline", "draft", "12", "--json", "--book", book.root)
+    r = cli("outline", "draft", "12", "--yes", "--json", "--book", book.root)
     assert r.exit_code == 3, r.stdout
     assert expected in {(f["seq"], f["code"]) for f in _doc(r)["guard"]["findings"]}
     assert f"seq {expected[0]}" in _doc(r)["error"]["what"]
@@ -302,7 +305,7 @@ def test_an_admitted_run_corrects_lint_errors_and_writes_an_unconfirmed_draft(  
 ) -> None:  # type: ignore[no-untyped-def]
     admit(book, store)
     script(outliner, [BAD, GOOD])
-    r = cli("outline", "draft", "12", "--json", "--book", book.root)
+    r = cli("outline", "draft", "12", "--yes", "--json", "--book", book.root)
     assert r.exit_code == 0, r.stderr
     doc = _doc(r)
     draft = doc["draft"]
@@ -339,7 +342,7 @@ def test_an_authors_outline_is_never_overwritten(cli, book: Book, store: Store, 
     answer["new_settings"] = [{"kind": "entity", "text": "太史慈登场", "entities": ["太史慈"]}]
     answer["entities"] = ["刘备", "太史慈"]
     script(outliner, [answer])
-    r = cli("outline", "draft", "11", "--book", book.root)
+    r = cli("outline", "draft", "11", "--yes", "--book", book.root)
     assert r.exit_code == 0, r.stderr
     assert (book.root / "outlines" / "0011.yaml").read_bytes() == before
     drafts = list((book.root / ".muse" / "drafts" / "outlines").glob("0011-*.yaml"))
@@ -356,7 +359,7 @@ def test_a_draft_that_stays_wrong_fails_closed_and_writes_nothing(  # type: igno
 ) -> None:
     admit(book, store)
     script(outliner, [BAD, BAD, BAD])
-    r = cli("outline", "draft", "12", "--book", book.root)
+    r = cli("outline", "draft", "12", "--yes", "--book", book.root)
     assert r.exit_code == 3 and r.stderr.startswith("error[")
     assert not (book.root / "outlines" / "0012.yaml").exists() and receipts(book) == 3
 
@@ -365,7 +368,7 @@ def test_without_an_outliner_model_the_draft_is_skipped(cli, tmp_path: Path, use
     book = sample_gate_book(tmp_path)
     issue(book, "A", store)
     issue(book, "B", store)
-    r = cli("outline", "draft", "12", "--json", "--book", book.root)
+    r = cli("outline", "draft", "12", "--yes", "--json", "--book", book.root)
     doc = _doc(r)
     assert doc["status"] == "skipped" and doc["ok"] is False and "outliner" in doc["draft"]["reason"]
     assert receipts(book) == 0 and not (book.root / "outlines" / "0012.yaml").exists()
@@ -379,7 +382,7 @@ def test_a_draft_whose_admission_was_revoked_since_is_not_accepted(  # type: ign
     — until the author removes its admission line and takes it as their own."""
     admit(book, store)
     script(outliner, [GOOD])
-    r = cli("outline", "draft", "12", "--json", "--book", book.root)
+    r = cli("outline", "draft", "12", "--yes", "--json", "--book", book.root)
     assert r.exit_code == 0, r.stderr
     short = _doc(r)["draft"]["short"]
     drafted = (book.root / _doc(r)["draft"]["written_to"]).read_text(encoding="utf-8")
@@ -398,3 +401,21 @@ def test_a_draft_whose_admission_was_revoked_since_is_not_accepted(  # type: ign
     mine = "\n".join(line for line in drafted.splitlines() if not line.startswith("# 准入：")) + "\n"
     (book.root / "outlines" / "0012.yaml").write_text(mine, encoding="utf-8")  # the author takes it as their own
     assert cli("outline", "confirm", "12", "--book", book.root).exit_code == 0
+
+
+def test_a_range_is_billed_whole_then_drafted_in_order_each_on_the_desk(  # type: ignore[no-untyped-def]
+    cli, book: Book, store: Store, outliner: Outliner
+) -> None:
+    refused = cli("outline", "draft", "12-13", "--yes", "--book", book.root)
+    assert refused.exit_code == 3 and "error[FINE_OUTLINE_GUARD]" in refused.stderr and receipts(book) == 0
+    admit(book, store)
+    uncovered = cli("outline", "draft", "12-40", "--yes", "--book", book.root)
+    assert uncovered.exit_code == 2 and "PLAN_CHAPTER_NOT_COVERED" in uncovered.stderr and receipts(book) == 0
+    script(outliner, [GOOD, GOOD])
+    r = cli("outline", "draft", "12-13", "--yes", "--book", book.root)
+    assert r.exit_code == 0, r.stderr
+    bill = r.stdout.index("outline draft: at most 2 call(s)")
+    assert bill < r.stdout.index("chapter 12: draft") < r.stdout.index("chapter 13: draft")
+    assert receipts(book) == 2 and not (book.root / "outlines" / "0013.yaml").exists()
+    listed = json.loads(cli("drafts", "--json", "--book", book.root).stdout)["drafts"]
+    assert [(d["kind"], d["chapter"]) for d in listed] == [("outline", 12), ("outline", 13)]

@@ -60,7 +60,14 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     from ._keys import PublicKey, SigningKey, default_key_path, generate_key, key_path, load_signing_key
     from ._orchestrator import DryRunDoc, Event, Progress, RunDoc, replay_dry_run, run_doc, run_replay
     from ._order import ItemOrder, OrderPlan, make_order_plan, position_counts, verify_order_plan
-    from ._outline_stage import OutlineStageDoc, draft_fine_outline, outline_admission_problems, outline_draft_dry_run
+    from ._outline_stage import (
+        OutlineRangeDoc,
+        OutlineStageDoc,
+        draft_fine_outline,
+        draft_fine_outlines,
+        outline_admission_problems,
+        outline_draft_dry_run,
+    )
     from ._outliner import OutlinerConfig, outliner_config
     from ._plan_stage import PlanStageDoc, draft_plan, plan_draft_dry_run
     from ._promotion import ArmChoice, promoted_arm
@@ -125,6 +132,7 @@ __all__ = [
     "ModelPin",
     "OrderPlan",
     "Outcome",
+    "OutlineRangeDoc",
     "OutlineStageDoc",
     "OutlinerConfig",
     "PanelOut",
@@ -164,6 +172,7 @@ __all__ = [
     "configured_signer",
     "default_key_path",
     "draft_fine_outline",
+    "draft_fine_outlines",
     "draft_plan",
     "evaluate_gate",
     "evaluate_gate_a",

@@ -10,12 +10,13 @@ verdict for information, renders the exact prompt a real run would send, and cal
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from ..book import Book
-from ..llm import ModelSession
+from ..llm import Bill, ModelSession, total_bill
 from ..writing import (
     ADMISSION_LINE,
     Admission,
@@ -52,25 +53,73 @@ def outline_draft_dry_run(
     return OutlineStageDoc(ok=True, chapter=chapter, status="dry_run", guard=guard, draft=draft_dry_run(book, chapter))
 
 
+class OutlineRangeDoc(BaseModel):
+    """`muse outline draft A-B --json`: the guard's verdict and, unless refused, one stage document per chapter."""
+
+    schema_version: int = STAGE_SCHEMA
+    ok: bool
+    chapters: list[int]
+    status: Literal["drafted", "refused", "skipped"]
+    guard: EntryGuard
+    drafts: list[OutlineStageDoc]
+    error: dict[str, Any] | None = None
+
+
 async def draft_fine_outline(
-    book: Book, session: ModelSession, chapter: int, *, gate_inputs: GateInputRebuilder | str | None = FROM_STORE
+    book: Book,
+    session: ModelSession,
+    chapter: int,
+    *,
+    gate_inputs: GateInputRebuilder | str | None = FROM_STORE,
+    on_bill: Callable[[Bill], None] | None = None,
 ) -> OutlineStageDoc:
     """Draft chapter `chapter`'s fine outline if the entry guard admits the stage; otherwise `refused` (nothing
-    read, nothing called)."""
+    read, nothing called). `on_bill` hears the most the call may cost before it is made (and may refuse it)."""
+    out = await draft_fine_outlines(book, session, [chapter], gate_inputs=gate_inputs, on_bill=on_bill)
+    if out.status == "refused":
+        return OutlineStageDoc(
+            ok=False, chapter=chapter, status="refused", guard=out.guard, draft=None, error=out.error
+        )
+    return out.drafts[0]
+
+
+async def draft_fine_outlines(
+    book: Book,
+    session: ModelSession,
+    chapters: list[int],
+    *,
+    gate_inputs: GateInputRebuilder | str | None = FROM_STORE,
+    on_bill: Callable[[Bill], None] | None = None,
+) -> OutlineRangeDoc:
+    """Draft the fine outlines of `chapters`, in order, if the entry guard admits the stage (`refused` otherwise:
+    nothing read, nothing called). Every chapter's input is prepared before the first call — a chapter the plan or
+    the memory cannot give refuses the whole range — and the bill covers every call. Each chapter is drafted from
+    the plan and the memory as of its N−1 as they are: a draft of the range is not an outline until accepted, so
+    accept them in order and draft the next part again when an earlier one changed what follows."""
     guard = check_fine_outline_entry(book, gate_inputs=rebuilder_or_store(book, gate_inputs))
     if not guard.admitted:
         error = guard_refusal(guard).to_json()
-        return OutlineStageDoc(ok=False, chapter=chapter, status="refused", guard=guard, draft=None, error=error)
+        return OutlineRangeDoc(ok=False, chapters=chapters, status="refused", guard=guard, drafts=[], error=error)
     receipts = {gate: seq for gate, seq in guard.receipts.items() if seq is not None}
     target = book.config.role_target("outliner")
     admission = Admission(guard.writer_config_sha256, receipts, f"{target[0]}:{target[1]}" if target else "")
-    prepared = prepare_draft(book, chapter)
-    if target is None:
-        draft = skipped_draft(prepared, admission)
-    else:  # the one place the outliner is called: here, after the guard admitted the stage
-        result = await session.call(outline_draft_call(prepared))
-        draft = store_outline_draft_answer(book, prepared, result, admission, session.run_id)
-    return OutlineStageDoc(ok=draft.status == "drafted", chapter=chapter, status=draft.status, guard=guard, draft=draft)
+    prepared = [prepare_draft(book, chapter) for chapter in chapters]
+    if target is not None and on_bill is not None:
+        on_bill(total_bill([session.bill(outline_draft_call(p)) for p in prepared]))
+    drafts: list[OutlineStageDoc] = []
+    for chapter, one in zip(chapters, prepared, strict=True):
+        if target is None:
+            draft = skipped_draft(one, admission)
+        else:  # the one place the outliner is called: here, after the guard admitted the stage
+            result = await session.call(outline_draft_call(one))
+            draft = store_outline_draft_answer(book, one, result, admission, session.run_id)
+        drafts.append(
+            OutlineStageDoc(
+                ok=draft.status == "drafted", chapter=chapter, status=draft.status, guard=guard, draft=draft
+            )
+        )
+    status: Literal["drafted", "skipped"] = "skipped" if target is None else "drafted"
+    return OutlineRangeDoc(ok=status == "drafted", chapters=chapters, status=status, guard=guard, drafts=drafts)
 
 
 _CONFIG = re.compile(r"写手配置 ([0-9a-f]{6,64})")

@@ -92,7 +92,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         sync_outcome,
     )
     from ._models_check import render_models_check
-    from ._outline_draft import outline_draft_error, outline_draft_outcome, render_outline_draft
+    from ._outline_draft import outline_draft_error, outline_draft_outcome, render_outline_draft, render_outline_range
     from ._plan import plan_draft_outcome, render_plan_draft, render_plan_lint
     from ._replay import (
         gate_outcome,
@@ -201,6 +201,7 @@ __all__ = [
     "render_normalize",
     "render_outline_draft",
     "render_outline_lint",
+    "render_outline_range",
     "render_outline_show",
     "render_plan_draft",
     "render_plan_lint",

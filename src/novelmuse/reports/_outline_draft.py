@@ -10,7 +10,7 @@ from rich.markup import escape
 from ..errors import Outcome
 
 if TYPE_CHECKING:  # annotations only: `muse outline show` (same command group) never loads replay
-    from ..replay import EntryGuard, OutlineStageDoc
+    from ..replay import EntryGuard, OutlineRangeDoc, OutlineStageDoc
     from ..writing import OutlineDraftDoc
 
 
@@ -99,14 +99,40 @@ def render_outline_draft(console: Console, doc: OutlineStageDoc) -> None:
     )
 
 
-def outline_draft_outcome(doc: OutlineStageDoc) -> Outcome:
+def render_outline_range(console: Console, doc: OutlineRangeDoc) -> None:
+    """The guard once, then one line per chapter drafted (where it waits) and the next step."""
+    _guard(console, doc.guard, enforced=True)
+    if doc.status == "refused":
+        console.print(
+            f"preview one chapter's prompt without a model call: muse outline draft {doc.chapters[0]} --dry-run"
+        )
+        return
+    for one in doc.drafts:
+        draft = one.draft
+        if draft is None or one.status != "drafted":
+            reason = escape(draft.reason) if draft is not None else ""
+            console.print(f"chapter {one.chapter}: {one.status}({reason}) — nothing drafted")
+            continue
+        title = escape(str((draft.outline or {}).get("title", "")))
+        console.print(
+            f"chapter {one.chapter}: draft {draft.short} 《{title}》 ({escape(draft.written_to or '')}) — on your "
+            "desk, [yellow]not in outlines/ and not confirmed[/yellow]"
+        )
+    shorts = [d.draft.short for d in doc.drafts if d.draft is not None and d.draft.short]
+    if shorts:
+        console.print(
+            f"decide in order: `muse drafts show {shorts[0]}`, then `muse drafts accept|revise|reject {shorts[0]}`, …"
+        )
+
+
+def outline_draft_outcome(doc: OutlineStageDoc | OutlineRangeDoc) -> Outcome:
     """refused → failed_closed (3), skipped → not_evaluated, drafted / dry run → ok."""
     if doc.status == "refused":
         return "failed_closed"
     return "not_evaluated" if doc.status == "skipped" else "ok"
 
 
-def outline_draft_error(doc: OutlineStageDoc) -> str | None:
+def outline_draft_error(doc: OutlineStageDoc | OutlineRangeDoc) -> str | None:
     """The one error line for stderr when the guard refused."""
     if doc.error is None:
         return None
