@@ -25,6 +25,8 @@ from novelmuse.replay import (
     draft_plan,
     evaluate_run,
     gate_input_rebuilder,
+    outline_admission_problems,
+    resolve_set,
     run_replay,
 )
 from novelmuse.writing import accept_draft, file_history, lint_plan, list_drafts, parse_bundle, revise_draft
@@ -131,6 +133,11 @@ def _book(env: Path, *, gates: bool) -> tuple[Book, Planner]:
     return book, models
 
 
+def _accept(book: Book, short: str) -> Any:
+    """`muse drafts accept`: the draft's admitting receipts checked again, as the desk's faces do."""
+    return asyncio.run(accept_draft(book, None, short, admission=outline_admission_problems))
+
+
 def _draft(book: Book, models: Planner, plans: list[dict[str, Any]], chapters: int = 40) -> Any:
     models.plans[:] = plans
 
@@ -179,7 +186,7 @@ def test_an_admitted_draft_waits_on_the_desk_until_accepted_and_a_revision_is_wr
     }
     listed = [d for d in list_drafts(book).drafts if d.kind == "plan"]
     assert [d.id for d in listed] == [doc.draft.draft_id]
-    accepted = asyncio.run(accept_draft(book, None, doc.draft.short))
+    accepted = _accept(book, doc.draft.short)
     assert accepted.ok, accepted.reason
     assert "伏笔 F-yidai：衣带诏，埋第20回，收第30回" in outline.read_text(encoding="utf-8")
     assert (book.root / "cards" / "赵云.yaml").is_file()
@@ -188,12 +195,12 @@ def test_an_admitted_draft_waits_on_the_desk_until_accepted_and_a_revision_is_wr
     assert kept.revisions[-1].sha256 == hashlib.sha256(before).hexdigest()  # the author's outline kept, restorable
     # a second draft, revised by the author: the accept writes exactly the revised text
     again = _draft(book, models, [{**GOOD, "cards": [], "settings": [GOOD["settings"][1]]}])
-    revised_text = next(d for d in [again.draft] if d is not None)
-    row = book.db.execute("SELECT text FROM plan_drafts WHERE id = ?", (revised_text.draft_id,)).fetchone()
+    assert again.status == "drafted" and again.draft is not None
+    row = book.db.execute("SELECT text FROM plan_drafts WHERE id = ?", (again.draft.draft_id,)).fetchone()
     text = row[0].replace("群雄割据，天子蒙尘", "群雄割据，天子蒙尘，作者改过")
-    revision = revise_draft(book, revised_text.short, text)
+    revision = revise_draft(book, again.draft.short, text)
     assert revision.ok, revision.check
-    done = asyncio.run(accept_draft(book, None, revision.revision.short))
+    done = _accept(book, revision.revision.short)
     assert done.ok, done.reason
     world = (book.root / "plan" / "settings" / "世界观.md").read_text(encoding="utf-8")
     assert world == parse_bundle(text)["plan/settings/世界观.md"] and "作者改过" in world
@@ -253,7 +260,7 @@ NEXT: dict[str, Any] = {
 def test_extend_appends_the_next_part_to_the_accepted_plan_word_for_word(env: Path, muse: Any) -> None:
     book, models = _book(env, gates=True)
     first = _draft(book, models, [GOOD])
-    assert asyncio.run(accept_draft(book, None, first.draft.short)).ok
+    assert _accept(book, first.draft.short).ok
     outline = book.root / "plan" / "outline.md"
     accepted = outline.read_text(encoding="utf-8")
     dry = muse("plan", "extend", "--chapters", "20", "--dry-run", "--book", book.root)
@@ -267,7 +274,7 @@ def test_extend_appends_the_next_part_to_the_accepted_plan_word_for_word(env: Pa
     doc = asyncio.run(run())
     assert doc.status == "drafted" and doc.draft.attempts == 2 and outline.read_text(encoding="utf-8") == accepted
     assert set(doc.draft.files) == {"plan/outline.md", "plan/settings/人物（第41-60回）.md", "cards/袁绍.yaml"}
-    assert asyncio.run(accept_draft(book, None, doc.draft.short)).ok
+    assert _accept(book, doc.draft.short).ok
     now = outline.read_text(encoding="utf-8")
     assert now.startswith(accepted.rstrip()) and "# 第41-60回：官渡" in now
     assert (book.root / "plan" / "settings" / "人物.md").is_file()  # the first part's settings left as they were
@@ -293,3 +300,21 @@ def test_the_command_shows_its_bill_then_drafts_through_a_loopback_endpoint(env:
     assert "cards/赵云.yaml" in out.stdout and not (book.root / "cards" / "赵云.yaml").exists()
     spent = find_book(book.root).db.execute("SELECT count(*) FROM model_calls WHERE role = 'planner'").fetchone()
     assert spent[0] == 2  # the probe and the one draft
+
+
+def test_a_failed_evaluation_since_the_draft_revokes_its_accept(env: Path) -> None:
+    """Like a fine-outline draft: the admitting receipts a plan draft's header names are checked again when it is
+    accepted — a later failed Gate B of the same outliner configuration refuses it (and without a check to run,
+    the accept fails closed)."""
+    book, models = _book(env, gates=True)
+    doc = _draft(book, models, [GOOD])
+    unchecked = asyncio.run(accept_draft(book, None, doc.draft.short))
+    assert unchecked.status == "error" and unchecked.error_code == "ADMISSION_UNVERIFIED"
+    same = HonestOutliner({9, 10, 11, 12}, identical=True)
+    doc_set = resolve_set(book, "honest-outliner")
+    again = asyncio.run(run_replay(book, doc_set, ["A", "C"], concurrency=8, new=True, providers={"s": same}))
+    assert evaluate_run(book, again.run_id, "B").outcome == "failed"
+    refused = _accept(book, doc.draft.short)
+    assert refused.status == "refused" and refused.preflight[0].step == "admission"
+    assert "GUARD_LATEST_FAILED" in refused.preflight[0].detail
+    assert not (book.root / "cards" / "赵云.yaml").exists()

@@ -19,6 +19,7 @@ from ..book import Book
 from ..llm import Bill, ModelSession, total_bill
 from ..writing import (
     ADMISSION_LINE,
+    PLAN_ADMISSION,
     Admission,
     OutlineDraftDoc,
     draft_dry_run,
@@ -123,16 +124,21 @@ async def draft_fine_outlines(
 
 
 _CONFIG = re.compile(r"写手配置 ([0-9a-f]{6,64})")
+_OUTLINER_CONFIG = re.compile(r"细纲配置 ([0-9a-f]{6,64})")
 
 
 def outline_admission_problems(
     book: Book, text: str, *, gate_inputs: GateInputRebuilder | str | None = FROM_STORE
 ) -> list[str]:
-    """Whether the admission a drafted outline's header claims (``准入：Gate A 回执 seq N，…（写手配置 …）``) still
-    holds when the author accepts it: the writer configuration it names is the book's now, and the stage is admitted
+    """Whether the admission a drafted outline's header claims (``准入：Gate A 回执 seq N，…（写手配置 …）``) — or a
+    plan draft's (its bundle header's ``准入：…（细纲配置 …）``, against the plan stage's guard) — still holds when the
+    author accepts it: the writer configuration it names is the book's now, and the stage is admitted
     now — the journal verifies and the latest evaluation of each gate, on real probed models, passed (a failed
     evaluation since revokes the pass that admitted the draft). [] when it holds, or for an outline that claims no
     admission (one the author wrote)."""
+    plan = next((line for line in text.splitlines() if line.startswith(PLAN_ADMISSION)), None)
+    if plan is not None and text.startswith("<!--"):
+        return _plan_admission_problems(book, plan, gate_inputs)
     line = next((line for line in text.splitlines() if line.startswith(ADMISSION_LINE)), None)
     if line is None:
         return []
@@ -144,5 +150,23 @@ def outline_admission_problems(
         return [
             f"drafted under writer configuration {claimed.group(1)}…, and the book's is now "
             f"{verdict.writer_config_sha256[:12]}…: its admission no longer vouches for it — draft it again"
+        ]
+    return [f"{f.code}: {f.what}" for f in verdict.findings]
+
+
+def _plan_admission_problems(book: Book, line: str, gate_inputs: GateInputRebuilder | str | None) -> list[str]:
+    """Whether the admission a plan draft's header claims (``准入：Gate A 回执 seq N，…（细纲配置 …）``) still holds:
+    the outliner configuration it names is the book's now, and the plan stage is admitted now."""
+    from ._guard import check_plan_entry
+
+    claimed = _OUTLINER_CONFIG.search(line)
+    if claimed is None:
+        return [f"the header claims an admission without its outliner configuration: {line}"]
+    verdict = check_plan_entry(book, gate_inputs=rebuilder_or_store(book, gate_inputs))
+    now = verdict.outliner_config_sha256 or ""
+    if not now.startswith(claimed.group(1)):
+        return [
+            f"drafted under outliner configuration {claimed.group(1)}…, and the book's is now {now[:12]}…: its "
+            "admission no longer vouches for it — draft it again"
         ]
     return [f"{f.code}: {f.what}" for f in verdict.findings]

@@ -99,6 +99,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     )
     from ._plan import EntityPlan, ForeshadowPlan, RetrievalPlan, Slot, plan_chapter
     from ._plan_draft import (
+        PLAN_ADMISSION,
         PlanDraftDoc,
         PreparedPlan,
         check_plan_files,
@@ -162,6 +163,7 @@ __all__ = [
     "MANIFEST_SCHEMA_VERSION",
     "MAX_REQUESTS_PER_ROUND",
     "MIN_EXCERPT_CHARS",
+    "PLAN_ADMISSION",
     "WRITE_SCHEMA_VERSION",
     "AcceptDoc",
     "AcceptOptions",

@@ -340,7 +340,8 @@ async def accept_draft(
             f"let it finish, or resume it with `muse write {d.chapter}`",
         )
     if d.kind == "plan":
-        return _accept_plan(book, loaded, mode=mode, command=command or f"muse drafts accept {d.short}")
+        command = command or f"muse drafts accept {d.short}"
+        return _accept_plan(book, loaded, mode=mode, command=command, admission=admission)
     pre = _Preflight()
     step, now = _file_check(book, loaded, options)
     pre.add(step, "replace_author_text", options.replace_author_text)
@@ -380,20 +381,43 @@ async def accept_draft(
     )
 
 
-def _accept_plan(book: Book, loaded: Loaded, *, mode: DecisionMode, command: str) -> AcceptDoc:
-    """Accept a plan draft (`writing._plan_draft`): its preflight, then every file that differs written — card
-    drafts, then settings, the outline last — each replaced file's bytes kept first; the decision is recorded with
-    the last file written (a kill before it leaves the files written so far, each with its kept version, and no
-    decision: accepting again writes the rest)."""
-    from ._plan_draft import plan_preflight
+def _accept_plan(
+    book: Book, loaded: Loaded, *, mode: DecisionMode, command: str, admission: AdmissionCheck | None
+) -> AcceptDoc:
+    """Accept a plan draft (`writing._plan_draft`): its preflight — the admitting receipts its header names checked
+    again (`admission`: a failed evaluation since, or another outliner configuration, refuses it), the bundle, the
+    plan lint and card checks, the files unchanged since — then every file that differs written: card drafts, then
+    settings, the outline last, each replaced file's bytes kept first. The decision is recorded with the last file
+    written (a kill before it leaves the files written so far, each with its kept version, and no decision:
+    accepting again writes the rest)."""
+    from ._plan_draft import PLAN_ADMISSION, plan_preflight
 
     d = loaded.draft
     files, steps = plan_preflight(book, loaded.text, loaded.bases or {})
+    claimed = loaded.text.startswith("<!--") and any(
+        line.startswith(PLAN_ADMISSION) for line in loaded.text.split("-->", 1)[0].splitlines()
+    )
+    if not claimed:
+        steps.insert(0, StepOutcome.passed("admission", "no admission claimed (the author's plan)"))
+    elif admission is None:
+        steps.insert(
+            0, StepOutcome.error("admission", "ADMISSION_UNVERIFIED", "the admitting receipts cannot be checked here")
+        )
+    elif problems := admission(book, loaded.text):
+        steps.insert(0, StepOutcome.failed("admission", "; ".join(problems[:5])))
+    else:
+        steps.insert(0, StepOutcome.passed("admission", "the admitting receipts verify"))
     base = AcceptDoc(ok=False, draft=d, status="refused", preflight=steps)
     failed = [s for s in steps if s.status != "passed"]
     if failed:
-        reason = f"{failed[0].step}: {failed[0].detail}"
-        return base.model_copy(update={"reason": reason, "error_code": "ACCEPT_PREFLIGHT_FAILED"})
+        first = failed[0]
+        if first.status == "error":
+            return base.model_copy(
+                update={"status": "error", "error_code": first.code, "reason": f"{first.step}: {first.detail}"}
+            )
+        return base.model_copy(
+            update={"reason": f"{first.step}: {first.detail}", "error_code": "ACCEPT_PREFLIGHT_FAILED"}
+        )
     row = decision_row(
         kind="plan", draft_id=d.id, chapter=0, text_sha256=d.text_sha256, decision="accept", mode=mode,
         preflight=steps,

@@ -67,6 +67,8 @@ SETTING_FILES: Final = {
     "characters": "人物",
 }
 MAX_PREMISE_CHARS: Final = 20_000
+#: The bundle header's line naming the receipts that admitted the draft (checked again when it is accepted).
+PLAN_ADMISSION: Final = "准入："
 
 
 class PlanDraftDoc(BaseModel):
@@ -444,7 +446,7 @@ def store_plan_draft_answer(
         "这是作者案头的草稿：`muse drafts show` 审阅，`muse drafts accept` 接受",
         "（写入 plan/ 与 cards/，被替换的文件先留底），`muse drafts revise` 改后接受，`muse drafts reject` 退回。",
         f"前提 sha256 {prepared.premise_sha256[:12]}…；运行 {run_id}",
-        f"准入：{receipts}（细纲配置 {str(admission.get('outliner_config_sha256', ''))[:12]}…；"
+        f"{PLAN_ADMISSION}{receipts}（细纲配置 {str(admission.get('outliner_config_sha256', ''))[:12]}…；"
         f"规划模型 {admission.get('planner', '无')}）",
         *(f"给作者的说明：{n}" for n in draft.notes),
     ]
