@@ -318,3 +318,33 @@ def test_a_failed_evaluation_since_the_draft_revokes_its_accept(env: Path) -> No
     assert refused.status == "refused" and refused.preflight[0].step == "admission"
     assert "GUARD_LATEST_FAILED" in refused.preflight[0].detail
     assert not (book.root / "cards" / "赵云.yaml").exists()
+
+
+def test_an_accept_killed_between_two_files_is_finished_by_accepting_again(
+    env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files of a plan draft are written one by one, each keeping what it replaces; a kill after the first one
+    leaves it written, the others untouched and no decision — accepting again writes the rest and records one."""
+    book, models = _book(env, gates=True)
+    doc = _draft(book, models, [GOOD])
+    written: list[str] = []
+    replace = Book.replace_file
+
+    def killed_after_one(self: Book, path: Path, *args: Any, **kwargs: Any) -> Any:
+        if written:
+            raise KeyboardInterrupt  # the process dies here
+        written.append(path.name)
+        return replace(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(Book, "replace_file", killed_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        _accept(book, doc.draft.short)
+    monkeypatch.undo()
+    assert written == ["赵云.yaml"] and (book.root / "cards" / "赵云.yaml").is_file()
+    assert "衣带诏" not in (book.root / "plan" / "outline.md").read_text(encoding="utf-8")
+    assert list_drafts(book).drafts[0].decision is None
+    again = _accept(book, doc.draft.short)
+    assert again.ok, again.reason
+    assert "cards/赵云.yaml" not in (again.written or "") and "plan/outline.md" in (again.written or "")
+    decisions = book.db.execute("SELECT count(*) FROM draft_decisions WHERE draft_id = ?", (doc.draft.draft_id,))
+    assert decisions.fetchone()[0] == 1 and lint_plan(book).ok

@@ -233,11 +233,15 @@ def _card_problems(book: Book, files: dict[str, str]) -> tuple[set[str], list[Li
             continue
         if card.id != Path(path).stem:
             problems.append(_problem("CARD_INVALID", f"its id {card.id!r} is not its file's name", path))
+        names |= {card.name, *card.aliases}
+        target = book.root / path
+        if target.is_file() and target.read_bytes() == text.encode("utf-8"):
+            continue  # this very card, already written (an accept killed before the rest): not a clash
         clash = sorted({card.name, *card.aliases} & taken)
         if clash or (book.root / path).exists():
             what = f"{'、'.join(clash)} already names a card" if clash else "the file exists"
             problems.append(_problem("CARD_EXISTS", f"{what}: a plan draft adds cards, it never replaces one", path))
-        names |= {card.name, *card.aliases}
+        taken |= {card.name, *card.aliases}  # a second card draft of the same name clashes with this one
     return names, problems
 
 
@@ -486,7 +490,10 @@ def plan_preflight(book: Book, text: str, bases: dict[str, str]) -> tuple[dict[s
     except InputError as exc:
         return {}, [StepOutcome.failed("bundle", exc.what)]
     steps = [StepOutcome.passed("bundle", f"{len(files)} file(s)")]
-    changed = [p for p in files if _bases(book, {p: ""})[p] != bases.get(p, "")]
+    # a file already holding the draft's bytes is not an edit (an accept killed after writing it, or the same change
+    # made by hand): accepting again writes the rest
+    now = _bases(book, files)
+    changed = [p for p in files if now[p] not in (bases.get(p, ""), sha256_hex(files[p].encode("utf-8")))]
     if changed:
         steps.append(
             StepOutcome.failed(
