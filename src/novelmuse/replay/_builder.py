@@ -161,12 +161,19 @@ class _Panels:
         return report, arms
 
 
-def _sample(book: Book, item: Item, set_item: SetItem, row: SampleRow, panels: _Panels) -> Sample:
-    """One sample from the store (see the module doc)."""
+def _not_ended(item: Item, row: SampleRow) -> Sample | None:
+    """A sample that never ended, or ended with its failure's code, as not ok (None for one that ended well)."""
     if row.status == "running":
         return _not_ok(item.item_id, row.arm, "SAMPLE_UNFINISHED", "the sample never ended (resume the run)")
     if row.code is not None:
         return _not_ok(item.item_id, row.arm, row.code, row.detail or "")
+    return None
+
+
+def _sample(book: Book, item: Item, set_item: SetItem, row: SampleRow, panels: _Panels) -> Sample:
+    """One sample from the store (see the module doc)."""
+    if (ended := _not_ended(item, row)) is not None:
+        return ended
     try:
         doc = write_doc(book, row.write_id or "")
         draft, _ = final_candidate(book, doc)
@@ -232,10 +239,8 @@ def _judged(
 def _outline_sample(book: Book, item: Item, row: SampleRow, draft: OutlineSampleRow | None, panels: _Panels) -> Sample:
     """One sample of an outliner run from the store: the kept draft and its reference-lint verdicts, both re-hashed
     (a changed one is a `hash` anomaly), and the panel's verdicts and scores on it."""
-    if row.status == "running":
-        return _not_ok(item.item_id, row.arm, "SAMPLE_UNFINISHED", "the sample never ended (resume the run)")
-    if row.code is not None:
-        return _not_ok(item.item_id, row.arm, row.code, row.detail or "")
+    if (ended := _not_ended(item, row)) is not None:
+        return ended
     if draft is None:
         return _not_ok(item.item_id, row.arm, "CANDIDATE_MISSING", "the sample's draft is gone from the store")
     if sha256_hex(draft.text) != draft.text_sha256:

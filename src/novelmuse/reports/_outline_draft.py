@@ -14,15 +14,16 @@ if TYPE_CHECKING:  # annotations only: `muse outline show` (same command group) 
     from ..writing import OutlineDraftDoc
 
 
-def _guard(console: Console, guard: EntryGuard, *, enforced: bool) -> None:
-    config = guard.writer_config_sha256[:12]
+def render_guard(console: Console, guard: EntryGuard, *, enforced: bool) -> None:
+    """An entry guard's verdict (the fine-outline stage's or the plan stage's): admitted by which receipts, or every
+    finding of a refusal (`enforced`) or of what a real run would be refused for (a dry run)."""
     if guard.admitted:
         console.print(f"entry guard: [green]admitted[/green] — {escape(guard.summary())}")
         return
     verdict = "[red]refused[/red]" if enforced else "[yellow]would refuse a real run[/yellow]"
     console.print(
-        f"entry guard: {verdict} — a real run needs verified, passed Gate A and Gate B receipts for writer "
-        f"configuration {config}… (journal {escape(guard.journal)}: {guard.verified}, {guard.entries} entries)"
+        f"entry guard: {verdict} — a real run needs verified, passed Gate A and Gate B receipts for "
+        f"{escape(guard.measured)} (journal {escape(guard.journal)}: {guard.verified}, {guard.entries} entries)"
     )
     for f in guard.findings:
         console.print(f"  [red]✗[/red] {escape(f.line())}")
@@ -60,7 +61,7 @@ def _outline(console: Console, draft: OutlineDraftDoc) -> None:
 
 def render_outline_draft(console: Console, doc: OutlineStageDoc) -> None:
     """The guard, then the draft written (where, what, notes, warnings, next step) or the dry run's prompt."""
-    _guard(console, doc.guard, enforced=doc.status != "dry_run")
+    render_guard(console, doc.guard, enforced=doc.status != "dry_run")
     draft = doc.draft
     if doc.status == "refused" or draft is None:
         console.print(f"preview the prompt without a model call: muse outline draft {doc.chapter} --dry-run")
@@ -101,7 +102,7 @@ def render_outline_draft(console: Console, doc: OutlineStageDoc) -> None:
 
 def render_outline_range(console: Console, doc: OutlineRangeDoc) -> None:
     """The guard once, then one line per chapter drafted (where it waits) and the next step."""
-    _guard(console, doc.guard, enforced=True)
+    render_guard(console, doc.guard, enforced=True)
     if doc.status == "refused":
         console.print(
             f"preview one chapter's prompt without a model call: muse outline draft {doc.chapters[0]} --dry-run"

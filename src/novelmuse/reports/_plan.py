@@ -10,6 +10,7 @@ from rich.text import Text
 
 from ..errors import Outcome
 from ..writing import PlanLintDoc
+from ._outline_draft import render_guard
 
 if TYPE_CHECKING:  # annotations only: `muse plan lint` never loads replay
     from ..replay import PlanStageDoc
@@ -34,17 +35,7 @@ def render_plan_lint(console: Console, doc: PlanLintDoc) -> None:
 def render_plan_draft(console: Console, doc: PlanStageDoc) -> None:
     """The guard's verdict, then the draft on the desk (its files, notes and the next step) or the dry run's
     prompt."""
-    guard = doc.guard
-    if guard.admitted:
-        console.print(f"entry guard: [green]admitted[/green] — {escape(guard.summary())}")
-    else:
-        verdict = "[red]refused[/red]" if doc.status != "dry_run" else "[yellow]would refuse a real run[/yellow]"
-        console.print(
-            f"entry guard: {verdict} — a real plan draft needs verified, passed Gate A and Gate B receipts for "
-            f"{escape(guard.measured)} (journal {escape(guard.journal)}: {guard.verified}, {guard.entries} entries)"
-        )
-        for f in guard.findings:
-            console.print(f"  [red]✗[/red] {escape(f.line())}")
+    render_guard(console, doc.guard, enforced=doc.status != "dry_run")
     draft = doc.draft
     if draft is None:
         console.print("preview the prompt without a model call: muse plan draft --premise … --dry-run")

@@ -770,54 +770,36 @@ def store_outline_draft(
 
 def _revise_outline(book: Book, loaded: Loaded, text: str) -> ReviseDoc:
     d = loaded.draft
-    problems = lint_outline_text(book, d.chapter, text)
-    check = lint_steps(problems)
+    check = lint_steps(lint_outline_text(book, d.chapter, text))
     new = store_outline_draft(
         book, d.chapter, text, kind="author_revision", revises=d.id, base_sha256=loaded.bound_sha256
     )
+    return _revised(book, loaded, text, DraftRef("outline", new), check)
+
+
+def _revise_plan(book: Book, loaded: Loaded, text: str) -> ReviseDoc:
+    from ._plan_draft import revise_steps, store_plan_draft
+
+    check = revise_steps(book, text)
+    if check[0].step == "bundle" and check[0].status == "failed":  # not a bundle at all: nothing to keep
+        raise InputError("PLAN_BUNDLE_INVALID", check[0].detail, "muse drafts revise", "keep the bundle's file lines")
+    new = store_plan_draft(book, text, kind="author_revision", revises=loaded.draft.id, bases=loaded.bases)
+    return _revised(book, loaded, text, DraftRef("plan", new), check)
+
+
+def _revised(book: Book, loaded: Loaded, text: str, new: DraftRef, check: list[StepOutcome]) -> ReviseDoc:
+    """Record the revise decision on `loaded` (its revision `new`, checked by `check`) and the document showing it."""
+    d = loaded.draft
     distance = edit_distance(loaded.text, text)
     row = decision_row(
-        kind="outline",
+        kind=d.kind,
         draft_id=d.id,
         chapter=d.chapter,
         text_sha256=d.text_sha256,
         decision="revise",
         mode="manual",
         preflight=check,
-        revision_draft_id=new,
-        revision_sha256=sha256_hex(text),
-        edit_chars=distance,
-    )
-    decision = _record(book, row)
-    return ReviseDoc(
-        ok=check[0].status == "passed",
-        original=d.model_copy(update={"decision": decision}),
-        revision=load(book, DraftRef("outline", new)).draft,
-        decision=decision,
-        edit_chars=distance,
-        edit_share=distance / max(1, len(loaded.text)),
-        check=check,
-    )
-
-
-def _revise_plan(book: Book, loaded: Loaded, text: str) -> ReviseDoc:
-    from ._plan_draft import revise_steps, store_plan_draft
-
-    d = loaded.draft
-    check = revise_steps(book, text)
-    if check[0].step == "bundle" and check[0].status == "failed":  # not a bundle at all: nothing to keep
-        raise InputError("PLAN_BUNDLE_INVALID", check[0].detail, "muse drafts revise", "keep the bundle's file lines")
-    new = store_plan_draft(book, text, kind="author_revision", revises=d.id, bases=loaded.bases)
-    distance = edit_distance(loaded.text, text)
-    row = decision_row(
-        kind="plan",
-        draft_id=d.id,
-        chapter=0,
-        text_sha256=d.text_sha256,
-        decision="revise",
-        mode="manual",
-        preflight=check,
-        revision_draft_id=new,
+        revision_draft_id=new.id,
         revision_sha256=sha256_hex(text),
         edit_chars=distance,
     )
@@ -825,7 +807,7 @@ def _revise_plan(book: Book, loaded: Loaded, text: str) -> ReviseDoc:
     return ReviseDoc(
         ok=all(s.status == "passed" for s in check),
         original=d.model_copy(update={"decision": decision}),
-        revision=load(book, DraftRef("plan", new)).draft,
+        revision=load(book, new).draft,
         decision=decision,
         edit_chars=distance,
         edit_share=distance / max(1, len(loaded.text)),
