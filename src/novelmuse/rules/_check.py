@@ -171,6 +171,20 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _one_text_arrays(findings: Sequence[Finding]) -> bool:
+    """Whether `findings` share one text's `array("q")` offsets holding exactly their hits, finding after finding
+    (as `CompiledRules._check_one` builds them)."""
+    starts, paragraphs = findings[0].all_starts, findings[0].all_paragraphs
+    if not isinstance(starts, array) or not isinstance(paragraphs, array):
+        return False
+    first = 0
+    for f in findings:
+        if f.all_starts is not starts or f.all_paragraphs is not paragraphs or f.first != first:
+            return False
+        first += f.actual
+    return first == len(starts) == len(paragraphs)
+
+
 #: The encoding of cached findings (`encode_findings`); part of every rules key, so a new encoding drops old rows.
 FINDINGS_FORMAT = "check-findings-v1"
 
@@ -230,6 +244,10 @@ class CompiledRules:
         out = array("q", [len(findings)])
         out.extend(index[f.target] for f in findings)
         out.extend(f.actual for f in findings)
+        if findings and _one_text_arrays(findings):  # the plain path: the arrays are the hits, in finding order
+            out.extend(findings[0].all_starts)
+            out.extend(findings[0].all_paragraphs)
+            return out.tobytes()
         for f in findings:
             out.extend(f.all_starts[f.first : f.first + f.actual].tolist())
         for f in findings:
@@ -395,7 +413,8 @@ def cached_check(
         fresh: dict[str, bytes] = {}
         for i, found in zip(missing, scanned, strict=True):
             out[i] = found
-            fresh[chapters[i].sha256] = compiled.encode_findings(found)
+            if chapters[i].sha256 not in fresh:  # two chapter files with one text: one row
+                fresh[chapters[i].sha256] = compiled.encode_findings(found)
         try:
             present = {c.sha256 for c in chapters} if whole_book else None
             store_findings(book.db, key, fresh, present=present)
