@@ -114,6 +114,8 @@ def test_help_lists_the_registry_in_order(muse) -> None:
         "novelmuse.memory",
         "novelmuse.roles",
         "novelmuse.roles.extractor",
+        "novelmuse.roles.common",
+        "novelmuse.roles.normalizer",
     ],
 )
 def test_lazy_packages_export_exactly_their_import_block(package: str) -> None:

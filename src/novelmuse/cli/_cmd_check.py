@@ -10,7 +10,7 @@ import typer
 
 from ..book import Chapter, read_chapter_file
 from ..errors import InputError, MuseError
-from ..reports import check_notes, check_outcome, render_check, render_normalize, review_notes, write_check_json
+from ..reports import check_notes, check_outcome, review_notes, write_check_json
 from ..rules import check_chapters
 from ._app import app
 from ._common import CHAPTER_MAX, BookOpt, JsonOpt, console, err_console, finish, in_session, open_book, parse_range
@@ -75,6 +75,8 @@ def check_cmd(
         extra = {"normalize": proposals} if normalize else {}
         write_check_json(report, sys.stdout, pretty=pretty, extra=extra, outcome=outcome)
     else:
+        from ..reports import render_check, render_normalize  # Rich: the terminal's only (not --json's)
+
         shas = {c.number: c.sha256 for c in report.chapters}
         try:
             paths = opened.chapter_paths()  # listed once, not per chapter shown

@@ -97,7 +97,7 @@ def show_cmd(book: BookOpt = None, json_out: JsonOpt = False) -> None:
     printed, under the problems)."""
     b = open_book(book)
     doc = replay.verify_journal(b, reader=replay.store_reader(b, gate_input_rebuilder(b)), listing=True)
-    current = [replay.writer_config_sha256(b), replay.outliner_config(b).sha256]
+    current = [replay.writer_config_sha256(b), replay.outliner_config_sha256(b)]  # which ones are current: hashes only
     doc = doc.model_copy(update={"configurations": replay.by_configuration(doc.listing or [], current)})
     _finish(doc, json_out, render_gate_show)
 

@@ -34,14 +34,12 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
     )
     from ._guard import (
         EntryGuard,
-        GateInputRebuilder,
         GuardFinding,
         check_fine_outline_entry,
         check_plan_entry,
         guard_refusal,
         receipt_verdict,
         require_fine_outline_entry,
-        store_reader,
     )
     from ._input import (
         Anomaly,
@@ -69,8 +67,10 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         outline_draft_dry_run,
     )
     from ._outliner import OutlinerConfig, outliner_config
+    from ._outliner_pins import outliner_config_sha256
     from ._plan_stage import PlanStageDoc, draft_plan, plan_draft_dry_run
     from ._promotion import ArmChoice, promoted_arm
+    from ._reader import GateInputRebuilder, store_reader
     from ._receipt import (
         ArtefactKind,
         ArtefactReader,
@@ -199,6 +199,7 @@ __all__ = [
     "outline_admission_problems",
     "outline_draft_dry_run",
     "outliner_config",
+    "outliner_config_sha256",
     "parse_gate_input",
     "plan_draft_dry_run",
     "position_counts",

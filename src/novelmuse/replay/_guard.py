@@ -26,7 +26,6 @@ its gates, and the guard is what proves it. A real run is admitted only when all
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Final, Literal
 
 from pydantic import BaseModel
@@ -34,17 +33,14 @@ from pydantic import BaseModel
 from ..book import Book
 from ..errors import FailedClosed, MuseError
 from ._gates import GateName
-from ._input import GateInput, gate_input_bytes
 from ._journal import journal_location
 from ._outliner import OutlinerConfig, outliner_config
-from ._receipt import ArtefactReader, ArtefactRef, book_artefacts
+from ._reader import GateInputRebuilder as GateInputRebuilder  # re-exported: the replay modules import them here
+from ._reader import store_reader as store_reader
 from ._verify import EntrySummary, verify_journal
 from ._writer_config import WriterConfig, writer_config
 
 GUARD_SCHEMA: Final = 1
-#: Rebuild the gate input a receipt binds (by its ref) from the replay run in the store; None when the store
-#: holds no run that rebuilds it.
-GateInputRebuilder = Callable[[ArtefactRef], GateInput | None]
 _GATES: Final[tuple[GateName, ...]] = ("A", "B")
 
 
@@ -92,35 +88,6 @@ class EntryGuard(BaseModel):
             by = " and ".join(f"Gate {gate} receipt seq {seq}" for gate, seq in self.receipts.items())
             return f"admitted by {by} for {self.measured}"
         return "; ".join(f.line() for f in self.findings)
-
-
-def store_reader(book: Book, rebuild: GateInputRebuilder | None) -> ArtefactReader:
-    """The guard's artefact reader: book files, pinned specs and rubrics as usual, but a gate input only as
-    `rebuild` rebuilds it from the store (never a file; GATE_INPUT_BUILDER_MISSING without a rebuilder)."""
-    files = book_artefacts(book)
-
-    def read(ref: ArtefactRef) -> bytes | None:
-        if ref.kind != "gate_input":
-            return files(ref)
-        if rebuild is None:
-            raise FailedClosed(
-                "GATE_INPUT_BUILDER_MISSING",
-                "gate inputs are only accepted as rebuilt from the store by the replay orchestrator's "
-                "GateInputBuilder, and none was given",
-                ref.locator,
-                "pass the store's GateInputBuilder (replay.gate_input_rebuilder)",
-            )
-        rebuilt = rebuild(ref)
-        if rebuilt is None:
-            raise FailedClosed(
-                "GATE_INPUT_NOT_IN_STORE",
-                "no replay run in the store rebuilds this gate input (hand-written or self-computed?)",
-                ref.locator,
-                "only gate inputs built from a recorded replay run count",
-            )
-        return gate_input_bytes(rebuilt)
-
-    return read
 
 
 def _receipt_findings(

@@ -57,7 +57,7 @@ from ..book import (
 from ..errors import FailedClosed, InputError
 from ..store import transaction, utc_now
 from ..text import canonical_json, edit_distance, sha256_hex, sha256_json
-from ..writing import build_context, confirmation, read_outline
+from ..writing import confirmation, read_outline
 from ._input import ITEM_ID, SHA256
 from ._spec import Arm, GateSpec, load_gate_spec
 
@@ -306,6 +306,8 @@ def _writer_item(book: Book, item: ItemIn, where: str) -> SetItem:
             "a panel needs something to give verdicts on: add hard events or oracle assertions",
         )
     snapshot, before = snapshot_of(book, item.chapter)
+    from ..writing import build_context  # the context builder: only to register a set (not for `muse gate show`)
+
     entities = build_context(book, item.chapter, arm="A").manifest.entities
     return SetItem(
         item_id=item.id,

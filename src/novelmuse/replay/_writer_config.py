@@ -14,8 +14,8 @@ Parts (all from code and book.toml, nothing from the chapters):
   and its detector gate run — the writer's chapter-writing tasks (``write``, ``write_final`` and any later
   ``write_*`` task), every detector task, the extractor's ``extract`` (the detector gate runs it on the
   candidate), the judge's ``writer_replay`` (the panel's yardstick) and the correction message their calls
-  share. Tasks are found by role and name among `roles.all_tasks()`, so a task added to those roles is bound
-  without editing this module.
+  share. Tasks are found by role and name among the tasks those roles declare (`roles.declared_tasks`, what
+  `roles.all_tasks()` lists for them), so a task added to those roles is bound without editing this module.
 - **models**: (provider kind, full model id) of the writer, detector, extractor and judge roles; for the
   isolated Claude CLI also the pinned binary sha256 and version (seed 003: 绝对 CLI 路径 + sha256 + 版本 +
   完整 model ID). Provider names and endpoints are not part of it (renaming a table proves nothing new).
@@ -31,6 +31,8 @@ Parts (all from code and book.toml, nothing from the chapters):
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -40,9 +42,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ..book import Book, ClaudeCliProviderConfig
 from ..llm import TaskRef
-from ..roles import all_tasks, correction
+from ..roles import correction, declared_tasks
 from ..text import canonical_json, sha256_hex
-from ..writing import context_versions
 from ._spec import Arm, GateSpec, load_gate_spec
 
 WRITER_CONFIG_SCHEMA: Final = "writer-config-v2"
@@ -157,10 +158,10 @@ class WriterConfig(_Strict):
         return sha256_hex(canonical_json(self.model_dump(mode="json")))
 
 
-def _gated_task(ref: TaskRef) -> bool:
-    if ref.role == "writer":
-        return ref.task.startswith("write")  # the chapter-writing tasks, not the editorial loop's rewrites
-    return ref.role == "detector" or (ref.role, ref.task) in (("extractor", "extract"), ("judge", "writer_replay"))
+def _gated_task(role: str, task: str) -> bool:
+    if role == "writer":
+        return task.startswith("write")  # the chapter-writing tasks, not the editorial loop's rewrites
+    return role == "detector" or (role, task) in (("extractor", "extract"), ("judge", "writer_replay"))
 
 
 def model_pin(book: Book, role: str) -> ModelPin:
@@ -180,15 +181,51 @@ def model_pin(book: Book, role: str) -> ModelPin:
     return ModelPin(role=role, kind=provider.kind, model=target[1])
 
 
+#: `MANIFEST_SCHEMA_VERSION = "…"` as `writing/_manifest.py` writes it.
+_MANIFEST_SCHEMA_LINE = re.compile(r'^MANIFEST_SCHEMA_VERSION(?:: [\w\[\]]+)? = "([^"\\]+)"$', re.MULTILINE)
+
+
+def context_versions() -> dict[str, str]:
+    """`writing.context_versions()` — the manifest and context schema versions, the context and status
+    vocabularies' sha256 — without importing the context builder it lives in (`writing._build` and the story
+    memory: ~0.1 s of `muse gate show`, which only names the current configuration): the vocabularies are hashed
+    from their files by path as their loaders hash them, and the manifest schema version is read from
+    `writing/_manifest.py` (itself bound by its sha256 in `code`), or imported when that file does not write it as
+    one plain string literal. `tests/replay/test_writer_config.py` checks it against the builder's own."""
+    from ..roles.writer.context import CONTEXT_SCHEMA_VERSION
+
+    package = resources.files("novelmuse")
+    found = _MANIFEST_SCHEMA_LINE.findall((package / "writing" / "_manifest.py").read_text(encoding="utf-8"))
+    if len(found) == 1:
+        manifest_schema = found[0]
+    else:  # not one literal: the module's own value
+        from ..writing._manifest import MANIFEST_SCHEMA_VERSION as manifest_schema
+    return {
+        "manifest_schema": manifest_schema,
+        "context_schema": CONTEXT_SCHEMA_VERSION,
+        "context_vocabulary_sha256": sha256_hex(
+            (package / "writing" / "data" / "vocabulary.toml").read_text(encoding="utf-8")
+        ),
+        "status_vocabulary_sha256": sha256_hex(
+            (package / "memory" / "data" / "status.toml").read_text(encoding="utf-8")
+        ),
+    }
+
+
+def task_pins(roles: tuple[str, ...], keep: Callable[[str, str], bool], correction_role: str) -> list[TaskPin]:
+    """The pins of the tasks `roles` declare that `keep(role, task)` selects, sorted by (role, task), then the
+    correction their calls share under `correction_role`: only those roles' task modules are loaded and only the
+    selected tasks' schemas hashed."""
+    refs = {(t.role, t.name): t.ref for role in roles for t in declared_tasks(role) if keep(t.role, t.name)}
+    return [*(TaskPin.of(ref) for _, ref in sorted(refs.items())), TaskPin.of(correction(correction_role).ref)]
+
+
 def writer_config(book: Book, *, spec: GateSpec | None = None) -> WriterConfig:
     """The book's writer configuration now (gate spec: `spec`, default the newest registered one)."""
     spec = spec if spec is not None else load_gate_spec()
-    # the models-check probe (a task every role shares) proves a model answers; it is not part of the writer
-    refs = {(t.ref.role, t.ref.task): t.ref for t in all_tasks() if t.registered_as is None and _gated_task(t.ref)}
-    pins = [TaskPin.of(ref) for _, ref in sorted(refs.items())]
-    pins.append(TaskPin.of(correction("writer").ref))
     return WriterConfig(
-        tasks=pins,
+        # the models-check probe (a task every role shares) proves a model answers; it is not part of the writer
+        tasks=task_pins(GATED_ROLES, _gated_task, "writer"),
         models=[model_pin(book, role) for role in GATED_ROLES],
         code=installed_code(),
         arm=spec.gate_b.candidate,

@@ -6,18 +6,18 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pydantic import BaseModel
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from ..book import Book, Chapter
 from ..errors import MuseError, Outcome, exit_code
 from ..rules import BookCheck, ChapterCheck, CheckReport, Finding, LintReport, ShowReport, collector_paused, flat_hits
 from ..store import latest_reviews
 from ..text import chapter_label
+
+if TYPE_CHECKING:  # Rich is imported by the terminal renderings only: `muse check --json` does without it
+    from rich.console import Console
 
 #: Hits shown per finding in the terminal (all of them are in --json).
 MAX_HITS_SHOWN = 3
@@ -39,6 +39,8 @@ _SPACES = re.compile(r"\s+")
 
 def _excerpt(body: str, start: int, end: int) -> str:
     """A short one-line context around [start, end) with the match in brackets."""
+    from rich.markup import escape
+
     lo, hi = max(0, start - CONTEXT_CHARS), min(len(body), end + CONTEXT_CHARS)
     left = ("…" if lo > 0 else "") + body[lo:start]
     right = body[end:hi] + ("…" if hi < len(body) else "")
@@ -66,6 +68,9 @@ def render_check(report: BookCheck, console: Console, chapter_of: Callable[[int]
 
     At most MAX_ROWS_PER_CHAPTER rows per chapter (errors come first) when several chapters have findings, and
     MAX_FINDING_ROWS rows in all; what is not listed is said, with where to see it (--chapter N, --json)."""
+    from rich.markup import escape
+    from rich.table import Table
+
     with_findings = [ch for ch in report.chapters if ch.findings]
     per_chapter = MAX_FINDING_ROWS if len(with_findings) == 1 else MAX_ROWS_PER_CHAPTER
     listed = 0
@@ -336,6 +341,9 @@ def review_notes(book: Book, current_sha256: dict[int, str]) -> list[str]:
 def render_lint(report: LintReport, console: Console) -> None:
     """Parsed rules, unparsed lines and problems of a rules file: at most MAX_ROWS_TOTAL rules and
     MAX_LINES_LISTED unparsed lines and problems (errors first), saying how many more --json has."""
+    from rich.markup import escape
+    from rich.table import Table
+
     console.print(f"{report.path} ({report.file})")
     rows: list[tuple[int, str, str, str]] = [(r.line, "禁止 forbidden", r.phrase, "-") for r in report.forbidden]
     rows += [(r.line, "疲劳词 fatigue", r.phrase, str(r.limit)) for r in report.fatigue]
@@ -366,6 +374,9 @@ def render_lint(report: LintReport, console: Console) -> None:
 def render_show(report: ShowReport, console: Console) -> None:
     """The effective rule set with each rule's origin (at most MAX_ROWS_TOTAL rows, forbidden first), and its
     sha256."""
+    from rich.markup import escape
+    from rich.table import Table
+
     eff = report.effective
     table = Table(title=f"effective rules ({len(eff.rules)})", title_justify="left")
     for col in ("kind", "phrase", "limit", "severity", "origin"):

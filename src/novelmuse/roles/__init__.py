@@ -14,7 +14,7 @@ from .._lazy import lazy_getattr
 if TYPE_CHECKING:  # the public API; each name is imported from its module on first use (see novelmuse._lazy)
     from ._quotes import QUOTE_MIN_CHARS, chapter_quote, normalized
     from ._task import RoleTask, correction
-    from ._tasks import all_tasks, current_ref
+    from ._tasks import all_tasks, current_ref, declared_tasks
 
 __getattr__ = lazy_getattr(__name__, __file__)
 
@@ -25,5 +25,6 @@ __all__ = [
     "chapter_quote",
     "correction",
     "current_ref",
+    "declared_tasks",
     "normalized",
 ]

@@ -9,22 +9,25 @@ straight from the arrays.
 from __future__ import annotations
 
 import gc
+import hashlib
 import operator
 import sqlite3
+import sys
 from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from itertools import chain, repeat
 from pathlib import Path
 from typing import Literal, TypeAlias
 
 from ..book import Book, Chapter, read_chapter_files
 from ..errors import MuseError
-from ..store import ChapterRecord, StoreWriteError, register_chapters, utc_now
-from ..text import count_chars, count_paragraphs
+from ..store import ChapterRecord, StoreWriteError, cached_findings, register_chapters, store_findings, utc_now
+from ..text import count_chars, count_paragraphs, sha256_json
+from . import _match
 from ._defaults import load_defaults
 from ._effective import EffectiveRule, EffectiveRuleSet, LengthLimits, build_effective
 from ._length import LENGTH_ORIGIN, check_length
@@ -168,6 +171,44 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _one_text_arrays(findings: Sequence[Finding]) -> bool:
+    """Whether `findings` share one text's `array("q")` offsets holding exactly their hits, finding after finding
+    (as `CompiledRules._check_one` builds them)."""
+    starts, paragraphs = findings[0].all_starts, findings[0].all_paragraphs
+    if not isinstance(starts, array) or not isinstance(paragraphs, array):
+        return False
+    first = 0
+    for f in findings:
+        if f.all_starts is not starts or f.all_paragraphs is not paragraphs or f.first != first:
+            return False
+        first += f.actual
+    return first == len(starts) == len(paragraphs)
+
+
+#: The encoding of cached findings (`encode_findings`); part of every rules key, so a new encoding drops old rows.
+FINDINGS_FORMAT = "check-findings-v1"
+
+
+@cache
+def engine_sha256() -> str | None:
+    """sha256 of what turns a text and a phrase list into findings: this module's and `_match`'s source files and
+    the automaton library's compiled module (hashed by path, not imported again), with FINDINGS_FORMAT and the
+    byte order of the encoding. None when a file cannot be read (then nothing is cached)."""
+    import ahocorasick_rs
+
+    h = hashlib.sha256(f"{FINDINGS_FORMAT}\0{sys.byteorder}\0".encode())
+    try:
+        for module in (sys.modules[__name__], _match, getattr(ahocorasick_rs, "ahocorasick_rs", ahocorasick_rs)):
+            path = getattr(module, "__file__", None)
+            if path is None:
+                return None
+            with open(path, "rb") as f:
+                h.update(hashlib.sha256(f.read()).digest())
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
 class CompiledRules:
     """An effective rule set with its automaton built once; `check_texts` reuses it for every chapter."""
 
@@ -178,6 +219,67 @@ class CompiledRules:
         # occurrences allowed per chapter: 0 for forbidden, the limit for fatigue
         self._allowed: list[int] = [r.limit or 0 for r in self.rules]
         self._meta = [(r.kind, r.phrase, r.limit, r.severity, r.origin.label) for r in self.rules]
+
+    @cached_property
+    def cache_key(self) -> str | None:
+        """The key of this rule set's cached findings (`check_findings`): the sha256 of the phrase rules in order
+        with the occurrences each allows — all that decides which occurrences are findings — and of the engine's
+        code (`engine_sha256`). A finding's kind, limit, severity and origin are taken from the current rules when
+        it is decoded. None (no caching) when two rules share a phrase or the engine's files cannot be read."""
+        engine = engine_sha256()
+        phrases = [r.phrase for r in self.rules]
+        if engine is None or len(set(phrases)) != len(phrases):
+            return None
+        return sha256_json({"engine": engine, "phrases": phrases, "allowed": self._allowed})
+
+    @cached_property
+    def _phrase_index(self) -> dict[str, int]:
+        return {r.phrase: i for i, r in enumerate(self.rules)}
+
+    def encode_findings(self, findings: Sequence[Finding]) -> bytes:
+        """One text's phrase findings (as `check_texts` gives them) as bytes, for `decode_findings` under this rule
+        set's `cache_key`: int64 (native order) k, then the k findings' rule indexes and counts, then their hits'
+        starts and their paragraphs, finding after finding."""
+        index = self._phrase_index
+        out = array("q", [len(findings)])
+        out.extend(index[f.target] for f in findings)
+        out.extend(f.actual for f in findings)
+        if findings and _one_text_arrays(findings):  # the plain path: the arrays are the hits, in finding order
+            out.extend(findings[0].all_starts)
+            out.extend(findings[0].all_paragraphs)
+            return out.tobytes()
+        for f in findings:
+            out.extend(f.all_starts[f.first : f.first + f.actual].tolist())
+        for f in findings:
+            out.extend(f.all_paragraphs[f.first : f.first + f.actual].tolist())
+        return out.tobytes()
+
+    def decode_findings(self, data: bytes) -> list[Finding] | None:
+        """The findings `encode_findings` encoded, their rule's fields from this rule set; None when `data` is not
+        a well-formed encoding for it (a rule index out of range, a count the rule allows): then the text is
+        scanned again."""
+        if len(data) % 8:
+            return None
+        a = array("q")
+        a.frombytes(data)
+        k = a[0] if a else -1
+        if k < 0 or len(a) < 1 + 2 * k:
+            return None
+        rules, counts = a[1 : 1 + k].tolist(), a[1 + k : 1 + 2 * k].tolist()
+        total = sum(counts)
+        if len(a) != 1 + 2 * k + 2 * total:
+            return None
+        meta, allowed, n_rules = self._meta, self._allowed, len(self._meta)
+        starts, paras = a[1 + 2 * k : 1 + 2 * k + total], a[1 + 2 * k + total :]
+        out: list[Finding] = []
+        first = 0
+        for p, n in zip(rules, counts, strict=True):
+            if not 0 <= p < n_rules or n <= allowed[p]:
+                return None
+            kind, phrase, limit, severity, origin = meta[p]
+            out.append(Finding(kind, phrase, limit, n, severity, origin, starts, paras, first))
+            first += n
+        return out
 
     @cached_property
     def _allowed_vector(self) -> IntArray:
@@ -285,6 +387,42 @@ def load_book_rules(book: Book) -> LoadedRules:
     limits = LengthLimits(min_chars=book.config.chapters.min_chars, max_chars=book.config.chapters.max_chars)
     effective = build_effective(ruleset, load_defaults(), limits, str(book.rules_path))
     return LoadedRules(book.rules_path, state, ruleset, effective)
+
+
+def cached_check(
+    book: Book, compiled: CompiledRules, chapters: Sequence[Chapter], *, whole_book: bool = False
+) -> list[list[Finding]]:
+    """`compiled.check_texts` of the chapters' bodies, with the findings of a chapter text already checked under
+    the same rules key taken from the book's store (`check_findings`) instead of scanning it again, and those of
+    the others stored. The same findings either way (`tests/rules/test_check_cache.py`). The store is optional: a
+    book whose database cannot be read or written (read-only) is simply checked in full. `whole_book`: the
+    chapters are all of the book's, so the rows of chapter texts it no longer has are dropped."""
+    key = compiled.cache_key
+    if key is None or not chapters:
+        return compiled.check_texts([c.body for c in chapters])
+    try:
+        stored = cached_findings(book.db, key, {c.sha256 for c in chapters})
+    except (MuseError, sqlite3.Error, OSError):
+        return compiled.check_texts([c.body for c in chapters])
+    out: list[list[Finding] | None] = [
+        None if (data := stored.get(c.sha256)) is None else compiled.decode_findings(data) for c in chapters
+    ]
+    missing = [i for i, found in enumerate(out) if found is None]
+    if missing:
+        scanned = compiled.check_texts([chapters[i].body for i in missing])
+        fresh: dict[str, bytes] = {}
+        for i, found in zip(missing, scanned, strict=True):
+            out[i] = found
+            if chapters[i].sha256 not in fresh:  # two chapter files with one text: one row
+                fresh[chapters[i].sha256] = compiled.encode_findings(found)
+        try:
+            present = {c.sha256 for c in chapters} if whole_book else None
+            store_findings(book.db, key, fresh, present=present)
+        except (MuseError, sqlite3.Error, OSError):
+            pass  # a read-only book: checked in full, its registry update says why nothing was recorded
+    done = [found for found in out if found is not None]
+    assert len(done) == len(chapters)  # every chapter was either decoded or scanned
+    return done
 
 
 def chapter_findings(
@@ -474,7 +612,11 @@ def _check_chapters(book: Book, chapter: int | None, span: tuple[int, int] | Non
     gaps = [] if chapter is not None else numbering_gaps(list(paths), span)
     chapters: list[Chapter] = read_chapter_files({n: paths[n] for n in numbers}, book.root)
     compiled = CompiledRules(loaded.effective)
-    per_text = compiled.check_texts([c.body for c in chapters])
+    if update:
+        whole_book = len(numbers) == len(paths)
+        per_text = cached_check(book, compiled, chapters, whole_book=whole_book)
+    else:
+        per_text = compiled.check_texts([c.body for c in chapters])
     out: list[ChapterCheck] = []
     records: list[ChapterRecord] = []
     by_rule: Counter[str] = Counter()

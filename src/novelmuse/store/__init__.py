@@ -6,6 +6,7 @@ Migrations live in ``store/migrations/NNNN_name.sql``; each capability owns its 
 
 from ._chapters import ChapterRecord, register_chapters, registered_chapters
 from ._db import StoreWriteError, connect, transaction, utc_now
+from ._findings import cached_findings, store_findings
 from ._ids import new_id
 from ._reviews import ReviewStatus, latest_reviews
 from ._texts import get_texts, put_texts
@@ -14,6 +15,7 @@ __all__ = [
     "ChapterRecord",
     "ReviewStatus",
     "StoreWriteError",
+    "cached_findings",
     "connect",
     "get_texts",
     "latest_reviews",
@@ -21,6 +23,7 @@ __all__ = [
     "put_texts",
     "register_chapters",
     "registered_chapters",
+    "store_findings",
     "transaction",
     "utc_now",
 ]

@@ -8,7 +8,15 @@
 Registered in prompts.yaml under role ``common``.
 """
 
-from ._models_check import check_models
-from ._tasks import CheckReply, ProbeRequest, expected_echo, models_check
+from typing import TYPE_CHECKING
+
+from ..._lazy import lazy_getattr
+
+if TYPE_CHECKING:  # each name is imported from its module on first use (see novelmuse._lazy): the probe task
+    # (`roles.all_tasks`) without `check_models` and the model layer it runs on
+    from ._models_check import check_models
+    from ._tasks import CheckReply, ProbeRequest, expected_echo, models_check
+
+__getattr__ = lazy_getattr(__name__, __file__)
 
 __all__ = ["CheckReply", "ProbeRequest", "check_models", "expected_echo", "models_check"]
