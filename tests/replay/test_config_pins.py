@@ -12,11 +12,8 @@ from pathlib import Path
 from novelmuse.book import Book, find_book
 from novelmuse.replay import (
     TaskPin,
-    _outliner,
-    _outliner_pins,
     _writer_config,
     outliner_config,
-    outliner_config_sha256,
     writer_config,
 )
 from novelmuse.roles import all_tasks, correction, declared_tasks
@@ -72,6 +69,13 @@ def test_declared_tasks_are_all_tasks_but_the_probes() -> None:
     assert declared_tasks("nobody") == []
 
 
+def full_outliner_task_pins() -> list[TaskPin]:
+    """The outliner configuration's task pins as the whole task registry gives them (every role loaded)."""
+    wanted = {("outliner", "draft"), ("judge", "fine_outline_replay")}
+    refs = {(t.ref.role, t.ref.task): t.ref for t in all_tasks() if (t.ref.role, t.ref.task) in wanted}
+    return [*(TaskPin.of(ref) for _, ref in sorted(refs.items())), TaskPin.of(correction("outliner").ref)]
+
+
 def test_the_context_versions_are_the_builders() -> None:
     assert _writer_config.context_versions() == context_versions()
 
@@ -80,12 +84,12 @@ def test_the_fast_configurations_hash_as_the_full_ones(gate_book: Book) -> None:
     for book in (gate_book, find_book(SAMPLE_BOOK), with_toml(gate_book, PROVIDERS)):
         assert writer_config(book).sha256 == full_writer_sha256(book)
         assert writer_config(book).tasks == full_writer_task_pins()
-        assert outliner_config_sha256(book) == outliner_config(book).sha256
+        assert outliner_config(book).tasks == full_outliner_task_pins()
     assert [m.kind for m in outliner_config(book).models] == ["claude-cli", "claude-cli"]  # the pins are not empty
 
 
 def test_a_new_prompt_version_moves_both_paths_alike(gate_book: Book, prompts_copy: Path) -> None:  # noqa: F811
-    before = writer_config(gate_book).sha256, outliner_config_sha256(gate_book)
+    before = writer_config(gate_book).sha256, outliner_config(gate_book).sha256
     for role, task, files in (
         ("detector", "detect", ["detector/system.txt", "detector/input.txt"]),
         ("outliner", "draft", ["outliner/system.txt", "outliner/input.txt"]),
@@ -93,20 +97,9 @@ def test_a_new_prompt_version_moves_both_paths_alike(gate_book: Book, prompts_co
         path = prompts_copy / files[-1]
         edit(path, path.read_text(encoding="utf-8") + "\n（新的一行）\n")
         bump(prompts_copy, role, task, {f: "" for f in files})
-    _outliner._task_pins.cache_clear()
-    try:
-        assert writer_config(gate_book).sha256 == full_writer_sha256(gate_book) != before[0]
-        assert outliner_config_sha256(gate_book) == outliner_config(gate_book).sha256 != before[1]
-    finally:
-        _outliner._task_pins.cache_clear()
-
-
-def test_the_fast_outliner_constants_are_the_outliner_modules() -> None:
-    assert _outliner_pins.OUTLINER_CONFIG_SCHEMA == _outliner.OUTLINER_CONFIG_SCHEMA
-    assert _outliner_pins.OUTLINER_CODE == _outliner.OUTLINER_CODE
-    assert _outliner_pins.OUTLINER_ROLES == _outliner.OUTLINER_ROLES
-    pins = {(p.role, p.task) for p in _outliner._task_pins()}
-    assert pins == set(_outliner_pins.OUTLINER_TASKS) | {("outliner", "correction")}
+    assert writer_config(gate_book).sha256 == full_writer_sha256(gate_book) != before[0]
+    assert outliner_config(gate_book).tasks == full_outliner_task_pins()
+    assert outliner_config(gate_book).sha256 != before[1]
 
 
 def test_gate_show_loads_neither_the_context_builder_nor_every_role(tmp_path: Path) -> None:

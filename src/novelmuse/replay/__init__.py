@@ -66,8 +66,7 @@ if TYPE_CHECKING:  # the public API; each name is imported from its module on fi
         outline_admission_problems,
         outline_draft_dry_run,
     )
-    from ._outliner import OutlinerConfig, outliner_config
-    from ._outliner_pins import outliner_config_sha256
+    from ._outliner_config import OutlinerConfig, outliner_config, outliner_config_sha256
     from ._plan_stage import PlanStageDoc, draft_plan, plan_draft_dry_run
     from ._promotion import ArmChoice, promoted_arm
     from ._reader import GateInputRebuilder, store_reader

@@ -34,7 +34,7 @@ from ..book import Book
 from ..errors import FailedClosed, MuseError
 from ._gates import GateName
 from ._journal import journal_location
-from ._outliner import OutlinerConfig, outliner_config
+from ._outliner_config import OutlinerConfig, outliner_config
 from ._reader import GateInputRebuilder as GateInputRebuilder  # re-exported: the replay modules import them here
 from ._reader import store_reader as store_reader
 from ._verify import EntrySummary, verify_journal

@@ -69,7 +69,8 @@ from ..writing import (
     write_chapter,
 )
 from ._order import OrderPlan, make_order_plan, position_counts
-from ._outliner import OUTLINER_ROLES, keep_prompt, outline_samples_of, outliner_config, store_outline_sample
+from ._outliner import keep_prompt, outline_samples_of, store_outline_sample
+from ._outliner_config import OUTLINER_ROLES, outliner_config
 from ._runs import (
     PanelOut,
     RunRow,

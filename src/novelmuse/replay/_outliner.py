@@ -12,10 +12,11 @@ and scores six dimensions. The one GateInputBuilder turns that into a gate input
 (the lint and the panel agree, chance-corrected, with fails on both sides) and Gate B (C measurably better than
 A; ties fail) under the stage's own gate spec, signing receipts that bind `outliner_config(book)`.
 
-The outliner configuration: the outliner's and the fine-outline judge's prompts and schemas, their models, the
-code that builds the outliner's input, lints drafts and runs the experiment (`OUTLINER_CODE`), the arms, the gate
-spec and the book's budgets it drafts within. Change any part and it is another outliner: receipts earned before
-stop counting — the third stage's entry guard (`muse plan draft`) admits only the outliner configuration of now.
+The outliner configuration (`_outliner_config`): the outliner's and the fine-outline judge's prompts and schemas,
+their models, the code that builds the outliner's input, lints drafts and runs the experiment (`OUTLINER_CODE`), the
+arms, the gate spec and the book's budgets it drafts within. Change any part and it is another outliner: receipts
+earned before stop counting — the third stage's entry guard (`muse plan draft`) admits only the outliner
+configuration of now.
 """
 
 from __future__ import annotations
@@ -24,88 +25,14 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cache
-from typing import Any, Final, Literal
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any
 
 from ..book import Book, atomic_write_bytes
-from ..roles import all_tasks, correction
 from ..store import transaction, utc_now
 from ..text import canonical_json, sha256_hex
 from ..writing import CoverItem
 from ._sets import private_dirs
-from ._spec import Arm, GateSpec, load_gate_spec
-from ._writer_config import CodePin, ModelPin, SpecPin, TaskPin, installed_code, model_pin
-
-OUTLINER_CONFIG_SCHEMA: Final = "outliner-config-v1"
-#: The code an outliner receipt's proof depends on: what builds the outliner's input and lints its drafts, the
-#: reference lint, the orchestrator and this module, the one GateInputBuilder and the gates.
-OUTLINER_CODE: Final = (
-    "writing/_outline_cover.py",
-    "writing/_outline_draft.py",
-    "writing/_outlines.py",
-    "writing/_plan.py",
-    "replay/_builder.py",
-    "replay/_gates.py",
-    "replay/_input.py",
-    "replay/_orchestrator.py",
-    "replay/_order.py",
-    "replay/_outliner.py",
-)
-#: The roles whose models an outliner receipt's proof depends on.
-OUTLINER_ROLES: Final = ("outliner", "judge")
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class OutlinerConfig(_Strict):
-    """The outliner configuration of a book (see the module doc); `sha256` is over everything else."""
-
-    schema_version: Literal["outliner-config-v1"] = OUTLINER_CONFIG_SCHEMA
-    tasks: list[TaskPin]
-    models: list[ModelPin]
-    code: list[CodePin]
-    arm: Arm
-    baseline_arm: Arm
-    gate_spec: SpecPin
-    writing: dict[str, int | float | str]
-    max_plants: int
-
-    @property
-    def sha256(self) -> str:
-        """sha256 of the canonical JSON of the configuration: the `run_config_sha256` outliner receipts bind."""
-        return sha256_hex(canonical_json(self.model_dump(mode="json")))
-
-
-def outliner_spec() -> GateSpec:
-    """The fine-outline stage's gate spec in force."""
-    return load_gate_spec(stage="fine_outline")
-
-
-@cache
-def _task_pins() -> list[TaskPin]:
-    wanted = {("outliner", "draft"), ("judge", "fine_outline_replay")}
-    refs = {(t.ref.role, t.ref.task): t.ref for t in all_tasks() if (t.ref.role, t.ref.task) in wanted}
-    return [*(TaskPin.of(ref) for _, ref in sorted(refs.items())), TaskPin.of(correction("outliner").ref)]
-
-
-def outliner_config(book: Book) -> OutlinerConfig:
-    """The book's outliner configuration now (see the module doc)."""
-    spec = outliner_spec()
-    return OutlinerConfig(
-        tasks=_task_pins(),
-        models=[model_pin(book, role) for role in OUTLINER_ROLES],
-        code=installed_code(OUTLINER_CODE),
-        arm=spec.gate_b.candidate,
-        baseline_arm=spec.gate_b.baseline,
-        gate_spec=SpecPin(locator=spec.locator, sha256=spec.sha256),
-        writing=book.config.writing.model_dump(mode="json"),
-        max_plants=book.config.memory.max_plants_per_chapter,
-    )
-
+from ._spec import Arm
 
 # ── the samples as stored (migration 0019) ──────────────────────────────────────────────────────────────────
 
