@@ -20,6 +20,7 @@ from ..llm import Bill, ModelSession, total_bill
 from ..writing import (
     PlanDraftDoc,
     PreparedPlan,
+    check_chapters,
     plan_draft_call,
     plan_dry_run,
     prepare_plan_draft,
@@ -72,6 +73,7 @@ async def draft_plan(
     """Draft the book's plan from `premise` — or, `premise` None, its next `chapters` chapters from the accepted
     plan and the story so far (`muse plan extend`) — if the entry guard admits the stage; otherwise `refused`
     (nothing called). `on_bill` hears the most the call may cost before it is made (and may refuse it by raising)."""
+    check_chapters(chapters)  # bad input is refused as such, before the guard
     guard = check_plan_entry(book, gate_inputs=rebuilder_or_store(book, gate_inputs))
     if not guard.admitted:
         error = guard_refusal(guard).to_json()

@@ -38,7 +38,7 @@ def render_plan_draft(console: Console, doc: PlanStageDoc) -> None:
     render_guard(console, doc.guard, enforced=doc.status != "dry_run")
     draft = doc.draft
     if draft is None:
-        console.print("preview the prompt without a model call: muse plan draft --premise … --dry-run")
+        console.print("--dry-run shows the prompt a real run would send, without a model call")
         return
     span = f"chapters {draft.first_chapter}–{draft.last_chapter}"
     if doc.status == "dry_run":

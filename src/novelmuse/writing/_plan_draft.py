@@ -288,10 +288,15 @@ def read_premise(value: str) -> str:
     return text
 
 
-def prepare_plan_draft(book: Book, premise: str, *, chapters: int) -> PreparedPlan:
-    """The planner's request for a whole-book plan of `chapters` chapters from `premise` (see the module doc)."""
+def check_chapters(chapters: int) -> None:
+    """USAGE (exit 2) unless a plan draft's `--chapters` is 1–10000."""
     if not 1 <= chapters <= 10_000:
         raise InputError("USAGE", f"--chapters {chapters} is outside 1–10000", "--chapters", "e.g. 120")
+
+
+def prepare_plan_draft(book: Book, premise: str, *, chapters: int) -> PreparedPlan:
+    """The planner's request for a whole-book plan of `chapters` chapters from `premise` (see the module doc)."""
+    check_chapters(chapters)
     plan = load_plan(book)
     outline_path = plan.outline.path if plan.outline is not None else _OUTLINES[0]
     written = book.chapter_paths()
@@ -320,14 +325,14 @@ def prepare_plan_extend(book: Book, *, chapters: int) -> PreparedPlan:
     covers — from the plan as it is and the memory as of the last written chapter: how far the book is written,
     what the last outlines say happened, the open foreshadows (overdue first). The accepted outline is kept as it
     is and the new volumes appended (`plan_files`); PLAN_MISSING without a plan to extend."""
-    if not 1 <= chapters <= 10_000:
-        raise InputError("USAGE", f"--chapters {chapters} is outside 1–10000", "--chapters", "e.g. 30")
+    check_chapters(chapters)
     plan = load_plan(book)
-    lint = lint_plan_of(book, plan)  # PLAN_MISSING without an outline
-    if plan.outline is None or not lint.volumes:
+    if plan.outline is None or not lint_plan_of(book, plan).volumes:
         raise InputError(
             "PLAN_MISSING",
-            "the plan has no volume to extend (no heading names chapters)",
+            "the book has no plan to extend"
+            if plan.outline is None
+            else "the plan has no volume to extend (no heading names chapters)",
             plan.outline.path if plan.outline is not None else _OUTLINES[0],
             "draft the whole plan first (`muse plan draft --premise …`) or head its parts like `# 第1-30章：卷名`",
         )
