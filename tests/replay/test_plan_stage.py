@@ -348,3 +348,15 @@ def test_an_accept_killed_between_two_files_is_finished_by_accepting_again(
     assert "cards/赵云.yaml" not in (again.written or "") and "plan/outline.md" in (again.written or "")
     decisions = book.db.execute("SELECT count(*) FROM draft_decisions WHERE draft_id = ?", (doc.draft.draft_id,))
     assert decisions.fetchone()[0] == 1 and lint_plan(book).ok
+
+
+def test_a_premise_that_cannot_be_read_is_bad_input(tmp_path: Path, muse: Any) -> None:
+    book = tmp_path / "b"
+    assert muse("init", book).exit_code == 0
+    (tmp_path / "latin1.md").write_bytes("前提".encode("gb18030") + b"\xff")
+    (tmp_path / "folder").mkdir()
+    for premise, what in (("", "empty"), (str(tmp_path / "latin1.md"), "not UTF-8"), (str(tmp_path / "folder"), "dir")):
+        out = muse("plan", "draft", "--premise", premise, "--dry-run", "--book", book)
+        assert out.exit_code == 2 and "error[PLAN_PREMISE_INVALID]" in out.stderr and what in out.stderr, out.stderr
+    out = muse("plan", "draft", "--premise", "x" * 20_001, "--book", book)
+    assert out.exit_code == 2 and "at most 20000" in out.stderr

@@ -41,7 +41,7 @@ from typing import Any, Final
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from ..book import Book, PlanFile, atomic_write_text, load_outlines, load_plan, plan_of
+from ..book import Book, PlanFile, atomic_write_text, load_outlines, load_plan, plan_of, read_user_file
 from ..editorial import StepOutcome
 from ..errors import InputError
 from ..llm import StructuredResult, TaskCall
@@ -273,8 +273,17 @@ def read_premise(value: str) -> str:
     empty or longer than `MAX_PREMISE_CHARS`."""
     path = Path(value)
     text = value
-    if len(value) < 4096 and "\n" not in value and path.is_file():
-        text = path.read_text(encoding="utf-8-sig")
+    named = bool(value.strip()) and len(value) < 4096 and "\n" not in value  # may name a file
+    if named and path.is_file():
+        data = read_user_file(path, what="premise", kind="PLAN", max_bytes=4 * MAX_PREMISE_CHARS)
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                "PLAN_PREMISE_INVALID", f"not UTF-8 (byte {exc.start})", str(path), "save the premise as UTF-8"
+            ) from exc
+    elif named and path.is_dir():
+        raise InputError("PLAN_PREMISE_INVALID", "is a directory", value, "give the premise's file, or its text")
     text = text.strip()
     if not text or len(text) > MAX_PREMISE_CHARS:
         raise InputError(
