@@ -156,7 +156,7 @@ def parse_bundle(text: str, where: str = "plan draft") -> dict[str, str]:
 
 def bundle_text(files: dict[str, str], header: list[str]) -> str:
     """The bundle of `files` under an HTML-comment `header` (see the module doc)."""
-    head = "<!--\n" + "\n".join(h.replace("-->", "—>") for h in header) + "\n-->\n" if header else ""
+    head = "<!--\n" + "\n".join(_line(h).replace("-->", "—>") for h in header) + "\n-->\n" if header else ""
     return head + "".join(f"===== {path} =====\n{body.rstrip()}\n" for path, body in files.items())
 
 
@@ -174,6 +174,12 @@ def _card_yaml(name: str, kind: str, aliases: list[str], description: str) -> st
     )
 
 
+def _line(text: str) -> str:
+    """A model's text as one line of a plan file: its line breaks and runs of spaces made one space, and no file
+    line (``=====``) it could smuggle into the bundle."""
+    return " ".join(text.split()).replace("=====", "＝＝＝＝＝")
+
+
 def plan_files(draft: PlanDraft, *, unit: str, outline_path: str, base: str = "", suffix: str = "") -> dict[str, str]:
     """The files a plan draft would write (see the module doc): the outline, one settings file per topic, one card
     file per card draft. An extension (`base`: the accepted outline) appends its volumes to the outline as it is —
@@ -181,31 +187,39 @@ def plan_files(draft: PlanDraft, *, unit: str, outline_path: str, base: str = ""
     if base:
         lines = [base.rstrip(), ""]
     else:
-        lines = [f"# {draft.title} 大纲", "", f"全书主线：{draft.main_line}", "", f"结局：{draft.ending}", ""]
+        lines = [
+            f"# {_line(draft.title)} 大纲",
+            "",
+            f"全书主线：{_line(draft.main_line)}",
+            "",
+            f"结局：{_line(draft.ending)}",
+            "",
+        ]
     placed: set[str] = set()
     arcs = [(v, a) for v in draft.volumes for a in v.arcs]
     for v in draft.volumes:
-        lines += [f"# {_range(unit, v.first_chapter, v.last_chapter)}：{v.title}", "", v.summary, ""]
+        lines += [f"# {_range(unit, v.first_chapter, v.last_chapter)}：{_line(v.title)}", "", _line(v.summary), ""]
         for a in v.arcs:
-            lines.append(f"## {_range(unit, a.first_chapter, a.last_chapter)}：{a.title}")
-            lines += [f"- {e}" for e in a.events]
-            lines.append(f"- 结果：{a.result}")
+            lines.append(f"## {_range(unit, a.first_chapter, a.last_chapter)}：{_line(a.title)}")
+            lines += [f"- {_line(e)}" for e in a.events]
+            lines.append(f"- 结果：{_line(a.result)}")
             last_arc = (v, a) == arcs[-1]
             for f in draft.foreshadows:
                 inside = a.first_chapter <= f.planted_chapter <= a.last_chapter
                 if f.id not in placed and (inside or last_arc):
                     placed.add(f.id)
                     end = f"收第{f.resolved_chapter}{unit}" if f.resolved_chapter is not None else "未收"
-                    lines.append(f"- 伏笔 {f.id}：{f.description}，埋第{f.planted_chapter}{unit}，{end}")
+                    lines.append(f"- 伏笔 {_line(f.id)}：{_line(f.description)}，埋第{f.planted_chapter}{unit}，{end}")
             lines.append("")
     files = {outline_path: "\n".join(lines).rstrip() + "\n"}
     for setting in draft.settings:
         title = SETTING_FILES[setting.topic]
         path = f"plan/settings/{title}{suffix}.md"
         body = files.get(path, f"# {title}\n\n")
-        files[path] = body + "".join(f"- {e.name}：{e.text}\n" for e in setting.entries)
+        files[path] = body + "".join(f"- {_line(e.name)}：{_line(e.text)}\n" for e in setting.entries)
     for card in draft.cards:
-        files[f"cards/{card.name}.yaml"] = _card_yaml(card.name, card.kind, list(card.aliases), card.description)
+        name = _line(card.name).replace("/", "／")
+        files[f"cards/{name}.yaml"] = _card_yaml(name, card.kind, list(card.aliases), card.description)
     return files
 
 
