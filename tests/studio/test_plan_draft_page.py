@@ -26,5 +26,6 @@ def test_a_plan_draft_has_its_page_in_the_studio(tmp_path: Path, monkeypatch: An
         text = html.unescape(page.body)
         assert "===== plan/outline.md =====" in text and "cards/赵云.yaml" in text
         assert "/chapters/0000.html" not in page.body  # a plan draft belongs to no chapter
+        assert "What accepting writes" in text and "plan/settings/人物.md" in text and "Declared facts" not in text
     finally:
         assert "Traceback" not in studio.stop()

@@ -419,6 +419,7 @@ def draft(book: Book, token: str) -> dict[str, Any]:
                     items = out.report.items
     diff = diff_draft(book, token)
     return {
+        "plan_files": _bundle_files(shown.text) if d.kind == "plan" else [],
         "d": shown,
         "pieces": marked_items(shown.text, items),
         "items": [i for i in items if i.verdict != "pass" or i.quote],
@@ -426,6 +427,16 @@ def draft(book: Book, token: str) -> dict[str, Any]:
         "chardiff": None if diff.identical or not diff.old.text else char_diff(diff.old.text, diff.new.text),
         "manifest": stored_manifest(book, shown.manifest_sha256) if shown.manifest_sha256 else None,
     }
+
+
+def _bundle_files(text: str) -> list[str]:
+    """The files a plan draft's bundle would write ([] when the text is no bundle: its page says so)."""
+    from ..writing import parse_bundle
+
+    try:
+        return list(parse_bundle(text))
+    except InputError:
+        return []
 
 
 def marked_items(text: str, items: list[Any]) -> list[tuple[str, Any]]:
