@@ -83,6 +83,16 @@ def _field_error(exc: ValidationError) -> str:
     return f"{loc}: {first['msg']}{more}"
 
 
+def notes_violations(notes: Sequence[str]) -> list[Violation]:
+    """CONTRACT_TOO_MANY_NOTES when an agent's notes for the author are more than `MAX_NOTES` or one is longer than
+    `MAX_NOTE_CHARS` characters (the outliner's and the planner's rule)."""
+    if len(notes) > MAX_NOTES or any(len(n) > MAX_NOTE_CHARS for n in notes):
+        return [
+            Violation("CONTRACT_TOO_MANY_NOTES", f"at most {MAX_NOTES} notes of at most {MAX_NOTE_CHARS} characters")
+        ]
+    return []
+
+
 def draft_contract(r: DraftRequest) -> Contract[OutlineDraft]:
     """The draft is a complete, valid version-2 outline of the chapter that passes the book's lint, cites only
     given material and keeps its notes short (see the module doc)."""
@@ -105,12 +115,7 @@ def draft_contract(r: DraftRequest) -> Contract[OutlineDraft]:
                         f"(use {', '.join(sorted(r.labels)) or 'nothing'}, or [] for an invented event)",
                     )
                 )
-        if len(out.notes) > MAX_NOTES or any(len(n) > MAX_NOTE_CHARS for n in out.notes):
-            found.append(
-                Violation(
-                    "CONTRACT_TOO_MANY_NOTES", f"at most {MAX_NOTES} notes of at most {MAX_NOTE_CHARS} characters"
-                )
-            )
+        found += notes_violations(out.notes)
         try:
             outline = out.to_outline(r.chapter)
         except ValidationError as exc:

@@ -2,13 +2,11 @@
 设定) and card drafts from a premise, or the plan's next part from the accepted plan and the story so far;
 `novelmuse.writing` builds its request."""
 
-from ._tasks import DRAFT, MAX_NOTE_CHARS, MAX_NOTES, PlanCheck, PlanRequest, plan_contract
+from ._tasks import DRAFT, PlanCheck, PlanRequest, plan_contract
 from .schema import PlanArc, PlanCard, PlanDraft, PlanEntry, PlanForeshadow, PlanSetting, PlanVolume
 
 __all__ = [
     "DRAFT",
-    "MAX_NOTES",
-    "MAX_NOTE_CHARS",
     "PlanArc",
     "PlanCard",
     "PlanCheck",

@@ -11,7 +11,7 @@ correction; after the call's bound the call fails closed with the first violatio
 - PLAN_DRAFT_INCOMPLETE: no title, volume, arc or event;
 - the plan lint's error codes (PLAN_VOLUME_GAP, PLAN_VOLUME_OVERLAP, PLAN_SECTION_OUTSIDE, PLAN_FORESHADOW_*,
   PLAN_CHARACTER_NO_CARD) and CARD_INVALID / CARD_EXISTS for a card draft;
-- CONTRACT_TOO_MANY_NOTES: more than `MAX_NOTES` notes or a note over `MAX_NOTE_CHARS` characters.
+- CONTRACT_TOO_MANY_NOTES: more notes, or longer ones, than the outliner's rule allows (`notes_violations`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 
 from ...llm import Contract, Violation
 from .._task import RoleTask
+from ..outliner import notes_violations
 from .schema import PlanDraft
 
-MAX_NOTES = 5
-MAX_NOTE_CHARS = 200
 _NONE = "（无）"
 
 #: The book's checks of a plan draft: (code, detail) of every error.
@@ -75,12 +74,7 @@ def plan_contract(r: PlanRequest) -> Contract[PlanDraft]:
         if missing:
             found.append(Violation("PLAN_DRAFT_INCOMPLETE", f"the plan needs {', '.join(missing)}: give them"))
             return found
-        if len(out.notes) > MAX_NOTES or any(len(n) > MAX_NOTE_CHARS for n in out.notes):
-            found.append(
-                Violation(
-                    "CONTRACT_TOO_MANY_NOTES", f"at most {MAX_NOTES} notes of at most {MAX_NOTE_CHARS} characters"
-                )
-            )
+        found += notes_violations(out.notes)
         if r.check is not None:
             found += [Violation(code, detail) for code, detail in r.check(out)]
         return found
