@@ -416,6 +416,13 @@ def test_a_range_is_billed_whole_then_drafted_in_order_each_on_the_desk(  # type
     assert r.exit_code == 0, r.stderr
     bill = r.stdout.index("outline draft: at most 2 call(s)")
     assert bill < r.stdout.index("chapter 12: draft") < r.stdout.index("chapter 13: draft")
+    assert ": 2 call(s)," in r.stdout  # what the range spent
     assert receipts(book) == 2 and not (book.root / "outlines" / "0013.yaml").exists()
     listed = json.loads(cli("drafts", "--json", "--book", book.root).stdout)["drafts"]
     assert [(d["kind"], d["chapter"]) for d in listed] == [("outline", 12), ("outline", 13)]
+    # the range's own summary is what `muse cost --run` says of its run
+    script(outliner, [GOOD, GOOD])
+    again = _doc(cli("outline", "draft", "12-13", "--yes", "--json", "--book", book.root))
+    cost = json.loads(cli("cost", "--run", again["run_id"], "--json", "--book", book.root).stdout)["total"]
+    assert again["spent"] == {k: cost[k] for k in ("calls", "input_tokens", "output_tokens", "cost")}
+    assert again["spent"]["calls"] == 2

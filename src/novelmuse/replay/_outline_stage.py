@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..book import Book
-from ..llm import Bill, ModelSession, total_bill
+from ..llm import Bill, ModelSession, run_spend, total_bill
 from ..writing import (
     ADMISSION_LINE,
     PLAN_ADMISSION,
@@ -64,6 +64,8 @@ class OutlineRangeDoc(BaseModel):
     guard: EntryGuard
     drafts: list[OutlineStageDoc]
     error: dict[str, Any] | None = None
+    run_id: str | None = None  # the model run of the drafts: what `muse cost --run` reports
+    spent: dict[str, Any] | None = None  # its calls, tokens and cost
 
 
 async def draft_fine_outline(
@@ -120,7 +122,16 @@ async def draft_fine_outlines(
             )
         )
     status: Literal["drafted", "skipped"] = "skipped" if target is None else "drafted"
-    return OutlineRangeDoc(ok=status == "drafted", chapters=chapters, status=status, guard=guard, drafts=drafts)
+    spent = run_spend(book.db, session.run_id).spend if session.started else None
+    return OutlineRangeDoc(
+        ok=status == "drafted",
+        chapters=chapters,
+        status=status,
+        guard=guard,
+        drafts=drafts,
+        run_id=session.run_id if session.started else None,
+        spent=spent,
+    )
 
 
 _CONFIG = re.compile(r"写手配置 ([0-9a-f]{6,64})")

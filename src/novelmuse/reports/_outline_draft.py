@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..errors import Outcome
+from ._spend import spend_text
 
 if TYPE_CHECKING:  # annotations only: `muse outline show` (same command group) never loads replay
     from ..replay import EntryGuard, OutlineRangeDoc, OutlineStageDoc
@@ -119,6 +120,8 @@ def render_outline_range(console: Console, doc: OutlineRangeDoc) -> None:
             f"chapter {one.chapter}: draft {draft.short} 《{title}》 ({escape(draft.written_to or '')}) — on your "
             "desk, [yellow]not in outlines/ and not confirmed[/yellow]"
         )
+    if doc.spent is not None:
+        console.print(f"run {doc.run_id}: {spend_text(doc.spent)}", markup=False)
     shorts = [d.draft.short for d in doc.drafts if d.draft is not None and d.draft.short]
     if shorts:
         console.print(

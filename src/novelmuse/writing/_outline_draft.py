@@ -426,6 +426,18 @@ def outline_draft_call(prepared: PreparedDraft) -> TaskCall[OutlineDraft]:
     return DRAFT.render(prepared.request)
 
 
+def call_figures(result: StructuredResult[Any]) -> dict[str, Any]:
+    """What a draft document records of the call that made it: its id, receipts, attempts, tokens and cost."""
+    return {
+        "call_id": result.call_id,
+        "receipts": [r.id for r in result.receipts],
+        "attempts": result.attempts,
+        "input_tokens": result.input_tokens,
+        "output_tokens": result.output_tokens,
+        "cost": result.cost,
+    }
+
+
 def store_outline_draft_answer(
     book: Book, prepared: PreparedDraft, result: StructuredResult[OutlineDraft], admission: Admission, run_id: str
 ) -> OutlineDraftDoc:
@@ -472,10 +484,5 @@ def store_outline_draft_answer(
         warnings=warnings,
         admission=admission.record(),
         run_id=run_id,
-        call_id=result.call_id,
-        receipts=[r.id for r in result.receipts],
-        attempts=result.attempts,
-        input_tokens=result.input_tokens,
-        output_tokens=result.output_tokens,
-        cost=result.cost,
+        **call_figures(result),
     )

@@ -49,7 +49,9 @@ from ..memory import CardFile, load_cards, replay
 from ..roles.planner import DRAFT, PlanDraft, PlanRequest
 from ..store import new_id, transaction, utc_now
 from ..text import chapter_label, edit_distance, heading_unit, sha256_hex, sha256_json
+from ._desk import lint_steps, short_id
 from ._drafts import drafts_dir
+from ._outline_draft import call_figures
 from ._outlines import LintProblem
 from ._plan_lint import lint_plan_of
 
@@ -271,14 +273,6 @@ def check_plan_files(book: Book, files: dict[str, str]) -> list[LintProblem]:
     return problems + lint_plan_of(book, plan, extra_names=names).problems
 
 
-def _steps(problems: list[LintProblem]) -> list[StepOutcome]:
-    errors = [p for p in problems if p.severity == "error"]
-    if not errors:
-        return [StepOutcome.passed("plan_lint", f"{len(problems)} warning(s)" if problems else "")]
-    shown = "; ".join(f"{p.code} {p.where}: {p.message}" for p in errors[:3])
-    return [StepOutcome.failed("plan_lint", shown + (f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""))]
-
-
 # ── the request ────────────────────────────────────────────────────────────────────────────────────────────
 
 
@@ -463,8 +457,6 @@ def store_plan_draft_answer(
     book: Book, prepared: PreparedPlan, result: StructuredResult[PlanDraft], admission: dict[str, Any], run_id: str
 ) -> PlanDraftDoc:
     """Keep the planner's answer as a plan draft on the author's desk, its provenance in the bundle's header."""
-    from ._desk import short_id
-
     draft = result.value
     files = prepared.files(draft)
     receipts = "，".join(f"Gate {g} 回执 seq {s}" for g, s in sorted(admission.get("receipts", {}).items()))
@@ -501,12 +493,7 @@ def store_plan_draft_answer(
         notes=list(draft.notes),
         admission=admission,
         run_id=run_id,
-        call_id=result.call_id,
-        receipts=[r.id for r in result.receipts],
-        attempts=result.attempts,
-        input_tokens=result.input_tokens,
-        output_tokens=result.output_tokens,
-        cost=result.cost,
+        **call_figures(result),
     )
 
 
@@ -532,7 +519,7 @@ def plan_preflight(book: Book, text: str, bases: dict[str, str]) -> tuple[dict[s
         )
     else:
         steps.append(StepOutcome.passed("file", "every file it replaces is as it was when drafted"))
-    return files, steps + _steps(check_plan_files(book, files))
+    return files, steps + lint_steps(check_plan_files(book, files))
 
 
 def revise_steps(book: Book, text: str) -> list[StepOutcome]:
@@ -541,7 +528,7 @@ def revise_steps(book: Book, text: str) -> list[StepOutcome]:
         files = parse_bundle(text)
     except InputError as exc:
         return [StepOutcome.failed("bundle", exc.what)]
-    return _steps(check_plan_files(book, files))
+    return lint_steps(check_plan_files(book, files))
 
 
 def plan_edit_chars(old: str, new: str) -> int:
